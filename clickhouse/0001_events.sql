@@ -1,0 +1,39 @@
+-- Pageviews and custom events: one row per accepted event.
+-- Runs on ClickHouse 18.16 and current releases: no LowCardinality, TTL,
+-- DateTime64 or Nullable.
+CREATE TABLE IF NOT EXISTS events (
+    site_id          String,
+    ts               DateTime,
+    event_id         String,
+    name             String,
+    visitor_id       UInt64,
+    session_id       UInt64,
+    hostname         String,
+    pathname         String,
+    prev_pathname    String,
+    time_on_prev     UInt32,
+    referrer         String,
+    referrer_source  String,
+    source_type      String,
+    utm_source       String,
+    utm_medium       String,
+    utm_campaign     String,
+    utm_content      String,
+    utm_term         String,
+    device           String,
+    browser          String,
+    browser_version  String,
+    os               String,
+    os_version       String,
+    country_code     String,
+    region_code      String,
+    region_name      String,
+    city             String,
+    props_keys       Array(String),
+    props_values     Array(String),
+    revenue_amount   Int64,
+    revenue_currency String
+) ENGINE = MergeTree
+PARTITION BY toYYYYMM(ts)
+ORDER BY (site_id, toDate(ts), name, visitor_id, ts)
+SAMPLE BY visitor_id;

@@ -1,0 +1,9 @@
+-- Traffic recognised as automated: counted, never part of the statistics.
+CREATE TABLE IF NOT EXISTS bot_events (
+    site_id  String,
+    ts       DateTime,
+    event_id String,
+    reason   String
+) ENGINE = MergeTree
+PARTITION BY toYYYYMM(ts)
+ORDER BY (site_id, ts);

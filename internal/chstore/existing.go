@@ -1,0 +1,89 @@
+package chstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+func spanArgs(span model.Span) []any {
+	sites := make([]string, len(span.Sites))
+	for i, s := range span.Sites {
+		sites[i] = string(s)
+	}
+	return []any{sites, utc(span.From), utc(span.To)}
+}
+
+// Lists bind as array literals, so membership tests use has(?, column):
+// "column IN (?)" would compare with an array, which ClickHouse rejects.
+
+// idsPerQuery keeps each lookup under ClickHouse's max_query_size (256 KiB
+// by default): ids bind into the query text.
+const idsPerQuery = 2000
+
+// ExistingEventIDs reports which of ids are already stored in table (events
+// or bot_events) within span. The write buffer uses it after a crash to
+// replay a batch that may have been partly inserted, without duplicating rows.
+func (s *Store) ExistingEventIDs(ctx context.Context, table string, span model.Span, ids []string) (map[string]bool, error) {
+	if table != "events" && table != "bot_events" {
+		return nil, fmt.Errorf("chstore: existing ids: unknown table %q", table)
+	}
+	found := map[string]bool{}
+	for chunk := range slices.Chunk(ids, idsPerQuery) {
+		args := append(spanArgs(span), chunk)
+		err := s.collect(ctx, "SELECT event_id FROM "+table+
+			" WHERE has(?, site_id) AND ts >= ? AND ts <= ? AND has(?, event_id)", args, func(r driver.Rows) error {
+			var id string
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
+			found[id] = true
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("chstore: existing ids in %s: %w", table, err)
+		}
+	}
+	return found, nil
+}
+
+// ExistingSessionRows reports which session rows of span are already stored,
+// among the sessions listed.
+func (s *Store) ExistingSessionRows(ctx context.Context, span model.Span, sessions []uint64) (map[model.SessionRowKey]bool, error) {
+	found := map[model.SessionRowKey]bool{}
+	for chunk := range slices.Chunk(sessions, idsPerQuery) {
+		args := append(spanArgs(span), chunk)
+		err := s.collect(ctx, "SELECT session_id, version, sign FROM sessions"+
+			" WHERE has(?, site_id) AND started_at >= ? AND started_at <= ? AND has(?, session_id)", args, func(r driver.Rows) error {
+			var k model.SessionRowKey
+			if err := r.Scan(&k.SessionID, &k.Version, &k.Sign); err != nil {
+				return err
+			}
+			found[k] = true
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("chstore: existing session rows: %w", err)
+		}
+	}
+	return found, nil
+}
+
+// collect runs a query and hands each row to scan.
+func (s *Store) collect(ctx context.Context, query string, args []any, scan func(driver.Rows) error) error {
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

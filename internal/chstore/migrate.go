@@ -1,0 +1,65 @@
+package chstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tally-analytics/tally/clickhouse"
+	"github.com/tally-analytics/tally/internal/migrations"
+)
+
+// Migrate applies the embedded ClickHouse migrations that are not applied yet
+// and returns the names of those it applied. ClickHouse has no transactions
+// or locks, so every migration must be idempotent (CREATE ... IF NOT EXISTS,
+// ADD COLUMN IF NOT EXISTS): two migrators racing then do no harm.
+func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	ms, err := migrations.Load(clickhouse.Migrations)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version UInt32, name String, applied_at DateTime) ENGINE = MergeTree ORDER BY version`); err != nil {
+		return nil, fmt.Errorf("chstore: migrate: version table: %w", err)
+	}
+	applied := map[uint32]bool{}
+	rows, err := s.conn.Query(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, fmt.Errorf("chstore: migrate: read versions: %w", err)
+	}
+	for rows.Next() {
+		var v uint32
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("chstore: migrate: read versions: %w", err)
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chstore: migrate: read versions: %w", err)
+	}
+	var done []string
+	for _, m := range ms {
+		if applied[uint32(m.Version)] {
+			continue
+		}
+		for _, stmt := range m.Statements {
+			if err := s.conn.Exec(ctx, stmt); err != nil {
+				return done, fmt.Errorf("chstore: migration %04d_%s: %w", m.Version, m.Name, err)
+			}
+		}
+		batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO schema_migrations (version, name, applied_at)")
+		if err != nil {
+			return done, fmt.Errorf("chstore: migration %04d_%s: record: %w", m.Version, m.Name, err)
+		}
+		if err := batch.Append(uint32(m.Version), m.Name, time.Now().UTC()); err != nil {
+			return done, fmt.Errorf("chstore: migration %04d_%s: record: %w", m.Version, m.Name, err)
+		}
+		if err := batch.Send(); err != nil {
+			return done, fmt.Errorf("chstore: migration %04d_%s: record: %w", m.Version, m.Name, err)
+		}
+		done = append(done, fmt.Sprintf("%04d_%s", m.Version, m.Name))
+	}
+	return done, nil
+}

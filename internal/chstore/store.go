@@ -1,0 +1,124 @@
+// Package chstore is tally's ClickHouse store: migrations, batch inserts of
+// events, sessions and bot events, and (later) the stats queries. It is one of
+// the two packages that import a database driver.
+//
+// Every statement must run on ClickHouse 18.16 as well as current releases.
+// Against 18.16, an INSERT must go through PrepareBatch with a column list
+// (Exec of INSERT ... VALUES hangs there), so that is the only way this
+// package writes.
+package chstore
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Options configure the connection.
+type Options struct {
+	Addr     string // host:port of the native protocol
+	Database string
+	User     string
+	Password string
+	// Timeout bounds dialing and every read; clickhouse-go waits forever without it.
+	Timeout time.Duration
+}
+
+// Store wraps a ClickHouse connection pool.
+type Store struct {
+	conn driver.Conn
+	db   string
+}
+
+var safeName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+func connect(o Options, database string) (driver.Conn, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	conn, err := clickhouse.Open(&clickhouse.Options{
+		Addr:             []string{o.Addr},
+		Auth:             clickhouse.Auth{Database: database, Username: o.User, Password: o.Password},
+		DialTimeout:      5 * time.Second,
+		ReadTimeout:      o.Timeout,
+		MaxOpenConns:     16,
+		MaxIdleConns:     8,
+		ConnMaxLifetime:  time.Hour,
+		Compression:      &clickhouse.Compression{Method: clickhouse.CompressionLZ4},
+		ConnOpenStrategy: clickhouse.ConnOpenInOrder,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chstore: open: %w", err)
+	}
+	return conn, nil
+}
+
+// New prepares a connection pool without contacting ClickHouse: the server
+// starts, and keeps accepting events into its buffer, while ClickHouse is down.
+func New(o Options) (*Store, error) {
+	if !safeName.MatchString(o.Database) {
+		return nil, fmt.Errorf("chstore: invalid database name %q", o.Database)
+	}
+	conn, err := connect(o, o.Database)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{conn: conn, db: o.Database}, nil
+}
+
+// Open connects to ClickHouse, creating the database if it is missing, and
+// checks the connection (for migrations and tools).
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if err := CreateDatabase(ctx, o, o.Database); err != nil {
+		return nil, err
+	}
+	s, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.conn.Ping(ctx); err != nil {
+		s.conn.Close()
+		return nil, fmt.Errorf("chstore: ping: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.conn.Close() }
+
+// Ping checks that ClickHouse answers.
+func (s *Store) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }
+
+// CreateDatabase creates a database if it does not exist.
+func CreateDatabase(ctx context.Context, o Options, name string) error {
+	return adminExec(ctx, o, name, "CREATE DATABASE IF NOT EXISTS %s")
+}
+
+// DropDatabase drops a database if it exists (test harness).
+func DropDatabase(ctx context.Context, o Options, name string) error {
+	return adminExec(ctx, o, name, "DROP DATABASE IF EXISTS %s")
+}
+
+func adminExec(ctx context.Context, o Options, name, stmt string) error {
+	if !safeName.MatchString(name) {
+		return fmt.Errorf("chstore: invalid database name %q", name)
+	}
+	conn, err := connect(o, "default")
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.Exec(ctx, fmt.Sprintf(stmt, name)); err != nil {
+		return fmt.Errorf("chstore: %s: %w", fmt.Sprintf(stmt, name), err)
+	}
+	return nil
+}
+
+// QueryRow runs a query returning one row; args bind to ? placeholders.
+func (s *Store) QueryRow(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
+	return s.conn.QueryRow(ctx, query, args...)
+}

@@ -1,0 +1,169 @@
+// Package config loads tally's configuration from the environment once, fills
+// defaults, validates it, and prints it with secrets redacted.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Environments. A production server accepts only sk_live_ keys, any other only
+// sk_test_ keys.
+const (
+	EnvProduction  = "production"
+	EnvDevelopment = "development"
+	EnvTest        = "test"
+)
+
+// devJWTSecret is used outside production when TALLY_JWT_SECRET is unset, so
+// that a fresh checkout runs; production refuses to start without a secret.
+const devJWTSecret = "tally-development-secret-do-not-use-in-production"
+
+// Config is every setting of tally. Each field documents its variable.
+type Config struct {
+	// Env is production, development or test (TALLY_ENV).
+	Env string `env:"TALLY_ENV" envDefault:"development"`
+	// HTTPAddr is the API's listen address (TALLY_HTTP_ADDR).
+	HTTPAddr string `env:"TALLY_HTTP_ADDR" envDefault:":8080"`
+	// PostgresURL is the Postgres connection URL (TALLY_POSTGRES_URL).
+	PostgresURL string `env:"TALLY_POSTGRES_URL" envDefault:"postgres://postgres@127.0.0.1:15432/tally?sslmode=disable" secret:"url"`
+	// ClickHouseAddr is host:port of ClickHouse's native protocol (TALLY_CLICKHOUSE_ADDR).
+	ClickHouseAddr string `env:"TALLY_CLICKHOUSE_ADDR" envDefault:"127.0.0.1:19000"`
+	// ClickHouseDatabase is the ClickHouse database (TALLY_CLICKHOUSE_DATABASE).
+	ClickHouseDatabase string `env:"TALLY_CLICKHOUSE_DATABASE" envDefault:"tally"`
+	// ClickHouseUser and ClickHousePassword authenticate to ClickHouse.
+	ClickHouseUser     string `env:"TALLY_CLICKHOUSE_USER" envDefault:"default"`
+	ClickHousePassword string `env:"TALLY_CLICKHOUSE_PASSWORD" secret:"true"`
+	// ClickHouseTimeout bounds every ClickHouse call (TALLY_CLICKHOUSE_TIMEOUT).
+	ClickHouseTimeout time.Duration `env:"TALLY_CLICKHOUSE_TIMEOUT" envDefault:"30s"`
+	// RedisURL is the Redis connection URL (TALLY_REDIS_URL).
+	RedisURL string `env:"TALLY_REDIS_URL" envDefault:"redis://127.0.0.1:16379/0" secret:"url"`
+	// RedisPrefix is prepended to every Redis key (TALLY_REDIS_PREFIX).
+	RedisPrefix string `env:"TALLY_REDIS_PREFIX" envDefault:"tally:"`
+	// JWTSecret signs login tokens (HS256); required in production (TALLY_JWT_SECRET).
+	JWTSecret string `env:"TALLY_JWT_SECRET" secret:"true"`
+	// GeoIPPath is a GeoIP2/GeoLite2 City database; empty = no geo (TALLY_GEOIP_PATH).
+	GeoIPPath string `env:"TALLY_GEOIP_PATH"`
+	// WALDir holds the write-ahead log of accepted events (TALLY_WAL_DIR).
+	WALDir string `env:"TALLY_WAL_DIR" envDefault:".data/wal"`
+	// WALMaxBytes is the WAL's disk budget; past it ingestion answers 503 (TALLY_WAL_MAX_BYTES).
+	WALMaxBytes int64 `env:"TALLY_WAL_MAX_BYTES" envDefault:"2147483648"`
+	// WALSegmentBytes is the size at which a WAL segment file is rotated (TALLY_WAL_SEGMENT_BYTES).
+	WALSegmentBytes int64 `env:"TALLY_WAL_SEGMENT_BYTES" envDefault:"67108864"`
+	// FlushRows and FlushInterval: a batch goes to ClickHouse when it holds this
+	// many events or is this old (TALLY_FLUSH_ROWS, TALLY_FLUSH_INTERVAL).
+	FlushRows     int           `env:"TALLY_FLUSH_ROWS" envDefault:"10000"`
+	FlushInterval time.Duration `env:"TALLY_FLUSH_INTERVAL" envDefault:"1s"`
+	// ShutdownTimeout bounds the graceful drain on SIGTERM (TALLY_SHUTDOWN_TIMEOUT).
+	ShutdownTimeout time.Duration `env:"TALLY_SHUTDOWN_TIMEOUT" envDefault:"30s"`
+	// MaxEventBodyBytes limits an event request body (TALLY_MAX_EVENT_BODY_BYTES).
+	MaxEventBodyBytes int64 `env:"TALLY_MAX_EVENT_BODY_BYTES" envDefault:"65536"`
+	// UACacheSize is the number of parsed user agents kept in memory (TALLY_UA_CACHE_SIZE).
+	UACacheSize int `env:"TALLY_UA_CACHE_SIZE" envDefault:"30000"`
+	// LogLevel is debug, info, warn or error; LogFormat is text or json.
+	LogLevel  string `env:"TALLY_LOG_LEVEL" envDefault:"info"`
+	LogFormat string `env:"TALLY_LOG_FORMAT" envDefault:"text"`
+}
+
+// Load reads the configuration from the environment and validates it. The
+// returned warnings are meant for the log (e.g. a development JWT secret).
+func Load() (*Config, []string, error) {
+	var c Config
+	if err := env.Parse(&c); err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	warnings, err := c.validate()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &c, warnings, nil
+}
+
+// Production reports whether the server runs in production mode.
+func (c *Config) Production() bool { return c.Env == EnvProduction }
+
+// KeyEnvironment is the API-key environment this server accepts: "live" in
+// production, "test" elsewhere.
+func (c *Config) KeyEnvironment() string {
+	if c.Production() {
+		return "live"
+	}
+	return "test"
+}
+
+func (c *Config) validate() ([]string, error) {
+	var warnings []string
+	var problems []error
+	switch c.Env {
+	case EnvProduction, EnvDevelopment, EnvTest:
+	default:
+		problems = append(problems, fmt.Errorf("TALLY_ENV must be production, development or test, not %q", c.Env))
+	}
+	switch {
+	case c.JWTSecret == "" && c.Production():
+		problems = append(problems, errors.New("TALLY_JWT_SECRET is required in production"))
+	case c.JWTSecret == "":
+		c.JWTSecret = devJWTSecret
+		warnings = append(warnings, "TALLY_JWT_SECRET is not set; using the development secret (never do this in production)")
+	case len(c.JWTSecret) < 32:
+		problems = append(problems, errors.New("TALLY_JWT_SECRET must be at least 32 characters"))
+	}
+	if c.FlushRows <= 0 {
+		problems = append(problems, errors.New("TALLY_FLUSH_ROWS must be positive"))
+	}
+	if c.FlushInterval <= 0 {
+		problems = append(problems, errors.New("TALLY_FLUSH_INTERVAL must be positive"))
+	}
+	if c.MaxEventBodyBytes < 1024 {
+		problems = append(problems, errors.New("TALLY_MAX_EVENT_BODY_BYTES must be at least 1024"))
+	}
+	if c.WALDir == "" {
+		problems = append(problems, errors.New("TALLY_WAL_DIR must not be empty"))
+	}
+	if c.WALSegmentBytes < 1<<20 {
+		problems = append(problems, errors.New("TALLY_WAL_SEGMENT_BYTES must be at least 1 MiB"))
+	}
+	if c.WALMaxBytes != 0 && c.WALMaxBytes < 2*c.WALSegmentBytes {
+		problems = append(problems, errors.New("TALLY_WAL_MAX_BYTES must be 0 (unlimited) or at least two segments"))
+	}
+	if c.ClickHouseTimeout <= 0 {
+		problems = append(problems, errors.New("TALLY_CLICKHOUSE_TIMEOUT must be positive"))
+	}
+	return warnings, errors.Join(problems...)
+}
+
+// String prints every setting with secrets redacted, one per line.
+func (c *Config) String() string {
+	var b strings.Builder
+	v := reflect.ValueOf(*c)
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		val := fmt.Sprint(v.Field(i).Interface())
+		switch f.Tag.Get("secret") {
+		case "true":
+			if val != "" {
+				val = "[redacted]"
+			}
+		case "url":
+			val = RedactURL(val)
+		}
+		fmt.Fprintf(&b, "%s=%s\n", f.Tag.Get("env"), val)
+	}
+	return b.String()
+}
+
+// RedactURL hides the password of a connection URL.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "[unparseable]"
+	}
+	return u.Redacted()
+}

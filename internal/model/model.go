@@ -1,0 +1,122 @@
+// Package model holds tally's plain data types and named identifiers. It does
+// no I/O and imports nothing of tally's.
+package model
+
+import (
+	"slices"
+	"time"
+)
+
+// UserID identifies a user (a UUID string).
+type UserID string
+
+// SiteID identifies a site; it is the site_id of the API.
+type SiteID string
+
+// KeyID is the public identifier of an API key (never the secret).
+type KeyID string
+
+// Plan is a user's billing plan; it sets the events rate limit.
+type Plan string
+
+// Plans.
+const (
+	PlanFree       Plan = "free"
+	PlanPro        Plan = "pro"
+	PlanEnterprise Plan = "enterprise"
+)
+
+// Valid reports whether p is a known plan.
+func (p Plan) Valid() bool {
+	return p == PlanFree || p == PlanPro || p == PlanEnterprise
+}
+
+// Role is a user's role on a site.
+type Role string
+
+// Roles, from most to least privileged.
+const (
+	RoleOwner  Role = "owner"
+	RoleAdmin  Role = "admin"
+	RoleViewer Role = "viewer"
+)
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return r == RoleOwner || r == RoleAdmin || r == RoleViewer }
+
+// CanWrite reports whether the role may send events and change site settings.
+func (r Role) CanWrite() bool { return r == RoleOwner || r == RoleAdmin }
+
+// Scope is a permission an API key carries.
+type Scope string
+
+// Scopes of the spec.
+const (
+	ScopeStatsRead   Scope = "stats:read"
+	ScopeEventsWrite Scope = "events:write"
+	ScopeGoalsManage Scope = "goals:manage"
+	ScopeSitesManage Scope = "sites:manage"
+	ScopeAdminFull   Scope = "admin:full"
+)
+
+// AllScopes lists every scope; a key created without scopes gets all of them.
+var AllScopes = []Scope{ScopeStatsRead, ScopeEventsWrite, ScopeGoalsManage, ScopeSitesManage, ScopeAdminFull}
+
+// Valid reports whether s is a known scope.
+func (s Scope) Valid() bool { return slices.Contains(AllScopes, s) }
+
+// Provider names a payment provider of the spec.
+type Provider string
+
+// Providers.
+const (
+	ProviderA Provider = "provider_a"
+	ProviderB Provider = "provider_b"
+	ProviderC Provider = "provider_c"
+	ProviderD Provider = "provider_d"
+)
+
+// Valid reports whether p is a known provider.
+func (p Provider) Valid() bool {
+	return p == ProviderA || p == ProviderB || p == ProviderC || p == ProviderD
+}
+
+// User is an account.
+type User struct {
+	ID           UserID
+	Email        string
+	Name         string
+	PasswordHash string
+	Plan         Plan
+	// EventsPerHour overrides the plan's events rate limit (enterprise); 0 = plan default.
+	EventsPerHour int
+	CreatedAt     time.Time
+}
+
+// Site is a tracked website.
+type Site struct {
+	ID           SiteID
+	Domain       string
+	Timezone     string
+	BaseCurrency string
+	CreatedAt    time.Time
+}
+
+// APIKey is a stored API key; the secret itself is never kept, only its hash.
+type APIKey struct {
+	ID          KeyID
+	UserID      UserID
+	Name        string
+	Prefix      string // the first characters of the key, for display
+	Environment string // "live" or "test"
+	Scopes      []Scope
+	ExpiresAt   *time.Time
+	RevokedAt   *time.Time
+	LastUsedAt  *time.Time
+	CreatedAt   time.Time
+}
+
+// HasScope reports whether the key carries s (admin:full implies every scope).
+func (k APIKey) HasScope(s Scope) bool {
+	return slices.Contains(k.Scopes, s) || slices.Contains(k.Scopes, ScopeAdminFull)
+}

@@ -1,0 +1,121 @@
+package model
+
+import "time"
+
+// Source types of the spec.
+const (
+	SourceSearch   = "search"
+	SourceSocial   = "social"
+	SourceDirect   = "direct"
+	SourceReferral = "referral"
+)
+
+// Attribution is what tally knows about where a visit came from and who made
+// it (never personal data): it is fixed when a session starts and copied onto
+// every event and session row of that session.
+type Attribution struct {
+	Hostname       string `json:"hn,omitempty"`
+	Referrer       string `json:"rf,omitempty"` // referrer host + path, no query string
+	ReferrerSource string `json:"rs,omitempty"`
+	SourceType     string `json:"st,omitempty"`
+	UTMSource      string `json:"us,omitempty"`
+	UTMMedium      string `json:"um,omitempty"`
+	UTMCampaign    string `json:"uc,omitempty"`
+	UTMContent     string `json:"ut,omitempty"`
+	UTMTerm        string `json:"uk,omitempty"`
+	Device         string `json:"dv,omitempty"`
+	Browser        string `json:"br,omitempty"`
+	BrowserVersion string `json:"bv,omitempty"`
+	OS             string `json:"os,omitempty"`
+	OSVersion      string `json:"ov,omitempty"`
+	CountryCode    string `json:"cc,omitempty"`
+	RegionCode     string `json:"rc,omitempty"`
+	RegionName     string `json:"rn,omitempty"`
+	City           string `json:"ci,omitempty"`
+}
+
+// EventRow is one row of the ClickHouse events table: a pageview or a custom event.
+type EventRow struct {
+	SiteID    SiteID    `json:"site"`
+	Timestamp time.Time `json:"ts"`
+	EventID   string    `json:"id"`
+	Name      string    `json:"name"` // "pageview" or the custom event's name
+	VisitorID uint64    `json:"vid"`
+	SessionID uint64    `json:"sid"`
+	Pathname  string    `json:"path"`
+	// PrevPathname and TimeOnPrev describe the session's previous pageview when
+	// this row is a later pageview of the same session: the page the visitor
+	// left and the seconds spent on it (the source of avg_time_on_page).
+	PrevPathname string      `json:"ppath,omitempty"`
+	TimeOnPrev   uint32      `json:"ptime,omitempty"`
+	Attribution  Attribution `json:"attr"`
+	PropKeys     []string    `json:"pk,omitempty"`
+	PropValues   []string    `json:"pv,omitempty"`
+	// RevenueAmount is in minor units of RevenueCurrency; zero when no revenue.
+	RevenueAmount   int64  `json:"ra,omitempty"`
+	RevenueCurrency string `json:"rcur,omitempty"`
+}
+
+// SessionRow is one row of the ClickHouse sessions table
+// (VersionedCollapsingMergeTree): Sign +1 states a version of the session,
+// Sign -1 cancels that version.
+type SessionRow struct {
+	SiteID      SiteID      `json:"site"`
+	SessionID   uint64      `json:"sid"`
+	VisitorID   uint64      `json:"vid"`
+	Sign        int8        `json:"sign"`
+	Version     uint32      `json:"ver"`
+	Start       time.Time   `json:"start"`
+	End         time.Time   `json:"end"`
+	Pageviews   uint32      `json:"pv"`
+	Events      uint32      `json:"ev"`
+	IsBounce    bool        `json:"bounce"`
+	EntryPage   string      `json:"entry"`
+	ExitPage    string      `json:"exit"`
+	Attribution Attribution `json:"attr"`
+}
+
+// Duration is the session's length in seconds.
+func (s SessionRow) Duration() uint32 {
+	d := s.End.Sub(s.Start)
+	if d < 0 {
+		return 0
+	}
+	return uint32(d / time.Second)
+}
+
+// BotEventRow is one row of the ClickHouse bot_events table: traffic that was
+// recognised as automated and filtered out of the statistics.
+type BotEventRow struct {
+	SiteID    SiteID    `json:"site"`
+	Timestamp time.Time `json:"ts"`
+	EventID   string    `json:"id"`
+	Reason    string    `json:"reason"`
+}
+
+// Record is what one accepted event writes: the event row (or a bot event
+// row) and the session rows it caused. It is the unit of the write-ahead log.
+type Record struct {
+	Event    *EventRow    `json:"e,omitempty"`
+	Sessions []SessionRow `json:"s,omitempty"`
+	Bot      *BotEventRow `json:"b,omitempty"`
+}
+
+// Key identifies the row among all rows of the sessions table.
+func (s SessionRow) Key() SessionRowKey {
+	return SessionRowKey{SessionID: s.SessionID, Version: s.Version, Sign: s.Sign}
+}
+
+// SessionRowKey identifies one row of the sessions table.
+type SessionRowKey struct {
+	SessionID uint64
+	Version   uint32
+	Sign      int8
+}
+
+// Span bounds a set of rows by site and time, so that looking for them reads
+// only the parts of a table they can be in.
+type Span struct {
+	Sites    []SiteID
+	From, To time.Time
+}

@@ -1,0 +1,168 @@
+package pgstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/pgstore"
+	"github.com/tally-analytics/tally/internal/testenv"
+)
+
+func open(t *testing.T) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(context.Background(), testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
+	s := open(t) // testenv migrated it once already
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errsCh := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			applied, err := s.Migrate(ctx)
+			if err == nil && len(applied) != 0 {
+				err = errors.New("migrations applied twice")
+			}
+			errsCh <- err
+		})
+	}
+	wg.Wait()
+	close(errsCh)
+	for err := range errsCh {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestUsersSitesMembers(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, model.User{Email: "Ada@Example.com", Name: "Ada", PasswordHash: "h", Plan: model.PlanPro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.ID == "" || u.Plan != model.PlanPro || u.CreatedAt.IsZero() {
+		t.Errorf("created user %+v", u)
+	}
+	if _, err := s.CreateUser(ctx, model.User{Email: "ada@example.COM", Name: "Other", PasswordHash: "h", Plan: model.PlanFree}); !errors.Is(err, errs.ErrConflict) {
+		t.Errorf("duplicate email (other case): err = %v, want ErrConflict", err)
+	}
+	got, err := s.UserByEmail(ctx, "ADA@example.com")
+	if err != nil || got.ID != u.ID {
+		t.Errorf("UserByEmail = %+v, %v", got, err)
+	}
+	if _, err := s.UserByEmail(ctx, "nobody@example.com"); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("unknown email: err = %v, want ErrNotFound", err)
+	}
+
+	site, err := s.CreateSite(ctx, model.Site{ID: "site1", Domain: "example.com", Timezone: "Europe/Berlin", BaseCurrency: "EUR"}, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if site.Timezone != "Europe/Berlin" || site.BaseCurrency != "EUR" {
+		t.Errorf("site %+v", site)
+	}
+	if role, err := s.MemberRole(ctx, "site1", u.ID); err != nil || role != model.RoleOwner {
+		t.Errorf("owner role = %q, %v", role, err)
+	}
+	viewer, _ := s.CreateUser(ctx, model.User{Email: "v@example.com", Name: "V", PasswordHash: "h", Plan: model.PlanFree})
+	if _, err := s.MemberRole(ctx, "site1", viewer.ID); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("non-member: err = %v, want ErrNotFound", err)
+	}
+	if err := s.AddMember(ctx, "site1", viewer.ID, model.RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	if role, _ := s.MemberRole(ctx, "site1", viewer.ID); role != model.RoleViewer {
+		t.Errorf("viewer role = %q", role)
+	}
+	sites, err := s.SitesByUser(ctx, viewer.ID)
+	if err != nil || len(sites) != 1 || sites[0].ID != "site1" {
+		t.Errorf("SitesByUser = %+v, %v", sites, err)
+	}
+	if err := s.SetProviderSecret(ctx, "site1", model.ProviderA, "whsec_1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetProviderSecret(ctx, "site1", model.ProviderA, "whsec_2"); err != nil {
+		t.Fatal(err)
+	}
+	if sec, err := s.ProviderSecret(ctx, "site1", model.ProviderA); err != nil || sec != "whsec_2" {
+		t.Errorf("ProviderSecret = %q, %v; want the replaced secret", sec, err)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u, _ := s.CreateUser(ctx, model.User{Email: "k@example.com", Name: "K", PasswordHash: "h", Plan: model.PlanFree})
+	exp := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+	hash := bytes.Repeat([]byte{7}, 32)
+	k, err := s.CreateKey(ctx, model.APIKey{ID: "key_1", UserID: u.ID, Name: "ci", Prefix: "sk_test_abcd", Environment: "test",
+		Scopes: []model.Scope{model.ScopeStatsRead}, ExpiresAt: &exp}, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.KeyByHash(ctx, hash)
+	if err != nil || got.ID != k.ID || len(got.Scopes) != 1 || got.Scopes[0] != model.ScopeStatsRead || !got.ExpiresAt.Equal(exp) {
+		t.Errorf("KeyByHash = %+v, %v", got, err)
+	}
+	if _, err := s.CreateKey(ctx, model.APIKey{ID: "key_2", UserID: u.ID, Name: "dup", Prefix: "p", Environment: "test"}, hash); !errors.Is(err, errs.ErrConflict) {
+		t.Errorf("duplicate hash: err = %v, want ErrConflict", err)
+	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	if err := s.TouchKeys(ctx, map[model.KeyID]time.Time{"key_1": at}); err != nil {
+		t.Fatal(err)
+	}
+	first := at.Add(-time.Minute)
+	revoked, err := s.RevokeKey(ctx, "key_1", first)
+	if err != nil || revoked.RevokedAt == nil || !revoked.RevokedAt.Equal(first) {
+		t.Fatalf("RevokeKey = %+v, %v", revoked, err)
+	}
+	again, _ := s.RevokeKey(ctx, "key_1", at)
+	if !again.RevokedAt.Equal(first) {
+		t.Errorf("a second revocation moved revoked_at to %v", again.RevokedAt)
+	}
+	if again.LastUsedAt == nil || !again.LastUsedAt.Equal(at) {
+		t.Errorf("last_used_at = %v, want %v", again.LastUsedAt, at)
+	}
+	if _, err := s.RevokeKey(ctx, "key_nope", at); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("revoke unknown: err = %v", err)
+	}
+	keys, err := s.KeysByUser(ctx, u.ID)
+	if err != nil || len(keys) != 1 {
+		t.Errorf("KeysByUser = %d keys, %v", len(keys), err)
+	}
+}
+
+func TestSalts(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	first, err := s.Salt(ctx, day, []byte("aaaa"))
+	if err != nil || string(first) != "aaaa" {
+		t.Fatalf("Salt = %q, %v", first, err)
+	}
+	second, _ := s.Salt(ctx, day, []byte("bbbb"))
+	if string(second) != "aaaa" {
+		t.Errorf("a second candidate replaced the day's salt: %q", second)
+	}
+	if err := s.DeleteSaltsBefore(ctx, day.AddDate(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	third, _ := s.Salt(ctx, day, []byte("cccc"))
+	if string(third) != "cccc" {
+		t.Errorf("deleted salt still served: %q", third)
+	}
+}

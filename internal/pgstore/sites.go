@@ -1,0 +1,87 @@
+package pgstore
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+const siteColumns = "id, domain, timezone, base_currency, created_at"
+
+func scanSite(row interface{ Scan(...any) error }) (model.Site, error) {
+	var s model.Site
+	var id string
+	err := row.Scan(&id, &s.Domain, &s.Timezone, &s.BaseCurrency, &s.CreatedAt)
+	s.ID = model.SiteID(id)
+	return s, err
+}
+
+// CreateSite stores a site and makes owner its owner, in one transaction.
+func (s *Store) CreateSite(ctx context.Context, site model.Site, owner model.UserID) (model.Site, error) {
+	var created model.Site
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		created, err = scanSite(tx.QueryRow(ctx, `INSERT INTO sites (id, domain, timezone, base_currency)
+			VALUES ($1, $2, $3, $4) RETURNING `+siteColumns,
+			string(site.ID), site.Domain, site.Timezone, site.BaseCurrency))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)",
+			string(site.ID), string(owner), string(model.RoleOwner))
+		return err
+	})
+	return created, translate("pgstore: create site", err)
+}
+
+// SiteByID finds a site.
+func (s *Store) SiteByID(ctx context.Context, id model.SiteID) (model.Site, error) {
+	site, err := scanSite(s.pool.QueryRow(ctx, "SELECT "+siteColumns+" FROM sites WHERE id = $1", string(id)))
+	return site, translate("pgstore: site by id", err)
+}
+
+// SitesByUser lists the sites a user is a member of, oldest first.
+func (s *Store) SitesByUser(ctx context.Context, user model.UserID) ([]model.Site, error) {
+	rows, err := s.pool.Query(ctx, `SELECT s.id, s.domain, s.timezone, s.base_currency, s.created_at
+		FROM sites s JOIN site_members m ON m.site_id = s.id
+		WHERE m.user_id = $1 ORDER BY s.created_at, s.id`, string(user))
+	if err != nil {
+		return nil, translate("pgstore: sites by user", err)
+	}
+	sites, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.Site, error) { return scanSite(r) })
+	return sites, translate("pgstore: sites by user", err)
+}
+
+// AddMember gives user a role on site, replacing any role they had.
+func (s *Store) AddMember(ctx context.Context, site model.SiteID, user model.UserID, role model.Role) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO site_members (site_id, user_id, role) VALUES ($1, $2, $3)
+		ON CONFLICT (site_id, user_id) DO UPDATE SET role = EXCLUDED.role`, string(site), string(user), string(role))
+	return translate("pgstore: add member", err)
+}
+
+// MemberRole is user's role on site; errs.ErrNotFound when the site does not
+// exist or the user is not a member (the two are deliberately the same).
+func (s *Store) MemberRole(ctx context.Context, site model.SiteID, user model.UserID) (model.Role, error) {
+	var role string
+	err := s.pool.QueryRow(ctx, "SELECT role FROM site_members WHERE site_id = $1 AND user_id = $2",
+		string(site), string(user)).Scan(&role)
+	return model.Role(role), translate("pgstore: member role", err)
+}
+
+// SetProviderSecret stores (or replaces) a site's webhook signing secret for a provider.
+func (s *Store) SetProviderSecret(ctx context.Context, site model.SiteID, p model.Provider, secret string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO site_provider_secrets (site_id, provider, secret) VALUES ($1, $2, $3)
+		ON CONFLICT (site_id, provider) DO UPDATE SET secret = EXCLUDED.secret, updated_at = now()`,
+		string(site), string(p), secret)
+	return translate("pgstore: set provider secret", err)
+}
+
+// ProviderSecret returns a site's webhook signing secret for a provider.
+func (s *Store) ProviderSecret(ctx context.Context, site model.SiteID, p model.Provider) (string, error) {
+	var secret string
+	err := s.pool.QueryRow(ctx, "SELECT secret FROM site_provider_secrets WHERE site_id = $1 AND provider = $2",
+		string(site), string(p)).Scan(&secret)
+	return secret, translate("pgstore: provider secret", err)
+}

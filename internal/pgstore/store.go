@@ -1,0 +1,66 @@
+// Package pgstore is tally's Postgres store: users, sites, memberships, API
+// keys, provider secrets and visitor salts. It is one of the two packages that
+// import a database driver; it turns driver errors into errs sentinels at its
+// boundary.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tally-analytics/tally/internal/errs"
+)
+
+// Store wraps a pgx connection pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to Postgres and checks the connection.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: parse url: %w", errors.New("invalid postgres url"))
+	}
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: ping: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that Postgres answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// translate maps driver errors to errs sentinels: no rows → NotFound, unique
+// violation → Conflict. Other errors are wrapped with op.
+func translate(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", op, errs.ErrNotFound)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("%s: %w", op, errs.ErrConflict)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
