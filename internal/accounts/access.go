@@ -1,0 +1,102 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// accessStore is what the access cache reads.
+type accessStore interface {
+	SiteByID(ctx context.Context, id model.SiteID) (model.Site, error)
+	MemberRole(ctx context.Context, site model.SiteID, user model.UserID) (model.Role, error)
+}
+
+// Access answers "which role does this user have on this site" and "what is
+// this site" on the ingest hot path from a short-lived in-process cache, so
+// that most events cost no Postgres round trip and ingestion keeps working
+// through a Postgres outage for sites already seen. A membership change
+// reaches a running server within PositiveTTL.
+type Access struct {
+	store       accessStore
+	now         func() time.Time
+	positiveTTL time.Duration
+	negativeTTL time.Duration
+
+	mu    sync.Mutex
+	roles map[roleKey]cached[model.Role]
+	sites map[model.SiteID]cached[model.Site]
+}
+
+type roleKey struct {
+	site model.SiteID
+	user model.UserID
+}
+
+type cached[T any] struct {
+	val      T
+	notFound bool
+	at       time.Time
+}
+
+const maxAccessEntries = 100_000
+
+// NewAccess caches answers for 30 s, and "not found" for 5 s.
+func NewAccess(store accessStore, now func() time.Time) *Access {
+	return &Access{store: store, now: now, positiveTTL: 30 * time.Second, negativeTTL: 5 * time.Second,
+		roles: map[roleKey]cached[model.Role]{}, sites: map[model.SiteID]cached[model.Site]{}}
+}
+
+// Role is user's role on site, or an error wrapping errs.ErrNotFound.
+func (a *Access) Role(ctx context.Context, user model.UserID, site model.SiteID) (model.Role, error) {
+	return lookup(a, a.roles, roleKey{site, user}, func() (model.Role, error) { return a.store.MemberRole(ctx, site, user) })
+}
+
+// Site is the site with id, or an error wrapping errs.ErrNotFound.
+func (a *Access) Site(ctx context.Context, id model.SiteID) (model.Site, error) {
+	return lookup(a, a.sites, id, func() (model.Site, error) { return a.store.SiteByID(ctx, id) })
+}
+
+func lookup[K comparable, T any](a *Access, m map[K]cached[T], k K, load func() (T, error)) (T, error) {
+	now := a.now()
+	a.mu.Lock()
+	c, hit := m[k]
+	a.mu.Unlock()
+	if hit {
+		ttl := a.positiveTTL
+		if c.notFound {
+			ttl = a.negativeTTL
+		}
+		if now.Sub(c.at) < ttl {
+			return c.result()
+		}
+	}
+	v, err := load()
+	notFound := errors.Is(err, errs.ErrNotFound)
+	if err != nil && !notFound {
+		if hit {
+			return c.result() // the store is down: a stale answer beats none
+		}
+		var zero T
+		return zero, err
+	}
+	a.mu.Lock()
+	if len(m) >= maxAccessEntries {
+		clear(m)
+	}
+	m[k] = cached[T]{val: v, notFound: notFound, at: now}
+	a.mu.Unlock()
+	return v, err
+}
+
+func (c cached[T]) result() (T, error) {
+	if c.notFound {
+		var zero T
+		return zero, errs.ErrNotFound
+	}
+	return c.val, nil
+}

@@ -1,0 +1,84 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"strings"
+)
+
+// Key environments and their prefixes.
+const (
+	EnvLive = "live"
+	EnvTest = "test"
+
+	livePrefix = "sk_live_"
+	testPrefix = "sk_test_"
+
+	keySecretLen  = 40 // base62 characters after the prefix (≈ 238 bits)
+	keyDisplayLen = 4  // secret characters kept in the stored prefix for display
+)
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// RandomString returns n characters drawn uniformly from alphabet with
+// crypto/rand (rejection sampling, so there is no modulo bias).
+func RandomString(n int, alphabet string) string {
+	out := make([]byte, 0, n)
+	buf := make([]byte, n+n/2)
+	limit := 256 - 256%len(alphabet)
+	for len(out) < n {
+		rand.Read(buf) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24+)
+		for _, b := range buf {
+			if int(b) < limit && len(out) < n {
+				out = append(out, alphabet[int(b)%len(alphabet)])
+			}
+		}
+	}
+	return string(out)
+}
+
+// NewKeySecret makes a new API key for environment env ("live" or "test"):
+// the secret to show once, the prefix to store for display, and the SHA-256
+// hash to store for lookup.
+func NewKeySecret(env string) (secret, displayPrefix string, hash []byte) {
+	p := testPrefix
+	if env == EnvLive {
+		p = livePrefix
+	}
+	secret = p + RandomString(keySecretLen, base62)
+	return secret, secret[:len(p)+keyDisplayLen], HashKey(secret)
+}
+
+// HashKey is the SHA-256 of a key secret: what the store keeps and looks up.
+func HashKey(secret string) []byte {
+	sum := sha256.Sum256([]byte(secret))
+	return sum[:]
+}
+
+// KeyEnvironment reports the environment a bearer credential claims by its
+// prefix ("live" or "test"), and whether it looks like an API key at all.
+func KeyEnvironment(bearer string) (env string, ok bool) {
+	switch {
+	case strings.HasPrefix(bearer, livePrefix):
+		env, bearer = EnvLive, bearer[len(livePrefix):]
+	case strings.HasPrefix(bearer, testPrefix):
+		env, bearer = EnvTest, bearer[len(testPrefix):]
+	default:
+		return "", false
+	}
+	if len(bearer) < 32 || len(bearer) > 128 {
+		return env, false
+	}
+	for i := range len(bearer) {
+		if !strings.ContainsRune(base62, rune(bearer[i])) {
+			return env, false
+		}
+	}
+	return env, true
+}
+
+// LooksLikeKey reports whether a bearer credential has an API-key prefix (as
+// opposed to a JWT), whether or not it is well formed.
+func LooksLikeKey(bearer string) bool {
+	return strings.HasPrefix(bearer, "sk_")
+}

@@ -1,0 +1,240 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// Store is what the authenticator needs from the account store.
+type Store interface {
+	KeyByHash(ctx context.Context, hash []byte) (model.APIKey, error)
+	UserByID(ctx context.Context, id model.UserID) (model.User, error)
+	UserByEmail(ctx context.Context, email string) (model.User, error)
+	TouchKeys(ctx context.Context, used map[model.KeyID]time.Time) error
+}
+
+// Revocations is a counter shared by all instances that changes whenever a
+// credential is revoked, so that cached credentials are re-checked on the
+// very next request everywhere.
+type Revocations interface {
+	Version(ctx context.Context) (int64, error)
+	Bump(ctx context.Context) error
+}
+
+// Service authenticates bearer credentials and logs users in.
+type Service struct {
+	store     Store
+	revs      Revocations
+	tokens    *Tokens
+	passwords *Passwords
+	keyEnv    string
+	now       func() time.Time
+	log       *slog.Logger
+
+	mu    sync.Mutex
+	cache map[[32]byte]cachedKey
+	used  map[model.KeyID]time.Time
+}
+
+type cachedKey struct {
+	principal Principal
+	key       model.APIKey
+	version   int64
+}
+
+const maxCachedKeys = 10_000
+
+// NewService makes an authenticator. keyEnv is the only API-key environment
+// accepted ("live" in production, "test" elsewhere).
+func NewService(store Store, revs Revocations, tokens *Tokens, passwords *Passwords, keyEnv string,
+	now func() time.Time, log *slog.Logger) *Service {
+	return &Service{store: store, revs: revs, tokens: tokens, passwords: passwords, keyEnv: keyEnv, now: now, log: log,
+		cache: map[[32]byte]cachedKey{}, used: map[model.KeyID]time.Time{}}
+}
+
+func unauthorized(msg string) *errs.Error {
+	return errs.E(errs.Unauthenticated, "unauthorized", "%s", msg)
+}
+
+// Authenticate turns a bearer credential (API key or JWT) into a Principal.
+// Every failure is Unauthenticated with a message that does not echo the
+// credential.
+func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, error) {
+	bearer = strings.TrimSpace(bearer)
+	switch {
+	case bearer == "":
+		return Principal{}, unauthorized("missing bearer credential")
+	case LooksLikeKey(bearer):
+		return s.authenticateKey(ctx, bearer)
+	default:
+		return s.authenticateToken(ctx, bearer)
+	}
+}
+
+func (s *Service) authenticateToken(ctx context.Context, token string) (Principal, error) {
+	userID, err := s.tokens.Parse(token)
+	if err != nil {
+		return Principal{}, unauthorized("invalid or expired token").Wrap(err)
+	}
+	user, err := s.store.UserByID(ctx, userID)
+	if errors.Is(err, errs.ErrNotFound) {
+		return Principal{}, unauthorized("invalid or expired token")
+	}
+	if err != nil {
+		return Principal{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
+	}
+	return Principal{UserID: user.ID, Scopes: model.AllScopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}, nil
+}
+
+func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal, error) {
+	env, ok := KeyEnvironment(secret)
+	if !ok {
+		return Principal{}, unauthorized("malformed API key")
+	}
+	if env != s.keyEnv {
+		return Principal{}, unauthorized("this server accepts only sk_" + s.keyEnv + "_ keys")
+	}
+	var hash [32]byte
+	copy(hash[:], HashKey(secret))
+
+	version, verErr := s.revs.Version(ctx)
+	s.mu.Lock()
+	cached, hit := s.cache[hash]
+	s.mu.Unlock()
+	if hit && verErr == nil && cached.version == version {
+		return s.admit(cached)
+	}
+	entry, err := s.loadKey(ctx, hash[:], version)
+	switch {
+	case err == nil:
+	case errs.Is(err, errs.Unauthenticated):
+		return Principal{}, err
+	case hit:
+		// Postgres is unreachable: a key this instance has already seen keeps
+		// working (DESIGN §7); revocations apply again once it answers.
+		s.log.Warn("auth: using cached API key; store unavailable", "key_id", cached.key.ID, "err", err)
+		return s.admit(cached)
+	default:
+		return Principal{}, err
+	}
+	if verErr == nil {
+		s.mu.Lock()
+		if len(s.cache) >= maxCachedKeys {
+			clear(s.cache)
+		}
+		s.cache[hash] = entry
+		s.mu.Unlock()
+	}
+	return s.admit(entry)
+}
+
+func (s *Service) loadKey(ctx context.Context, hash []byte, version int64) (cachedKey, error) {
+	key, err := s.store.KeyByHash(ctx, hash)
+	if errors.Is(err, errs.ErrNotFound) {
+		return cachedKey{}, unauthorized("invalid API key")
+	}
+	if err != nil {
+		return cachedKey{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
+	}
+	user, err := s.store.UserByID(ctx, key.UserID)
+	if errors.Is(err, errs.ErrNotFound) {
+		return cachedKey{}, unauthorized("invalid API key")
+	}
+	if err != nil {
+		return cachedKey{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
+	}
+	p := Principal{UserID: user.ID, KeyID: key.ID, Scopes: key.Scopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}
+	return cachedKey{principal: p, key: key, version: version}, nil
+}
+
+// admit checks the state of a known key and records its use.
+func (s *Service) admit(c cachedKey) (Principal, error) {
+	now := s.now()
+	if c.key.RevokedAt != nil {
+		return Principal{}, unauthorized("API key revoked")
+	}
+	if c.key.ExpiresAt != nil && !now.Before(*c.key.ExpiresAt) {
+		return Principal{}, unauthorized("API key expired")
+	}
+	if c.key.Environment != s.keyEnv {
+		return Principal{}, unauthorized("API key of another environment")
+	}
+	s.mu.Lock()
+	s.used[c.key.ID] = now
+	s.mu.Unlock()
+	return c.principal, nil
+}
+
+// FlushUsage writes the last-use times gathered since the previous flush.
+func (s *Service) FlushUsage(ctx context.Context) error {
+	s.mu.Lock()
+	used := s.used
+	s.used = map[model.KeyID]time.Time{}
+	s.mu.Unlock()
+	if len(used) == 0 {
+		return nil
+	}
+	return s.store.TouchKeys(ctx, used)
+}
+
+// RunUsageFlusher flushes key usage every interval until ctx ends, then once more.
+func (s *Service) RunUsageFlusher(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if err := s.FlushUsage(flushCtx); err != nil {
+				s.log.Warn("auth: flush key usage", "err", err)
+			}
+			cancel()
+			return
+		case <-t.C:
+			if err := s.FlushUsage(ctx); err != nil {
+				s.log.Warn("auth: flush key usage", "err", err)
+			}
+		}
+	}
+}
+
+// LoginResult is a successful login.
+type LoginResult struct {
+	Token     string
+	User      model.User
+	ExpiresAt time.Time
+}
+
+// Login checks an email and password and issues a token. A wrong email and a
+// wrong password fail the same way, in about the same time.
+func (s *Service) Login(ctx context.Context, email, password string) (LoginResult, error) {
+	if strings.TrimSpace(email) == "" {
+		return LoginResult{}, errs.InvalidField("email", "email is required")
+	}
+	if password == "" {
+		return LoginResult{}, errs.InvalidField("password", "password is required")
+	}
+	user, err := s.store.UserByEmail(ctx, strings.TrimSpace(email))
+	if err != nil && !errors.Is(err, errs.ErrNotFound) {
+		return LoginResult{}, errs.E(errs.Unavailable, "service_unavailable", "login is unavailable right now").Wrap(err)
+	}
+	ok, err := s.passwords.Check(ctx, password, user.PasswordHash)
+	if err != nil {
+		return LoginResult{}, err
+	}
+	if !ok {
+		return LoginResult{}, errs.E(errs.Unauthenticated, "invalid_credentials", "wrong email or password")
+	}
+	token, expires, err := s.tokens.Issue(user.ID)
+	if err != nil {
+		return LoginResult{}, err
+	}
+	return LoginResult{Token: token, User: user, ExpiresAt: expires}, nil
+}
