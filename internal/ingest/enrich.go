@@ -1,0 +1,128 @@
+package ingest
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/ingest/geo"
+	"github.com/tally-analytics/tally/internal/ingest/referrer"
+	"github.com/tally-analytics/tally/internal/ingest/useragent"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// Enricher turns a validated event into the attribution tally stores: page,
+// campaign, device, browser, OS, location, traffic source and visitor id.
+// Each step is a small method; Enrich runs them in order.
+type Enricher struct {
+	UA        *useragent.Parser
+	Geo       *geo.DB
+	Referrers *referrer.Classifier
+	Visitors  *Visitors
+}
+
+// draft is an event on its way through the steps.
+type draft struct {
+	ev       event
+	at       time.Time
+	site     model.Site
+	pathname string
+	attr     model.Attribution
+	visitor  uint64
+	// botReason is set when the event comes from a bot; it then goes no further.
+	botReason string
+}
+
+const maxUTMLen = 256
+
+// enrich runs the steps; a step that recognises a bot stops the pipeline.
+func (e *Enricher) enrich(ctx context.Context, d *draft) error {
+	e.page(d)
+	if e.userAgent(d); d.botReason != "" {
+		return nil
+	}
+	e.location(d)
+	e.source(d)
+	return e.visitor(ctx, d)
+}
+
+// page takes the host name, the path (no query string or fragment) and the
+// UTM parameters from the event's URL.
+func (e *Enricher) page(d *draft) {
+	u := d.ev.url
+	d.attr.Hostname = strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
+	d.pathname = u.Path
+	if d.pathname == "" {
+		d.pathname = "/"
+	}
+	d.pathname = truncateUTF8(d.pathname, maxPathStoredLen)
+	q := u.Query()
+	utm := func(name string) string { return truncateUTF8(strings.TrimSpace(q.Get(name)), maxUTMLen) }
+	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm("utm_source"), utm("utm_medium"), utm("utm_campaign")
+	d.attr.UTMContent, d.attr.UTMTerm = utm("utm_content"), utm("utm_term")
+}
+
+// userAgent sets device, browser and OS, and recognises bots.
+func (e *Enricher) userAgent(d *draft) {
+	info := e.UA.Parse(d.ev.userAgent)
+	if info.Bot {
+		d.botReason = info.BotReason
+		return
+	}
+	d.attr.Device, d.attr.Browser, d.attr.BrowserVersion = info.Device, info.Browser, info.BrowserVersion
+	d.attr.OS, d.attr.OSVersion = info.OS, info.OSVersion
+}
+
+// location looks the IP address up; the address itself goes no further.
+func (e *Enricher) location(d *draft) {
+	if !d.ev.ip.IsValid() {
+		return
+	}
+	loc := e.Geo.Lookup(d.ev.ip)
+	d.attr.CountryCode, d.attr.RegionCode, d.attr.RegionName, d.attr.City = loc.CountryCode, loc.RegionCode, loc.RegionName, loc.City
+}
+
+// source classifies where the visit came from: utm_source wins over the
+// referrer; a referrer from the site itself is internal navigation, not a
+// source; nothing at all is direct traffic.
+func (e *Enricher) source(d *draft) {
+	if r := d.ev.referrer; r != nil && !e.internal(d, r) {
+		host := strings.ToLower(r.Hostname())
+		d.attr.Referrer = truncateUTF8(strings.TrimPrefix(host, "www.")+r.EscapedPath(), maxPathStoredLen)
+		src := e.Referrers.FromHost(host)
+		d.attr.ReferrerSource, d.attr.SourceType = src.Name, string(src.Type)
+	}
+	if d.attr.UTMSource != "" {
+		src := e.Referrers.FromUTMSource(d.attr.UTMSource)
+		d.attr.ReferrerSource, d.attr.SourceType = src.Name, string(src.Type)
+	}
+	if d.attr.ReferrerSource == "" {
+		d.attr.ReferrerSource, d.attr.SourceType = referrer.DirectName, model.SourceDirect
+	}
+}
+
+// internal reports whether a referrer is the site itself (or the page's own host).
+func (e *Enricher) internal(d *draft, r *url.URL) bool {
+	host := strings.TrimPrefix(strings.ToLower(r.Hostname()), "www.")
+	if host == d.attr.Hostname {
+		return true
+	}
+	domain := strings.TrimPrefix(d.site.Domain, "www.")
+	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
+}
+
+// visitor derives the visitor id (see Visitors).
+func (e *Enricher) visitor(ctx context.Context, d *draft) error {
+	if d.ev.visitorID != "" {
+		d.visitor = FromClientID(d.ev.site, d.ev.visitorID)
+		return nil
+	}
+	ip := ""
+	if d.ev.ip.IsValid() {
+		ip = d.ev.ip.String()
+	}
+	v, err := e.Visitors.Anonymous(ctx, d.ev.site, ip, d.ev.userAgent, d.at)
+	d.visitor = v
+	return err
+}

@@ -1,0 +1,87 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tally-analytics/tally/internal/errs"
+)
+
+func TestValidateRejects(t *testing.T) {
+	base := func() Input {
+		return Input{Pageview: true, SiteID: "site1", URL: "https://example.com/a?utm_source=x"}
+	}
+	custom := func() Input { in := base(); in.Pageview, in.EventName = false, "signup"; return in }
+	tooMany := map[string]any{}
+	for i := range 11 {
+		tooMany[strings.Repeat("k", i+1)] = "v"
+	}
+	tests := []struct {
+		name        string
+		in          Input
+		code, field string
+	}{
+		{"missing site", func() Input { in := base(); in.SiteID = " "; return in }(), "invalid_request", "site_id"},
+		{"overlong site", func() Input { in := base(); in.SiteID = strings.Repeat("s", 65); return in }(), "invalid_site_id", "site_id"},
+		{"missing url", func() Input { in := base(); in.URL = ""; return in }(), "invalid_request", "url"},
+		{"relative url", func() Input { in := base(); in.URL = "/pricing"; return in }(), "invalid_request", "url"},
+		{"ftp url", func() Input { in := base(); in.URL = "ftp://example.com/x"; return in }(), "invalid_request", "url"},
+		{"unparseable url", func() Input { in := base(); in.URL = "http://[::1"; return in }(), "invalid_request", "url"},
+		{"overlong url", func() Input { in := base(); in.URL = "https://e.com/" + strings.Repeat("a", 2048); return in }(), "invalid_request", "url"},
+		{"relative referrer", func() Input { in := base(); in.Referrer = "google"; return in }(), "invalid_request", "referrer"},
+		{"bad ip", func() Input { in := base(); in.IPAddress = "300.1.1.1"; return in }(), "invalid_request", "ip_address"},
+		{"overlong visitor", func() Input { in := base(); in.VisitorID = strings.Repeat("v", 129); return in }(), "invalid_request", "visitor_id"},
+		{"missing event name", func() Input { in := custom(); in.EventName = ""; return in }(), "invalid_request", "event_name"},
+		{"reserved event name", func() Input { in := custom(); in.EventName = "pageview"; return in }(), "invalid_request", "event_name"},
+		{"overlong event name", func() Input { in := custom(); in.EventName = strings.Repeat("é", 121); return in }(), "invalid_request", "event_name"},
+		{"11 props", func() Input { in := custom(); in.Props = tooMany; return in }(), "invalid_props", "props"},
+		{"long prop key", func() Input { in := custom(); in.Props = map[string]any{strings.Repeat("k", 51): "v"}; return in }(), "invalid_props", "props." + strings.Repeat("k", 51)},
+		{"empty prop key", func() Input { in := custom(); in.Props = map[string]any{"": "v"}; return in }(), "invalid_props", "props."},
+		{"object prop", func() Input { in := custom(); in.Props = map[string]any{"plan": map[string]any{}}; return in }(), "invalid_props", "props.plan"},
+		{"array prop", func() Input { in := custom(); in.Props = map[string]any{"tags": []any{"a"}}; return in }(), "invalid_props", "props.tags"},
+		{"null prop", func() Input { in := custom(); in.Props = map[string]any{"plan": nil}; return in }(), "invalid_props", "props.plan"},
+		{"huge number prop", func() Input { in := custom(); in.Props = map[string]any{"n": json.Number("1e400")}; return in }(), "invalid_props", "props.n"},
+		{"long string prop", func() Input { in := custom(); in.Props = map[string]any{"s": strings.Repeat("x", 2001)}; return in }(), "invalid_props", "props.s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := validate(tt.in)
+			var e *errs.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("validate = %v, want a %s error", err, tt.code)
+			}
+			if e.Kind != errs.Invalid || e.Code != tt.code || e.Field != tt.field {
+				t.Errorf("got kind %v code %q field %q, want invalid %q field %q", e.Kind, e.Code, e.Field, tt.code, tt.field)
+			}
+		})
+	}
+}
+
+func TestValidateAccepts(t *testing.T) {
+	props := map[string]any{"plan": "pro", "seats": json.Number("3"), "price": json.Number("49.90"), "trial": false,
+		strings.Repeat("k", 50): strings.Repeat("v", 2000)}
+	ev, err := validate(Input{SiteID: "site1", URL: "http://example.com", EventName: "Signup ✓", Props: props,
+		IPAddress: "::ffff:81.2.69.142", UserAgent: strings.Repeat("a", 600)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{strings.Repeat("k", 50), "plan", "price", "seats", "trial"}, ev.propKeys); diff != "" {
+		t.Errorf("prop keys (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{strings.Repeat("v", 2000), "pro", "49.9", "3", "false"}, ev.propValues); diff != "" {
+		t.Errorf("prop values (-want +got):\n%s", diff)
+	}
+	if ev.ip.String() != "81.2.69.142" {
+		t.Errorf("ip = %v, want the unmapped IPv4 address", ev.ip)
+	}
+	if len(ev.userAgent) != MaxUserAgentLen {
+		t.Errorf("user agent kept %d bytes, want %d", len(ev.userAgent), MaxUserAgentLen)
+	}
+	if ev.name != "Signup ✓" || ev.pageview {
+		t.Errorf("name %q pageview %v", ev.name, ev.pageview)
+	}
+}

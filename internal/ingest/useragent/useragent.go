@@ -1,0 +1,146 @@
+// Package useragent turns User-Agent headers into the browser, OS and device
+// an analytics dashboard shows, and flags bots.
+//
+// Parsing with uap-go and crawlerdetect costs about a millisecond per new
+// header, so a Parser keeps the final Info of recently seen headers in an LRU
+// cache; real traffic repeats a small set of headers, so most calls are hits.
+package useragent
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/ua-parser/uap-go/uaparser"
+	"github.com/x-way/crawlerdetect"
+)
+
+// DefaultCacheSize is the number of parsed headers a Parser keeps when New is
+// given a size of zero or less.
+const DefaultCacheSize = 30_000
+
+// MaxLength is the number of bytes of a User-Agent header that are parsed and
+// used as the cache key; longer headers are cut at a UTF-8 boundary first, so
+// padded headers cannot blow up parse time or cache memory.
+const MaxLength = 512
+
+// Bot reasons reported in Info.BotReason.
+const (
+	// ReasonCrawlerDetect means the crawlerdetect pattern list matched.
+	ReasonCrawlerDetect = "crawlerdetect"
+	// ReasonSpider means uap-core classified the device family as "Spider".
+	ReasonSpider = "spider"
+)
+
+// Device classes reported in Info.Device.
+const (
+	Desktop = "Desktop"
+	Mobile  = "Mobile"
+	Tablet  = "Tablet"
+)
+
+// Info is what tally stores about a User-Agent. Empty strings mean unknown.
+type Info struct {
+	Browser        string // dashboard family, e.g. "Chrome", "Safari", "Samsung Internet"
+	BrowserVersion string // major.minor, e.g. "120.0"
+	OS             string // e.g. "Windows", "macOS", "iOS", "Android", "Linux"
+	OSVersion      string // major[.minor], e.g. "10", "17.1"
+	Device         string // Desktop, Mobile or Tablet
+	Bot            bool
+	BotReason      string // ReasonCrawlerDetect or ReasonSpider when Bot
+}
+
+// Parser parses User-Agent headers. It is safe for concurrent use; one Parser
+// per process is enough, since building it compiles hundreds of regexps.
+type Parser struct {
+	uap   *uaparser.Parser
+	bots  *crawlerdetect.CrawlerDetect
+	cache *lru.Cache[string, Info]
+}
+
+// New builds a Parser whose cache holds cacheSize parsed headers
+// (DefaultCacheSize when cacheSize <= 0).
+func New(cacheSize int) (*Parser, error) {
+	if cacheSize <= 0 {
+		cacheSize = DefaultCacheSize
+	}
+	// uap-go keeps its own small ARC cache per field; it cannot be turned off
+	// (WithCacheSize(0) panics), so it stays at its default behind ours.
+	uap, err := uaparser.New()
+	if err != nil {
+		return nil, fmt.Errorf("useragent: load uap definitions: %w", err)
+	}
+	cache, err := lru.New[string, Info](cacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("useragent: create cache: %w", err)
+	}
+	return &Parser{uap: uap, bots: crawlerdetect.New(), cache: cache}, nil
+}
+
+// Parse returns the Info for a User-Agent header. An empty header gives the
+// zero Info, which is not a bot: the caller decides how to treat it.
+func (p *Parser) Parse(ua string) Info {
+	ua = truncate(strings.TrimSpace(ua), MaxLength)
+	if ua == "" {
+		return Info{}
+	}
+	if info, ok := p.cache.Get(ua); ok {
+		return info
+	}
+	info := p.parse(ua)
+	// Clone so the cache never pins the caller's (possibly much longer) header.
+	p.cache.Add(strings.Clone(ua), info)
+	return info
+}
+
+func (p *Parser) parse(ua string) Info {
+	c := p.uap.Parse(ua)
+	info := Info{
+		Browser:        browserName(c.UserAgent.Family),
+		BrowserVersion: version(c.UserAgent.Major, c.UserAgent.Minor),
+		OS:             osName(c.Os.Family),
+		OSVersion:      version(c.Os.Major, c.Os.Minor),
+	}
+	if info.Browser == "" {
+		info.BrowserVersion = ""
+	}
+	if info.OS == "" {
+		info.OSVersion = ""
+	}
+	info.Device = device(ua, info.OS, c.Device.Family)
+	switch {
+	case p.bots.IsCrawler(ua):
+		info.Bot, info.BotReason = true, ReasonCrawlerDetect
+	case c.Device.Family == "Spider":
+		info.Bot, info.BotReason = true, ReasonSpider
+	}
+	return info
+}
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+// Bytes that are not valid UTF-8 anyway are cut at n.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for cut := n; cut > n-utf8.UTFMax && cut > 0; cut-- {
+		if utf8.RuneStart(s[cut]) {
+			return s[:cut]
+		}
+	}
+	return s[:n]
+}
+
+// version joins major and minor as "major.minor", or "major" alone when the
+// minor part is missing.
+func version(major, minor string) string {
+	switch {
+	case major == "":
+		return ""
+	case minor == "":
+		return major
+	default:
+		return major + "." + minor
+	}
+}
