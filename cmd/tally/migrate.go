@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func newMigrateCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the Postgres and ClickHouse migrations that are not applied yet",
+		Long: `migrate applies tally's embedded, numbered, forward-only migrations to Postgres
+and ClickHouse (creating the ClickHouse database if needed). It is safe to run
+repeatedly and from several instances at once.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := loadEnv(cmd)
+			if err != nil {
+				return err
+			}
+			res, err := migrateAll(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			text := fmt.Sprintf("postgres: %s\nclickhouse: %s", describeApplied(res.Postgres), describeApplied(res.ClickHouse))
+			return e.print(asJSON, res, text)
+		},
+	}
+	jsonFlag(cmd, &asJSON)
+	return cmd
+}
+
+type migrateResult struct {
+	Postgres   []string `json:"postgres"`
+	ClickHouse []string `json:"clickhouse"`
+}
+
+func migrateAll(ctx context.Context, e *env) (migrateResult, error) {
+	res := migrateResult{Postgres: []string{}, ClickHouse: []string{}}
+	pg, err := e.postgres(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer pg.Close()
+	applied, err := pg.Migrate(ctx)
+	res.Postgres = append(res.Postgres, applied...)
+	if err != nil {
+		return res, err
+	}
+	ch, err := e.clickhouse(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer ch.Close()
+	applied, err = ch.Migrate(ctx)
+	res.ClickHouse = append(res.ClickHouse, applied...)
+	return res, err
+}
+
+func describeApplied(names []string) string {
+	if len(names) == 0 {
+		return "up to date"
+	}
+	return "applied " + strings.Join(names, ", ")
+}

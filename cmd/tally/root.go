@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/app"
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/chstore"
+	"github.com/tally-analytics/tally/internal/config"
+	"github.com/tally-analytics/tally/internal/pgstore"
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tally",
+		Short: "Privacy-respecting web analytics with revenue attribution",
+		Long: `tally ingests pageviews, custom events and payments, and serves aggregated
+statistics. Configuration comes from TALLY_* environment variables (see README).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCmd(), newMigrateCmd(), newUserCmd(), newSiteCmd(), newKeyCmd(), newDemoCmd(),
+		newHealthcheckCmd())
+	return root
+}
+
+// env is what a subcommand works with: the configuration, a logger, and
+// stores opened on demand.
+type env struct {
+	cfg *config.Config
+	log *slog.Logger
+	out io.Writer
+}
+
+func loadEnv(cmd *cobra.Command) (*env, error) {
+	cfg, warnings, err := config.Load()
+	if err != nil {
+		return nil, err
+	}
+	log := newLogger(cfg, cmd.ErrOrStderr())
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	return &env{cfg: cfg, log: log, out: cmd.OutOrStdout()}, nil
+}
+
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(cfg.LogFormat, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func (e *env) postgres(ctx context.Context) (*pgstore.Store, error) {
+	return pgstore.Open(ctx, e.cfg.PostgresURL)
+}
+
+func (e *env) clickhouse(ctx context.Context) (*chstore.Store, error) {
+	return chstore.Open(ctx, app.CHOptions(e.cfg))
+}
+
+// accounts opens what account administration needs; close releases it.
+func (e *env) accounts(ctx context.Context) (svc *accounts.Service, closeFn func(), err error) {
+	pg, err := e.postgres(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	rdb, err := app.NewRedis(e.cfg)
+	if err != nil {
+		pg.Close()
+		return nil, nil, err
+	}
+	svc = accounts.NewService(pg, auth.NewPasswords(2), auth.NewRedisRevocations(rdb, e.cfg.RedisPrefix),
+		e.cfg.KeyEnvironment(), time.Now)
+	return svc, func() { rdb.Close(); pg.Close() }, nil
+}
+
+// print writes v as indented JSON when asJSON, else the text.
+func (e *env) print(asJSON bool, v any, text string) error {
+	if asJSON {
+		enc := json.NewEncoder(e.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	_, err := fmt.Fprintln(e.out, strings.TrimRight(text, "\n"))
+	return err
+}
+
+func jsonFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "json", false, "print the result as JSON (for scripts)")
+}
+
+func requireFlags(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		_ = cmd.MarkFlagRequired(n)
+	}
+}
+
+func stderr(cmd *cobra.Command) io.Writer {
+	if cmd == nil {
+		return os.Stderr
+	}
+	return cmd.ErrOrStderr()
+}

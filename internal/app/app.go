@@ -1,0 +1,227 @@
+// Package app wires tally together: config → pools → stores → services →
+// HTTP API, plus the background work (write-buffer flusher, key usage,
+// visitor salts). The serve command and the end-to-end tests build the same
+// App, so what the tests exercise is what runs.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/chstore"
+	"github.com/tally-analytics/tally/internal/config"
+	"github.com/tally-analytics/tally/internal/httpapi"
+	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/ingest/buffer"
+	"github.com/tally-analytics/tally/internal/ingest/geo"
+	"github.com/tally-analytics/tally/internal/ingest/referrer"
+	"github.com/tally-analytics/tally/internal/ingest/session"
+	"github.com/tally-analytics/tally/internal/ingest/useragent"
+	"github.com/tally-analytics/tally/internal/pgstore"
+)
+
+// App is a wired tally server.
+type App struct {
+	cfg *config.Config
+	log *slog.Logger
+	now func() time.Time
+
+	PG       *pgstore.Store
+	CH       *chstore.Store
+	Redis    *redis.Client
+	Buffer   *buffer.Buffer
+	Auth     *auth.Service
+	Accounts *accounts.Service
+	Ingest   *ingest.Service
+	API      *httpapi.Server
+
+	geo     *geo.DB
+	visitor *ingest.Visitors
+}
+
+// Option adjusts how an App is built (tests inject a clock).
+type Option func(*App)
+
+// WithClock replaces time.Now.
+func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now } }
+
+// New connects to Postgres (which must answer), prepares ClickHouse and Redis
+// connections (which may be down: events wait in the write-ahead log), and
+// builds the services.
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ...Option) (a *App, err error) {
+	a = &App{cfg: cfg, log: log, now: time.Now}
+	for _, o := range opts {
+		o(a)
+	}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.PG, err = pgstore.Open(ctx, cfg.PostgresURL); err != nil {
+		return nil, err
+	}
+	if a.CH, err = chstore.New(CHOptions(cfg)); err != nil {
+		return nil, err
+	}
+	if err := a.CH.Ping(ctx); err != nil {
+		log.Warn("ClickHouse is not reachable; accepting events into the write-ahead log until it is", "err", err)
+	}
+	if a.Redis, err = NewRedis(cfg); err != nil {
+		return nil, err
+	}
+	enricher, err := a.newEnricher(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.Buffer, err = buffer.Open(buffer.Options{Dir: cfg.WALDir, MaxBytes: cfg.WALMaxBytes, SegmentBytes: cfg.WALSegmentBytes,
+		FlushRows: cfg.FlushRows, FlushEvery: cfg.FlushInterval, DrainTimeout: cfg.ShutdownTimeout, Log: log}, a.CH)
+	if err != nil {
+		return nil, err
+	}
+	revs := auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix)
+	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
+	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
+	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
+	a.Ingest = ingest.NewService(accounts.NewAccess(a.PG, a.now), enricher, session.NewManager(a.Redis, cfg.RedisPrefix),
+		a.Buffer, a.now, log)
+	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Log: log, MaxEventBody: cfg.MaxEventBodyBytes})
+	return a, nil
+}
+
+// CHOptions are the ClickHouse connection options of cfg.
+func CHOptions(cfg *config.Config) chstore.Options {
+	return chstore.Options{Addr: cfg.ClickHouseAddr, Database: cfg.ClickHouseDatabase,
+		User: cfg.ClickHouseUser, Password: cfg.ClickHousePassword, Timeout: cfg.ClickHouseTimeout}
+}
+
+// NewRedis makes a Redis client for cfg (it connects lazily).
+func NewRedis(cfg *config.Config) (*redis.Client, error) {
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, errors.New("invalid TALLY_REDIS_URL")
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	return redis.NewClient(opts), nil
+}
+
+func (a *App) newEnricher(ctx context.Context) (*ingest.Enricher, error) {
+	ua, err := useragent.New(a.cfg.UACacheSize)
+	if err != nil {
+		return nil, err
+	}
+	if a.geo, err = geo.Open(a.cfg.GeoIPPath); err != nil {
+		return nil, err
+	}
+	if a.cfg.GeoIPPath == "" {
+		a.log.Warn("TALLY_GEOIP_PATH is not set; countries, regions and cities will be unknown")
+	}
+	refs, err := referrer.New()
+	if err != nil {
+		return nil, err
+	}
+	a.visitor = ingest.NewVisitors(a.PG)
+	if err := a.visitor.Prepare(ctx, a.now()); err != nil {
+		return nil, err
+	}
+	return &ingest.Enricher{UA: ua, Geo: a.geo, Referrers: refs, Visitors: a.visitor}, nil
+}
+
+// Handler is the HTTP API.
+func (a *App) Handler() http.Handler { return a.API.Handler() }
+
+// Serve runs the background work and the HTTP server on ln until ctx ends;
+// then it stops accepting requests, waits for those in flight, drains the
+// write buffer and returns nil.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stopBackground()
+	a.startBackground(bg, &wg)
+
+	srv := a.API.HTTPServer(ln.Addr().String())
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	a.log.Info("tally is serving", "addr", ln.Addr().String(), "env", a.cfg.Env)
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down: draining requests and the write buffer")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		a.log.Warn("http shutdown", "err", err)
+	}
+	stopBackground()
+	wg.Wait()
+	st := a.Buffer.Stats()
+	a.log.Info("stopped", "events_written", st.Written, "events_flushed", st.Flushed, "wal_bytes", st.WALBytes)
+	return nil
+}
+
+// RunBackground runs the background work until ctx ends (for tests that
+// serve the Handler themselves); it returns after the buffer drained.
+func (a *App) RunBackground(ctx context.Context) {
+	var wg sync.WaitGroup
+	a.startBackground(ctx, &wg)
+	wg.Wait()
+}
+
+func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
+	wg.Go(func() {
+		if err := a.Buffer.Run(ctx); err != nil {
+			a.log.Error("write buffer stopped", "err", err)
+		}
+	})
+	wg.Go(func() { a.Auth.RunUsageFlusher(ctx, 30*time.Second) })
+	wg.Go(func() { a.prepareSalts(ctx) })
+}
+
+// prepareSalts keeps tomorrow's visitor salt ready, hourly.
+func (a *App) prepareSalts(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.visitor.Prepare(ctx, a.now()); err != nil {
+				a.log.Warn("preparing visitor salts", "err", err)
+			}
+		}
+	}
+}
+
+// Close releases every connection and file. Call it after Serve returned.
+func (a *App) Close() {
+	if a.Buffer != nil {
+		a.Buffer.Close()
+	}
+	if a.geo != nil {
+		a.geo.Close()
+	}
+	if a.Redis != nil {
+		a.Redis.Close()
+	}
+	if a.CH != nil {
+		a.CH.Close()
+	}
+	if a.PG != nil {
+		a.PG.Close()
+	}
+}

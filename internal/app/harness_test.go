@@ -1,0 +1,146 @@
+package app_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/app"
+	"github.com/tally-analytics/tally/internal/chstore"
+	"github.com/tally-analytics/tally/internal/config"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/testenv"
+	"github.com/tally-analytics/tally/pkg/client"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// harness is a running tally on per-test databases, served by httptest,
+// with an account that owns one site and has one API key.
+type harness struct {
+	t      *testing.T
+	cfg    *config.Config
+	app    *app.App
+	srv    *httptest.Server
+	clock  *clock
+	ch     *chstore.Store
+	userID model.UserID
+	email  string
+	siteID model.SiteID
+	key    string
+	keyID  model.KeyID
+}
+
+const password = "correct horse battery"
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	return newHarnessWith(t, testenv.Config(t))
+}
+
+func newHarnessWith(t *testing.T, cfg *config.Config) *harness {
+	t.Helper()
+	h := startApp(t, cfg, &clock{now: time.Now().UTC().Truncate(time.Second)})
+	ctx := context.Background()
+	h.email = "owner@example.com"
+	u, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: h.email, Password: password, Name: "Owner", Plan: model.PlanPro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.userID = u.ID
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.siteID = site.ID
+	k, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: h.email, Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.key, h.keyID = k.Secret, k.Key.ID
+	return h
+}
+
+// startApp builds and serves an App for cfg; a second call with the same
+// cfg (but its own WAL) is a second instance of the same deployment.
+func startApp(t *testing.T, cfg *config.Config, c *clock) *harness {
+	t.Helper()
+	a, err := app.New(context.Background(), cfg, testenv.Logger(t), app.WithClock(c.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.RunBackground(ctx); close(done) }()
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-done
+		a.Close()
+	})
+	ch, err := chstore.New(app.CHOptions(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ch.Close() })
+	return &harness{t: t, cfg: cfg, app: a, srv: srv, clock: c, ch: ch}
+}
+
+// secondInstance starts another server on the same databases.
+func (h *harness) secondInstance() *harness {
+	cfg := *h.cfg
+	cfg.WALDir = h.t.TempDir()
+	other := startApp(h.t, &cfg, h.clock)
+	other.userID, other.email, other.siteID, other.key, other.keyID = h.userID, h.email, h.siteID, h.key, h.keyID
+	return other
+}
+
+func (h *harness) client(token string) *client.Client { return client.New(h.srv.URL, token) }
+
+// count runs a count query on ClickHouse.
+func (h *harness) count(query string, args ...any) int64 {
+	h.t.Helper()
+	var n uint64
+	if err := h.ch.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		h.t.Fatalf("%s: %v", query, err)
+	}
+	return int64(n)
+}
+
+// waitCount polls a count query until it reaches want.
+func (h *harness) waitCount(want int64, query string, args ...any) {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := h.count(query, args...)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s = %d, want %d", query, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

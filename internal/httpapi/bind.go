@@ -1,0 +1,71 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/errs"
+)
+
+// decodeJSON reads the request body as one JSON value into v. Numbers decode
+// as json.Number where v holds interface values (props), so their validity is
+// judged later and exactly. Errors name the offending field where JSON allows.
+func decodeJSON(c echo.Context, v any) error {
+	body, err := io.ReadAll(c.Request().Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return errs.E(errs.TooLarge, "payload_too_large", "request body is larger than %d bytes", tooBig.Limit)
+	}
+	if err != nil {
+		return errs.E(errs.Invalid, "invalid_request", "could not read the request body").Wrap(err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errs.E(errs.Invalid, "invalid_request", "request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return errs.E(errs.Invalid, "invalid_request", "request body must hold a single JSON object")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		field := typeErr.Field
+		if field == "" {
+			return errs.E(errs.Invalid, "invalid_request", "request body must be a JSON object")
+		}
+		e := errs.InvalidField(field, "must be of type %s", jsonType(typeErr.Type.Kind().String()))
+		if strings.HasPrefix(field, "props") {
+			e.Code = "invalid_props"
+		}
+		return e
+	}
+	return errs.E(errs.Invalid, "invalid_request", "request body is not valid JSON")
+}
+
+func jsonType(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "map", "struct":
+		return "object"
+	case "slice", "array":
+		return "array"
+	case "bool":
+		return "boolean"
+	default:
+		return "number"
+	}
+}

@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+var kindStatus = map[errs.Kind]int{
+	errs.Internal:        http.StatusInternalServerError,
+	errs.Invalid:         http.StatusBadRequest,
+	errs.Unauthenticated: http.StatusUnauthorized,
+	errs.Forbidden:       http.StatusForbidden,
+	errs.NotFound:        http.StatusNotFound,
+	errs.Conflict:        http.StatusConflict,
+	errs.TooLarge:        http.StatusRequestEntityTooLarge,
+	errs.RateLimited:     http.StatusTooManyRequests,
+	errs.Unavailable:     http.StatusServiceUnavailable,
+}
+
+var statusCode = map[int]string{
+	http.StatusBadRequest:            "invalid_request",
+	http.StatusUnauthorized:          "unauthorized",
+	http.StatusForbidden:             "forbidden",
+	http.StatusNotFound:              "not_found",
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusConflict:              "conflict",
+	http.StatusRequestEntityTooLarge: "payload_too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+	http.StatusTooManyRequests:       "rate_limit_exceeded",
+	http.StatusServiceUnavailable:    "service_unavailable",
+}
+
+// handleError is the one place errors become responses: the spec's envelope
+// for every status, a safe message for clients, and the cause in the log
+// (with the request id) for server errors.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, body := s.describe(err)
+	if status >= 500 {
+		s.deps.Log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method,
+			"route", c.Path(), "status", status, "err", err)
+	}
+	var e *errs.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+999_999_999)/1_000_000_000)))
+	}
+	if c.Request().Method == http.MethodHead {
+		err = c.NoContent(status)
+	} else {
+		err = c.JSON(status, body)
+	}
+	if err != nil {
+		s.deps.Log.Warn("writing error response", "request_id", requestID(c), "err", err)
+	}
+}
+
+func (s *Server) describe(err error) (int, api.Error) {
+	var e *errs.Error
+	if errors.As(err, &e) && e.Kind != errs.Internal {
+		status := kindStatus[e.Kind]
+		code := e.Code
+		if code == "" {
+			code = statusCode[status]
+		}
+		return status, api.Error{Error: api.ErrorDetail{Code: code, Message: e.Message, Field: e.Field}}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) && he.Code < 500 {
+		code := statusCode[he.Code]
+		if code == "" {
+			code = "invalid_request"
+		}
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && he.Code != http.StatusNotFound {
+			msg = m
+		}
+		if he.Code == http.StatusNotFound {
+			msg = "no such route"
+		}
+		return he.Code, api.Error{Error: api.ErrorDetail{Code: code, Message: msg}}
+	}
+	return http.StatusInternalServerError, api.Error{Error: api.ErrorDetail{Code: "internal_error",
+		Message: "internal server error; the request id is in the X-Request-Id header"}}
+}
+
+func requestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}

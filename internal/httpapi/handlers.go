@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+func (s *Server) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, api.Health{Status: "ok"})
+}
+
+func (s *Server) login(c echo.Context) error {
+	var req api.LoginRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	res, err := s.deps.Auth.Login(c.Request().Context(), req.Email, req.Password)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, api.LoginResponse{
+		Token:     res.Token,
+		User:      api.User{ID: string(res.User.ID), Email: res.User.Email, Name: res.User.Name},
+		ExpiresAt: res.ExpiresAt,
+	})
+}
+
+func (s *Server) verify(c echo.Context) error {
+	p := principal(c)
+	if p.IsKey() {
+		scopes := make([]string, len(p.Scopes))
+		for i, sc := range p.Scopes {
+			scopes[i] = string(sc)
+		}
+		return c.JSON(http.StatusOK, api.VerifyResponse{Authenticated: true, KeyID: string(p.KeyID), Scopes: scopes})
+	}
+	return c.JSON(http.StatusOK, api.VerifyResponse{Authenticated: true, UserID: string(p.UserID)})
+}
+
+func (s *Server) pageview(c echo.Context) error {
+	var req api.PageviewRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	return s.track(c, pageviewInput(req))
+}
+
+func (s *Server) custom(c echo.Context) error {
+	var req api.CustomEventRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	in := pageviewInput(req.PageviewRequest)
+	in.Pageview, in.EventName, in.Props = false, req.EventName, req.Props
+	return s.track(c, in)
+}
+
+func pageviewInput(r api.PageviewRequest) ingest.Input {
+	return ingest.Input{Pageview: true, SiteID: r.SiteID, URL: r.URL, Referrer: r.Referrer, UserAgent: r.UserAgent,
+		IPAddress: r.IPAddress, VisitorID: r.VisitorID}
+}
+
+func (s *Server) track(c echo.Context, in ingest.Input) error {
+	id, err := s.deps.Ingest.Track(c.Request().Context(), principal(c), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, api.EventResponse{Success: true, EventID: id})
+}

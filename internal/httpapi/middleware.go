@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+)
+
+// authenticate resolves the bearer credential into a principal carried by the
+// request context; any failure is 401 before the handler runs.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header.Get(echo.HeaderAuthorization)
+		scheme, cred, ok := strings.Cut(h, " ")
+		if h == "" {
+			return errs.E(errs.Unauthenticated, "unauthorized", "missing Authorization: Bearer header")
+		}
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return errs.E(errs.Unauthenticated, "unauthorized", "the Authorization header must be: Bearer <token or API key>")
+		}
+		p, err := s.deps.Auth.Authenticate(c.Request().Context(), cred)
+		if err != nil {
+			return err
+		}
+		c.SetRequest(c.Request().WithContext(auth.WithPrincipal(c.Request().Context(), p)))
+		return next(c)
+	}
+}
+
+// principal is the authenticated caller (the authenticate middleware ran).
+func principal(c echo.Context) auth.Principal {
+	p, _ := auth.FromContext(c.Request().Context())
+	return p
+}
+
+// bodyLimit caps the request body; reading past it fails with 413.
+func bodyLimit(n int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if r.ContentLength > n {
+				return errs.E(errs.TooLarge, "payload_too_large", "request body is larger than %d bytes", n)
+			}
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, n)
+			return next(c)
+		}
+	}
+}
+
+// recoverPanics turns a panic into a 500 with the stack in the log.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		return next(c)
+	}
+}
+
+// logRequests logs one line per request: method, route pattern, status,
+// duration and request id. Never the client address, query string, headers
+// or body: they can carry personal data or credentials.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		status := c.Response().Status
+		level := slog.LevelDebug
+		if status >= 400 && status < 500 {
+			level = slog.LevelInfo
+		}
+		if status >= 500 {
+			return nil // handleError logged it with its cause
+		}
+		s.deps.Log.Log(c.Request().Context(), level, "request", "method", c.Request().Method, "route", c.Path(),
+			"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", requestID(c))
+		return nil
+	}
+}

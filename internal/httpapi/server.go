@@ -1,0 +1,91 @@
+// Package httpapi is tally's HTTP layer (echo): one route table, thin
+// handlers (bind → one service call → respond), the authentication
+// middleware, and the single error handler that writes the spec's error
+// envelope for every failure.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/ingest"
+)
+
+// Authenticator checks credentials and logs users in.
+type Authenticator interface {
+	Authenticate(ctx context.Context, bearer string) (auth.Principal, error)
+	Login(ctx context.Context, email, password string) (auth.LoginResult, error)
+}
+
+// Ingester accepts events.
+type Ingester interface {
+	Track(ctx context.Context, p auth.Principal, in ingest.Input) (string, error)
+}
+
+// Deps are the services the API calls.
+type Deps struct {
+	Auth   Authenticator
+	Ingest Ingester
+	Log    *slog.Logger
+	// MaxEventBody limits event request bodies (bytes).
+	MaxEventBody int64
+}
+
+// Server is the HTTP API.
+type Server struct {
+	deps Deps
+	echo *echo.Echo
+}
+
+// maxBody limits bodies of routes that set no tighter limit.
+const maxBody = 1 << 20
+
+// New builds the API and its route table.
+func New(deps Deps) *Server {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{deps: deps, echo: e}
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return auth.RandomString(16, "0123456789abcdef") }}))
+	e.Use(s.recoverPanics, s.logRequests)
+
+	e.GET("/health", s.health)
+	e.GET("/api/health", s.health)
+
+	v1 := e.Group("/api/v1")
+	v1.POST("/auth/login", s.login, bodyLimit(64<<10))
+	v1.GET("/auth/verify", s.verify, s.authenticate)
+
+	// Middleware is attached per route, not per group: echo answers 404
+	// instead of 405 for a group that has middleware.
+	ingest := []echo.MiddlewareFunc{s.authenticate, bodyLimit(deps.MaxEventBody)}
+	v1.POST("/events/pageview", s.pageview, ingest...)
+	v1.POST("/events/custom", s.custom, ingest...)
+	return s
+}
+
+// Handler returns the http.Handler of the API.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Routes lists the registered routes (method and path).
+func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
+
+// HTTPServer wraps the API in an http.Server with timeouts suited to the
+// internet: slow clients cannot hold connections forever.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s.echo,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}

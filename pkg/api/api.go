@@ -1,0 +1,81 @@
+// Package api holds the public wire types of tally's HTTP API: requests,
+// responses and the error envelope. The server and the Go client share them.
+package api
+
+import "time"
+
+// Error is the body of every error response: {"error": {code, message, field?}}.
+type Error struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail describes what went wrong.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Field names the offending parameter of a validation error.
+	Field string `json:"field,omitempty"`
+}
+
+// LoginRequest is the body of POST /api/v1/auth/login.
+type LoginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// LoginResponse is a successful login.
+type LoginResponse struct {
+	Token     string    `json:"token"`
+	User      User      `json:"user"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// User is the public view of an account.
+type User struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// VerifyResponse answers GET /api/v1/auth/verify: key_id for an API key,
+// user_id for a login token.
+type VerifyResponse struct {
+	Authenticated bool     `json:"authenticated"`
+	KeyID         string   `json:"key_id,omitempty"`
+	UserID        string   `json:"user_id,omitempty"`
+	Scopes        []string `json:"scopes,omitempty"`
+}
+
+// PageviewRequest is the body of POST /api/v1/events/pageview.
+type PageviewRequest struct {
+	SiteID    string `json:"site_id"`
+	URL       string `json:"url"`
+	Referrer  string `json:"referrer,omitempty"`
+	UserAgent string `json:"user_agent,omitempty"`
+	// IPAddress is used for the country lookup only and never stored.
+	IPAddress string `json:"ip_address,omitempty"`
+	// VisitorID is an optional identifier of the visitor chosen by the sender
+	// (the tracker's analytics_vid); without it tally derives an anonymous,
+	// daily-rotating one.
+	VisitorID string `json:"visitor_id,omitempty"`
+}
+
+// CustomEventRequest is the body of POST /api/v1/events/custom.
+type CustomEventRequest struct {
+	PageviewRequest
+	EventName string `json:"event_name"`
+	// Props: at most 10 entries; keys up to 50 characters; values string,
+	// number or boolean.
+	Props map[string]any `json:"props,omitempty"`
+}
+
+// EventResponse answers an accepted event (201).
+type EventResponse struct {
+	Success bool   `json:"success"`
+	EventID string `json:"event_id"`
+}
+
+// Health answers GET /health and GET /api/health.
+type Health struct {
+	Status string `json:"status"`
+}
