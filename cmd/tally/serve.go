@@ -36,14 +36,15 @@ func serve(ctx context.Context, e *env) error {
 	if runtime.GOMAXPROCS(0) < 2 {
 		runtime.GOMAXPROCS(2)
 	}
+	ln, err := net.Listen("tcp", e.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", e.cfg.HTTPAddr, err)
+	}
+	defer ln.Close()
 	a, err := app.New(ctx, e.cfg, e.log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	ln, err := net.Listen("tcp", e.cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", e.cfg.HTTPAddr, err)
-	}
 	return a.Serve(ctx, ln)
 }

@@ -59,36 +59,40 @@ func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now 
 // New connects to Postgres (which must answer), prepares ClickHouse and Redis
 // connections (which may be down: events wait in the write-ahead log), and
 // builds the services.
-func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ...Option) (a *App, err error) {
-	a = &App{cfg: cfg, log: log, now: time.Now}
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ...Option) (*App, error) {
+	a := &App{cfg: cfg, log: log, now: time.Now}
 	for _, o := range opts {
 		o(a)
 	}
-	defer func() {
-		if err != nil {
-			a.Close()
-		}
-	}()
-	if a.PG, err = pgstore.Open(ctx, cfg.PostgresURL); err != nil {
+	if err := a.build(ctx); err != nil {
+		a.Close()
 		return nil, err
 	}
+	return a, nil
+}
+
+func (a *App) build(ctx context.Context) (err error) {
+	cfg, log := a.cfg, a.log
+	if a.PG, err = pgstore.Open(ctx, cfg.PostgresURL); err != nil {
+		return err
+	}
 	if a.CH, err = chstore.New(CHOptions(cfg)); err != nil {
-		return nil, err
+		return err
 	}
 	if err := a.CH.Ping(ctx); err != nil {
 		log.Warn("ClickHouse is not reachable; accepting events into the write-ahead log until it is", "err", err)
 	}
 	if a.Redis, err = NewRedis(cfg); err != nil {
-		return nil, err
+		return err
 	}
 	enricher, err := a.newEnricher(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Buffer, err = buffer.Open(buffer.Options{Dir: cfg.WALDir, MaxBytes: cfg.WALMaxBytes, SegmentBytes: cfg.WALSegmentBytes,
 		FlushRows: cfg.FlushRows, FlushEvery: cfg.FlushInterval, DrainTimeout: cfg.ShutdownTimeout, Log: log}, a.CH)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	revs := auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix)
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
@@ -97,7 +101,7 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ...Opti
 	a.Ingest = ingest.NewService(accounts.NewAccess(a.PG, a.now), enricher, session.NewManager(a.Redis, cfg.RedisPrefix),
 		a.Buffer, a.now, log)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Log: log, MaxEventBody: cfg.MaxEventBodyBytes})
-	return a, nil
+	return nil
 }
 
 // CHOptions are the ClickHouse connection options of cfg.
@@ -113,6 +117,9 @@ func NewRedis(cfg *config.Config) (*redis.Client, error) {
 		return nil, errors.New("invalid TALLY_REDIS_URL")
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	// Fail fast when Redis is down: callers degrade (sessions are skipped,
+	// keys are checked in Postgres) rather than hold the request.
+	opts.MaxRetries, opts.DialerRetries = 1, 1
 	return redis.NewClient(opts), nil
 }
 

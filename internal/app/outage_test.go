@@ -71,3 +71,25 @@ func TestClickHouseOutage(t *testing.T) {
 	}
 	h.waitCount(700, "SELECT toUInt64(sum(sign * pageviews)) FROM sessions")
 }
+
+// With Redis unreachable, events are still accepted and stored (without
+// session rows), and keys are checked against Postgres on every request.
+func TestRedisOutage(t *testing.T) {
+	cfg := testenv.Config(t)
+	h := newHarnessWith(t, cfg) // creates the account while Redis answers
+	down := *cfg
+	down.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", testenv.FreePort(t))
+	down.WALDir = t.TempDir()
+	other := startApp(t, &down, h.clock)
+	ctx := context.Background()
+	c := other.client(h.key)
+	for i := range 20 {
+		if _, err := c.Pageview(ctx, pageview(h, fmt.Sprintf("https://example.com/r/%d", i))); err != nil {
+			t.Fatalf("pageview %d with Redis down: %v", i, err)
+		}
+	}
+	h.waitCount(20, "SELECT count() FROM events WHERE session_id = 0")
+	if n := h.count("SELECT count() FROM sessions"); n != 0 {
+		t.Errorf("%d session rows written without session state", n)
+	}
+}

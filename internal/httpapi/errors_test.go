@@ -1,0 +1,118 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// stubAuth accepts one bearer token.
+type stubAuth struct{}
+
+func (stubAuth) Authenticate(_ context.Context, bearer string) (auth.Principal, error) {
+	if bearer != "good" {
+		return auth.Principal{}, errs.E(errs.Unauthenticated, "unauthorized", "invalid API key")
+	}
+	return auth.Principal{UserID: "u1", KeyID: "k1"}, nil
+}
+
+func (stubAuth) Login(context.Context, string, string) (auth.LoginResult, error) {
+	return auth.LoginResult{}, errors.New("not used")
+}
+
+// failingIngest answers every event with a fixed error, or panics.
+type failingIngest struct{ err error }
+
+func (f failingIngest) Track(context.Context, auth.Principal, ingest.Input) (string, error) {
+	if f.err == nil {
+		panic("boom")
+	}
+	return "", f.err
+}
+
+func serve(t *testing.T, ing Ingester) (*httptest.Server, *bytes.Buffer) {
+	var logs bytes.Buffer
+	s := New(Deps{Auth: stubAuth{}, Ingest: ing, Log: slog.New(slog.NewTextHandler(&logs, nil)), MaxEventBody: 1024})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv, &logs
+}
+
+func send(t *testing.T, srv *httptest.Server) (*http.Response, api.Error) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/events/pageview", strings.NewReader(`{"site_id":"s","url":"https://e.com/"}`))
+	req.Header.Set("Authorization", "Bearer good")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e api.Error
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatalf("body is not the error envelope: %v", err)
+	}
+	return resp, e
+}
+
+func TestInternalErrorsHideTheirCause(t *testing.T) {
+	for name, ing := range map[string]Ingester{
+		"error": failingIngest{err: errors.New("dial tcp 10.1.2.3:9000: secret-cause")},
+		"panic": failingIngest{},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, logs := serve(t, ing)
+			resp, e := send(t, srv)
+			if resp.StatusCode != 500 || e.Error.Code != "internal_error" {
+				t.Fatalf("got %d %+v, want 500 internal_error", resp.StatusCode, e)
+			}
+			id := resp.Header.Get("X-Request-Id")
+			if id == "" {
+				t.Fatal("no X-Request-Id header")
+			}
+			if strings.Contains(e.Error.Message, "secret-cause") || strings.Contains(e.Error.Message, "boom") {
+				t.Errorf("the cause leaked to the client: %q", e.Error.Message)
+			}
+			if !strings.Contains(logs.String(), "request_id="+id) {
+				t.Errorf("the log does not name the request id %s:\n%s", id, logs.String())
+			}
+			if name == "error" && !strings.Contains(logs.String(), "secret-cause") {
+				t.Errorf("the cause is not in the log:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+func TestErrorKindsMapToStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+		field  string
+	}{
+		{errs.InvalidField("url", "bad"), 400, "invalid_request", "url"},
+		{errs.E(errs.Forbidden, "forbidden", "no"), 403, "forbidden", ""},
+		{errs.E(errs.Conflict, "", "exists"), 409, "conflict", ""},
+		{&errs.Error{Kind: errs.Unavailable, Message: "full", RetryAfter: 1500 * time.Millisecond}, 503, "service_unavailable", ""},
+	} {
+		srv, _ := serve(t, failingIngest{err: tc.err})
+		resp, e := send(t, srv)
+		if resp.StatusCode != tc.status || e.Error.Code != tc.code || e.Error.Field != tc.field {
+			t.Errorf("%v: got %d %+v, want %d %s %q", tc.err, resp.StatusCode, e, tc.status, tc.code, tc.field)
+		}
+		if tc.status == 503 && resp.Header.Get("Retry-After") != "2" {
+			t.Errorf("Retry-After = %q, want 2 (whole seconds, rounded up)", resp.Header.Get("Retry-After"))
+		}
+	}
+}
