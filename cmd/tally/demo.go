@@ -50,19 +50,10 @@ API key exist, and prints them. A key's secret cannot be read back from the
 database, so the key is kept in --key-file (mode 0600) and reused while valid.
 For local development only.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := loadEnv(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			if e.cfg.Production() {
 				return errors.New("demo setup is for development; TALLY_ENV is production")
 			}
-			svc, closeFn, err := e.accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
 			res, err := demoSetup(cmd.Context(), svc, keyFile)
 			if err != nil {
 				return err
@@ -72,7 +63,7 @@ demo site:   %s (domain %s)
 demo key:    %s (%s)
 try:         curl -H 'Authorization: Bearer %s' http://localhost:8080/api/v1/auth/verify`,
 				res.Email, res.Password, res.SiteID, demoDomain, res.Key, res.KeyID, res.Key))
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&keyFile, "key-file", "", "file that keeps the demo key between runs")
 	jsonFlag(cmd, &asJSON)

@@ -31,11 +31,7 @@ goals:manage, sites:manage, admin:full; without --scopes the key has all of them
 Production servers (TALLY_ENV=production) make and accept sk_live_ keys, others sk_test_ keys.`,
 		Example: `  tally key create --owner ada@example.com --name "server ingest" --scopes events:write --json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := loadEnv(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			for _, s := range strings.Split(scopes, ",") {
 				if s = strings.TrimSpace(s); s != "" {
 					in.Scopes = append(in.Scopes, model.Scope(s))
@@ -48,18 +44,13 @@ Production servers (TALLY_ENV=production) make and accept sk_live_ keys, others 
 				}
 				in.ExpiresAt = &t
 			}
-			svc, closeFn, err := e.accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
 			k, err := svc.CreateKey(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
 			return e.print(asJSON, map[string]string{"key_id": string(k.Key.ID), "key": k.Secret},
 				fmt.Sprintf("created key %s\n%s\n(store it now: it is not shown again)", k.Key.ID, k.Secret))
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&in.OwnerEmail, "owner", "", "email of the user the key acts for")
@@ -77,23 +68,14 @@ func newKeyRevokeCmd() *cobra.Command {
 		Use:   "revoke KEY_ID",
 		Short: "Revoke an API key; it fails on the very next request on every server",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := loadEnv(cmd)
-			if err != nil {
-				return err
-			}
-			svc, closeFn, err := e.accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
+		RunE: withAccounts(func(cmd *cobra.Command, args []string, e *env, svc *accounts.Service) error {
 			k, err := svc.RevokeKey(cmd.Context(), model.KeyID(args[0]))
 			if err != nil {
 				return err
 			}
 			return e.print(asJSON, map[string]any{"key_id": k.ID, "revoked_at": k.RevokedAt},
 				fmt.Sprintf("revoked key %s", k.ID))
-		},
+		}),
 	}
 	jsonFlag(cmd, &asJSON)
 	return cmd
@@ -118,16 +100,7 @@ func newKeyListCmd() *cobra.Command {
 		Use:   "list --owner EMAIL",
 		Short: "List a user's API keys (ids, names, scopes, state; never the secrets)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := loadEnv(cmd)
-			if err != nil {
-				return err
-			}
-			svc, closeFn, err := e.accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
+		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			keys, err := svc.ListKeys(cmd.Context(), owner)
 			if err != nil {
 				return err
@@ -148,7 +121,7 @@ func newKeyListCmd() *cobra.Command {
 			}
 			tw.Flush()
 			return e.print(asJSON, views, b.String())
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&owner, "owner", "", "email of the user")
 	requireFlags(cmd, "owner")

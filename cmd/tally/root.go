@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -111,9 +110,19 @@ func requireFlags(cmd *cobra.Command, names ...string) {
 	}
 }
 
-func stderr(cmd *cobra.Command) io.Writer {
-	if cmd == nil {
-		return os.Stderr
+// withAccounts runs a subcommand body with the configuration and the
+// accounts service, closing the connections afterwards.
+func withAccounts(run func(cmd *cobra.Command, args []string, e *env, svc *accounts.Service) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		e, err := loadEnv(cmd)
+		if err != nil {
+			return err
+		}
+		svc, closeFn, err := e.accounts(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		return run(cmd, args, e, svc)
 	}
-	return cmd.ErrOrStderr()
 }

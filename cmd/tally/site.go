@@ -23,23 +23,14 @@ func newSiteCreateCmd() *cobra.Command {
 		Short:   "Create a site owned by a user",
 		Example: `  tally site create --owner ada@example.com --domain example.com --timezone Europe/Berlin --currency EUR --json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := loadEnv(cmd)
-			if err != nil {
-				return err
-			}
-			svc, closeFn, err := e.accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
+		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			site, err := svc.CreateSite(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
 			return e.print(asJSON, map[string]string{"site_id": string(site.ID)},
 				fmt.Sprintf("created site %s (%s, %s, %s)", site.ID, site.Domain, site.Timezone, site.BaseCurrency))
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&in.OwnerEmail, "owner", "", "email of the owning user")
@@ -58,22 +49,13 @@ func newSiteSecretCmd() *cobra.Command {
 		Use:   "secret --site SITE_ID --provider provider_a|provider_b|provider_c|provider_d --secret S",
 		Short: "Set a site's webhook signing secret for a payment provider",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := loadEnv(cmd)
-			if err != nil {
-				return err
-			}
-			svc, closeFn, err := e.accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
+		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			if err := svc.SetProviderSecret(cmd.Context(), model.SiteID(site), model.Provider(provider), secret); err != nil {
 				return err
 			}
 			return e.print(asJSON, map[string]any{"site_id": site, "provider": provider, "updated": true},
 				fmt.Sprintf("stored the %s webhook secret of site %s", provider, site))
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&site, "site", "", "site id")

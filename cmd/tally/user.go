@@ -24,16 +24,7 @@ func newUserCreateCmd() *cobra.Command {
 		Short:   "Create a user",
 		Example: `  tally user create --email ada@example.com --password 'correct horse' --name Ada --plan pro --json`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := loadEnv(cmd)
-			if err != nil {
-				return err
-			}
-			svc, closeFn, err := e.accounts(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
+		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			in.Plan = model.Plan(plan)
 			u, err := svc.CreateUser(cmd.Context(), in)
 			if err != nil {
@@ -41,7 +32,7 @@ func newUserCreateCmd() *cobra.Command {
 			}
 			return e.print(asJSON, map[string]string{"user_id": string(u.ID)},
 				fmt.Sprintf("created user %s (%s, plan %s)", u.ID, u.Email, u.Plan))
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&in.Email, "email", "", "email address (login name)")

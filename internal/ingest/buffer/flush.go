@@ -69,7 +69,7 @@ func (b *Buffer) Run(ctx context.Context) error {
 			pending = &batch{}
 		}
 	}
-	return b.drain(r, pos, pending)
+	return b.drain(r, pending)
 }
 
 func (b *Buffer) due(bt *batch) bool {
@@ -101,16 +101,21 @@ func (b *Buffer) collect(ctx context.Context, r *wal.Reader, pos wal.Position, b
 			return pos, fmt.Errorf("buffer: read log: %w", err)
 		}
 		pos = end
-		var rec model.Record
-		if err := json.Unmarshal(payload, &rec); err != nil {
-			// The log's CRC held, so this is a record of an incompatible
-			// version; keep going rather than block every later event.
-			b.opts.Log.Error("buffer: skipping undecodable log record", "position", end, "err", err)
-			continue
-		}
-		bt.add(rec, end)
+		b.add(bt, payload, end)
 	}
 	return pos, nil
+}
+
+// add decodes a log record into bt. The log's CRC held, so a record that does
+// not decode is of an incompatible version: it is logged and skipped rather
+// than allowed to block every later event.
+func (b *Buffer) add(bt *batch, payload []byte, end wal.Position) {
+	var rec model.Record
+	if err := json.Unmarshal(payload, &rec); err != nil {
+		b.opts.Log.Error("buffer: skipping undecodable log record", "position", end, "err", err)
+		return
+	}
+	bt.add(rec, end)
 }
 
 // flush inserts bt, retrying with backoff until it succeeds or ctx ends, then
@@ -173,7 +178,7 @@ func (b *Buffer) insert(ctx context.Context, bt *batch) error {
 }
 
 // drain flushes what is durable now, within DrainTimeout.
-func (b *Buffer) drain(r *wal.Reader, pos wal.Position, pending *batch) error {
+func (b *Buffer) drain(r *wal.Reader, pending *batch) error {
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.DrainTimeout)
 	defer cancel()
 	for {
@@ -185,13 +190,7 @@ func (b *Buffer) drain(r *wal.Reader, pos wal.Position, pending *batch) error {
 			if err != nil {
 				return fmt.Errorf("buffer: drain: read log: %w", err)
 			}
-			pos = end
-			var rec model.Record
-			if err := json.Unmarshal(payload, &rec); err != nil {
-				b.opts.Log.Error("buffer: skipping undecodable log record", "position", end, "err", err)
-				continue
-			}
-			pending.add(rec, end)
+			b.add(pending, payload, end)
 		}
 		if pending.records == 0 {
 			return nil

@@ -2,7 +2,6 @@ package buffer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,12 +25,7 @@ func (b *Buffer) recoverInFlight(ctx context.Context, r *wal.Reader, pos wal.Pos
 			return pos, fmt.Errorf("buffer: recover: read log: %w", err)
 		}
 		pos = end
-		var rec model.Record
-		if err := json.Unmarshal(payload, &rec); err != nil {
-			b.opts.Log.Error("buffer: skipping undecodable log record", "position", end, "err", err)
-			continue
-		}
-		bt.add(rec, end)
+		b.add(bt, payload, end)
 	}
 	if bt.records == 0 {
 		return pos, b.saveCheckpoint(checkpoint{Committed: pos})
@@ -64,31 +58,14 @@ func (b *Buffer) dropStored(ctx context.Context, bt *batch) error {
 }
 
 func (b *Buffer) filterStored(ctx context.Context, bt *batch) error {
-	if len(bt.events) > 0 {
-		ids := make([]string, len(bt.events))
-		span := model.Span{}
-		for i, e := range bt.events {
-			ids[i] = e.EventID
-			extend(&span, e.SiteID, e.Timestamp)
-		}
-		found, err := b.sink.ExistingEventIDs(ctx, "events", span, ids)
-		if err != nil {
-			return err
-		}
-		bt.events = filter(bt.events, func(e model.EventRow) bool { return !found[e.EventID] })
+	var err error
+	if bt.events, err = dropStoredEvents(ctx, b.sink, "events", bt.events,
+		func(e model.EventRow) (string, model.SiteID, time.Time) { return e.EventID, e.SiteID, e.Timestamp }); err != nil {
+		return err
 	}
-	if len(bt.bots) > 0 {
-		ids := make([]string, len(bt.bots))
-		span := model.Span{}
-		for i, e := range bt.bots {
-			ids[i] = e.EventID
-			extend(&span, e.SiteID, e.Timestamp)
-		}
-		found, err := b.sink.ExistingEventIDs(ctx, "bot_events", span, ids)
-		if err != nil {
-			return err
-		}
-		bt.bots = filter(bt.bots, func(e model.BotEventRow) bool { return !found[e.EventID] })
+	if bt.bots, err = dropStoredEvents(ctx, b.sink, "bot_events", bt.bots,
+		func(e model.BotEventRow) (string, model.SiteID, time.Time) { return e.EventID, e.SiteID, e.Timestamp }); err != nil {
+		return err
 	}
 	if len(bt.sessions) > 0 {
 		ids := make([]uint64, len(bt.sessions))
@@ -104,6 +81,27 @@ func (b *Buffer) filterStored(ctx context.Context, bt *batch) error {
 		bt.sessions = filter(bt.sessions, func(s model.SessionRow) bool { return !found[s.Key()] })
 	}
 	return nil
+}
+
+// dropStoredEvents removes the rows of table that ClickHouse already holds,
+// recognised by their event id.
+func dropStoredEvents[T any](ctx context.Context, sink Sink, table string, rows []T,
+	key func(T) (string, model.SiteID, time.Time)) ([]T, error) {
+	if len(rows) == 0 {
+		return rows, nil
+	}
+	ids := make([]string, len(rows))
+	span := model.Span{}
+	for i, r := range rows {
+		id, site, ts := key(r)
+		ids[i] = id
+		extend(&span, site, ts)
+	}
+	found, err := sink.ExistingEventIDs(ctx, table, span, ids)
+	if err != nil {
+		return nil, err
+	}
+	return filter(rows, func(r T) bool { id, _, _ := key(r); return !found[id] }), nil
 }
 
 func extend(span *model.Span, site model.SiteID, t time.Time) {
