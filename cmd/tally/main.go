@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/tally-analytics/tally/internal/errs"
@@ -29,9 +30,17 @@ func describe(err error) string {
 	var e *errs.Error
 	if errors.As(err, &e) && e.Kind != errs.Internal {
 		if e.Field != "" {
-			return fmt.Sprintf("%s (--%s)", e.Message, e.Field)
+			return fmt.Sprintf("%s (--%s)", e.Message, flagName(e.Field))
 		}
 		return e.Message
 	}
 	return err.Error()
+}
+
+// flagName is the command-line flag of a service field name.
+func flagName(field string) string {
+	if field == "site_id" {
+		return "site"
+	}
+	return strings.ReplaceAll(field, "_", "-")
 }

@@ -7,7 +7,6 @@ package testenv
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
@@ -164,15 +163,4 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-// Must fails the test on err.
-func Must[T any](t testing.TB) func(T, error) T {
-	return func(v T, err error) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(fmt.Errorf("unexpected error: %w", err))
-		}
-		return v
-	}
 }
