@@ -29,6 +29,8 @@ import (
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/ingest/useragent"
 	"github.com/tally-analytics/tally/internal/pgstore"
+	"github.com/tally-analytics/tally/internal/realtime"
+	"github.com/tally-analytics/tally/internal/stats"
 )
 
 // App is a wired tally server.
@@ -44,6 +46,7 @@ type App struct {
 	Auth     *auth.Service
 	Accounts *accounts.Service
 	Ingest   *ingest.Service
+	Stats    *stats.Service
 	API      *httpapi.Server
 
 	geo     *geo.DB
@@ -100,7 +103,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
 	a.Ingest = ingest.NewService(accounts.NewAccess(a.PG, a.now), enricher, session.NewManager(a.Redis, cfg.RedisPrefix),
 		a.Buffer, a.now, log)
-	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Log: log, MaxEventBody: cfg.MaxEventBodyBytes})
+	a.Stats = stats.NewService(a.CH, a.Accounts, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents, a.now, log)
+	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Log: log, MaxEventBody: cfg.MaxEventBodyBytes})
 	return nil
 }
 

@@ -64,6 +64,10 @@ type Config struct {
 	ShutdownTimeout time.Duration `env:"TALLY_SHUTDOWN_TIMEOUT" envDefault:"30s"`
 	// MaxEventBodyBytes limits an event request body (TALLY_MAX_EVENT_BODY_BYTES).
 	MaxEventBodyBytes int64 `env:"TALLY_MAX_EVENT_BODY_BYTES" envDefault:"65536"`
+	// SampleAboveEvents: a stats query whose range holds more events than
+	// this runs on a sample of visitors, scaled back; 0 = never sample
+	// (TALLY_SAMPLE_ABOVE_EVENTS).
+	SampleAboveEvents int64 `env:"TALLY_SAMPLE_ABOVE_EVENTS" envDefault:"20000000"`
 	// UACacheSize is the number of parsed user agents kept in memory (TALLY_UA_CACHE_SIZE).
 	UACacheSize int `env:"TALLY_UA_CACHE_SIZE" envDefault:"30000"`
 	// LogLevel is debug, info, warn or error; LogFormat is text or json.
@@ -131,6 +135,9 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.WALMaxBytes != 0 && c.WALMaxBytes < 2*c.WALSegmentBytes {
 		problems = append(problems, errors.New("TALLY_WAL_MAX_BYTES must be 0 (unlimited) or at least two segments"))
+	}
+	if c.SampleAboveEvents < 0 {
+		problems = append(problems, errors.New("TALLY_SAMPLE_ABOVE_EVENTS must be 0 or positive"))
 	}
 	if c.ClickHouseTimeout <= 0 {
 		problems = append(problems, errors.New("TALLY_CLICKHOUSE_TIMEOUT must be positive"))

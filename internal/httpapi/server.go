@@ -32,6 +32,7 @@ type Ingester interface {
 type Deps struct {
 	Auth   Authenticator
 	Ingest Ingester
+	Stats  Stats
 	Log    *slog.Logger
 	// MaxEventBody limits event request bodies (bytes).
 	MaxEventBody int64
@@ -67,6 +68,7 @@ func New(deps Deps) *Server {
 	ingest := []echo.MiddlewareFunc{s.authenticate, bodyLimit(deps.MaxEventBody)}
 	v1.POST("/events/pageview", s.pageview, ingest...)
 	v1.POST("/events/custom", s.custom, ingest...)
+	s.statsRoutes(v1, s.authenticate)
 	return s
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/realtime"
 )
 
 // Defaults of the session rule.
@@ -68,9 +69,10 @@ type Manager struct {
 	maxAge time.Duration
 }
 
-// NewManager uses keys under prefix+"s:".
+// NewManager uses keys under prefix: prefix+"s:" for sessions, and the
+// realtime package's keys.
 func NewManager(rdb *redis.Client, prefix string) *Manager {
-	return &Manager{rdb: rdb, prefix: prefix + "s:", idle: DefaultIdle, maxAge: DefaultMaxAge}
+	return &Manager{rdb: rdb, prefix: prefix, idle: DefaultIdle, maxAge: DefaultMaxAge}
 }
 
 // state is the session as the Lua script stores it (field order of touch.lua).
@@ -94,11 +96,14 @@ func (m *Manager) Touch(ctx context.Context, ev Event) (Update, error) {
 	if ev.Pageview {
 		pv = "1"
 	}
-	key := m.prefix + string(ev.Site) + ":" + strconv.FormatUint(ev.Visitor, 10)
+	visitor := strconv.FormatUint(ev.Visitor, 10)
+	key := m.prefix + "s:" + string(ev.Site) + ":" + visitor
+	seen, current := realtime.Keys(m.prefix, ev.Site)
 	ttl := int64((m.idle + time.Minute) / time.Second)
-	res, err := touchScript.Run(ctx, m.rdb, []string{key},
+	res, err := touchScript.Run(ctx, m.rdb, []string{key, seen, current},
 		ev.Time.Unix(), int64(m.idle/time.Second), int64(m.maxAge/time.Second), pv, ev.Path,
-		strconv.FormatUint(ev.NewSessionID, 10), string(attrs), ttl).Slice()
+		strconv.FormatUint(ev.NewSessionID, 10), string(attrs), ttl, ev.Attribution.ReferrerSource, visitor,
+		int64(realtime.Window/time.Second)).Slice()
 	if err != nil {
 		return Update{}, fmt.Errorf("session: touch: %w", err)
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/realtime"
 	"github.com/tally-analytics/tally/internal/testenv"
+	"github.com/tally-analytics/tally/pkg/api"
 )
 
 func TestSessionLifecycle(t *testing.T) {
@@ -135,5 +137,45 @@ func TestConcurrentTouchesAreSerialised(t *testing.T) {
 		if !seen[v] {
 			t.Errorf("version %d missing", v)
 		}
+	}
+}
+
+func TestRealtimeMarksActiveVisitors(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	m := session.NewManager(rdb, prefix)
+	reader := realtime.NewReader(rdb, prefix)
+	ctx := context.Background()
+	t0 := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	touch := func(visitor uint64, at time.Time, pageview bool, path, source string) {
+		t.Helper()
+		_, err := m.Touch(ctx, session.Event{Site: "s1", Visitor: visitor, Time: at, Pageview: pageview, Path: path,
+			Attribution: model.Attribution{ReferrerSource: source}, NewSessionID: visitor*100 + uint64(at.Unix()%100)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch(1, t0, true, "/a", "Google")
+	touch(1, t0.Add(time.Minute), true, "/b", "Twitter") // same session: source stays Google
+	touch(2, t0.Add(2*time.Minute), true, "/b", "Direct / None")
+	touch(3, t0.Add(3*time.Minute), false, "/c", "Direct / None") // a custom event without pageview
+	touch(4, t0.Add(-10*time.Minute), true, "/old", "Bing")       // before the window
+
+	snap, err := reader.Snapshot(ctx, "s1", t0.Add(4*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := api.Realtime{ActiveVisitors: 3,
+		CurrentPages:   []api.RealtimePage{{Pathname: "/b", Visitors: 2}, {Pathname: "/c", Visitors: 1}},
+		CurrentSources: []api.RealtimeSrc{{Source: "Direct / None", Visitors: 2}, {Source: "Google", Visitors: 1}}}
+	if diff := cmp.Diff(want, snap); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	// Six minutes on, only visitor 3 (seen at +3 min) is still active.
+	snap, _ = reader.Snapshot(ctx, "s1", t0.Add(8*time.Minute))
+	if snap.ActiveVisitors != 1 || snap.CurrentPages[0].Pathname != "/c" {
+		t.Errorf("later snapshot %+v, want only visitor 3 on /c", snap)
+	}
+	if other, _ := reader.Snapshot(ctx, "s2", t0.Add(4*time.Minute)); other.ActiveVisitors != 0 {
+		t.Errorf("another site sees %d visitors", other.ActiveVisitors)
 	}
 }

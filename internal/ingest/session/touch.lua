@@ -3,9 +3,15 @@
 -- list sid, start, last, version, pageviews, events, entry, exit,
 -- last_pageview, attribution (all strings).
 --
--- KEYS[1] the session key
+-- It also marks the visitor active for the realtime view: the site's seen
+-- sorted set (visitor -> unix time) and current hash (visitor -> page "\n"
+-- source), trimming entries older than the realtime window.
+--
+-- KEYS[1] the session key, KEYS[2] the realtime seen set, KEYS[3] the
+--         realtime current hash
 -- ARGV: now, idle seconds, max age seconds, is_pageview (0/1), path,
---       new session id, attribution JSON, key TTL seconds
+--       new session id, attribution JSON, key TTL seconds, source name of a
+--       new session, visitor id, realtime window seconds
 local key = KEYS[1]
 local now = tonumber(ARGV[1])
 local idle = tonumber(ARGV[2])
@@ -47,6 +53,21 @@ for i, f in ipairs(fields) do
   kv[#kv + 1] = f
   kv[#kv + 1] = next[i]
 end
+if not prev then kv[#kv + 1] = 'src'; kv[#kv + 1] = ARGV[9] end
 redis.call('HSET', key, unpack(kv))
 redis.call('EXPIRE', key, tonumber(ARGV[8]))
+
+local window = tonumber(ARGV[11])
+local page = next[8]
+if page == '' then page = path end
+local src = redis.call('HGET', key, 'src') or ''
+redis.call('ZADD', KEYS[2], now, ARGV[10])
+redis.call('HSET', KEYS[3], ARGV[10], page .. '\n' .. src)
+local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - window), 'LIMIT', 0, 100)
+if #stale > 0 then
+  redis.call('ZREM', KEYS[2], unpack(stale))
+  redis.call('HDEL', KEYS[3], unpack(stale))
+end
+redis.call('EXPIRE', KEYS[2], window * 2)
+redis.call('EXPIRE', KEYS[3], window * 2)
 return {prev, next}

@@ -1,0 +1,69 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/pkg/client"
+)
+
+// Above the threshold a range is read on a sample of visitors, counts are
+// scaled back and meta.sampled says so; below it, answers are exact.
+func TestSampling(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.clock.Set(time.Date(2026, 5, 3, 12, 0, 0, 0, time.UTC))
+	const visitors, perVisitor = 400, 2
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for v := w; v < visitors; v += 8 {
+				for i := range perVisitor {
+					req := pageview(h, fmt.Sprintf("https://example.com/p/%d", i))
+					req.VisitorID = fmt.Sprint("sampled-", v)
+					if _, err := h.client(h.key).Pageview(ctx, req); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	h.waitCount(visitors*perVisitor, "SELECT count() FROM events")
+	params := client.StatsParams{SiteID: string(h.siteID), DateFrom: "2026-05-01", DateTo: "2026-05-07"}
+
+	exact, err := h.client(h.key).Overview(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact.Meta.Sampled || exact.Data.Metrics.Visitors != visitors || exact.Data.Metrics.Pageviews != visitors*perVisitor {
+		t.Fatalf("below the threshold (20M): sampled=%v %+v, want exact %d visitors", exact.Meta.Sampled, exact.Data.Metrics, visitors)
+	}
+
+	cfg := *h.cfg
+	cfg.WALDir = t.TempDir()
+	cfg.SampleAboveEvents = 200 // 800 events in range: read 100/800 → a 12 % sample
+	sampling := startApp(t, &cfg, h.clock)
+	res, err := sampling.client(h.key).Overview(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Data.Metrics
+	if !res.Meta.Sampled {
+		t.Fatal("meta.sampled is false above the threshold")
+	}
+	// the sample is random per visitor: allow a generous band around the truth
+	if m.Visitors < visitors/2 || m.Visitors > visitors*3/2 || m.Pageviews < m.Visitors*perVisitor-2 || m.Pageviews > m.Visitors*perVisitor+2 {
+		t.Errorf("sampled estimate %+v, want about %d visitors with %d pageviews each", m, visitors, perVisitor)
+	}
+	if m.Visitors == visitors {
+		t.Logf("the sample happened to estimate exactly")
+	}
+	pages, err := sampling.client(h.key).Pages(ctx, params)
+	if err != nil || !pages.Meta.Sampled {
+		t.Errorf("pages: sampled=%v, %v", pages.Meta.Sampled, err)
+	}
+}

@@ -1,0 +1,448 @@
+package app_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/ingest/geo"
+	"github.com/tally-analytics/tally/internal/ingest/geo/geotest"
+	"github.com/tally-analytics/tally/internal/testenv"
+	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/pkg/client"
+)
+
+// The scenario: nine named visitors of a site whose time zone is
+// America/New_York, reported for 2026-05-01..07. Every expected number below
+// was worked out by hand from these fixtures (see the comments).
+//
+//	alice  Google search, Desktop Chrome Windows, London (GB-ENG)
+//	       May 2 10:00 /landing, 10:01 /pricing, 10:03:30 /signup, 10:04 signup event
+//	       → 1 session, 3 pageviews, 240 s, no bounce; 60 s on /landing, 150 s on /pricing
+//	bob    Twitter (t.co), Mobile Safari iOS, Milton (US-WA)
+//	       May 3 12:00 /blog/post-1 → bounce
+//	carol  direct, Tablet Safari iPad, private address (unknown country)
+//	       May 3 09:00 /, 09:01 + 09:01:30 signup events, 09:02 /pricing, then 43 min idle,
+//	       09:45 / → 2 sessions: (/ → /pricing, 120 s) and (/ bounce)
+//	dave   utm_source=acme-mail, utm_campaign=spring, Desktop Firefox Linux, Manchester (GB-ENG)
+//	       May 4 08:00 /landing, 08:00:30 /pricing → 30 s
+//	erin   Hacker News, Mobile Chrome Android, San Francisco (US-CA)
+//	       May 4 23:50 UTC /blog/post-1, May 5 00:10 UTC /blog/post-2 → one session across
+//	       midnight UTC, 1,200 s (May 4 in New York, May 5 in Tokyo)
+//	frank  myblog.example.org, Desktop Edge macOS, no address
+//	       May 6 15:00 /pricing, 15:01 download event → not a bounce (interactive), 60 s
+//	gina   Google search, Mobile Chrome Android, Edinburgh (GB-SCT)
+//	       May 7 23:30 UTC /landing → bounce (May 8 in Tokyo: outside the range there)
+//	hank   direct, Desktop Chrome, Apr 30 23:30 UTC /landing → bounce (May 1 in Tokyo only)
+//	ivy    direct, Desktop Chrome, Apr 25 10:00 /landing → bounce (previous period)
+//	bots   Googlebot: 3 pageviews May 5 12:00, 1 on Apr 20
+type scenarioEvent struct {
+	at       string // UTC, "2006-01-02 15:04:05"
+	visitor  string
+	ua       int    // index into fixtureUAs
+	ip       string // "" = none sent
+	url      string
+	referrer string
+	event    string // custom event name; "" = pageview
+}
+
+var scenario = []scenarioEvent{
+	{"2026-04-20 08:00:00", "", -1, "", "https://example.com/", "", ""},
+	{"2026-04-25 10:00:00", "ivy", 0, "", "https://example.com/landing", "", ""},
+	{"2026-04-30 23:30:00", "hank", 0, "", "https://example.com/landing", "", ""},
+	{"2026-05-02 10:00:00", "alice", 0, "81.2.69.10", "https://example.com/landing", "https://www.google.com/", ""},
+	{"2026-05-02 10:01:00", "alice", 0, "81.2.69.10", "https://example.com/pricing", "https://example.com/landing", ""},
+	{"2026-05-02 10:03:30", "alice", 0, "81.2.69.10", "https://example.com/signup", "https://example.com/pricing", ""},
+	{"2026-05-02 10:04:00", "alice", 0, "81.2.69.10", "https://example.com/signup", "", "signup"},
+	{"2026-05-03 09:00:00", "carol", 3, "10.0.0.1", "https://example.com/", "", ""},
+	{"2026-05-03 09:01:00", "carol", 3, "10.0.0.1", "https://example.com/", "", "signup"},
+	{"2026-05-03 09:01:30", "carol", 3, "10.0.0.1", "https://example.com/", "", "signup"},
+	{"2026-05-03 09:02:00", "carol", 3, "10.0.0.1", "https://example.com/pricing", "https://example.com/", ""},
+	{"2026-05-03 09:45:00", "carol", 3, "10.0.0.1", "https://example.com/", "", ""},
+	{"2026-05-03 12:00:00", "bob", 1, "216.160.83.5", "https://example.com/blog/post-1", "https://t.co/abc", ""},
+	{"2026-05-04 08:00:00", "dave", 2, "81.2.71.20", "https://example.com/landing?utm_source=acme-mail&utm_medium=email&utm_campaign=spring", "", ""},
+	{"2026-05-04 08:00:30", "dave", 2, "81.2.71.20", "https://example.com/pricing", "https://example.com/landing", ""},
+	{"2026-05-04 23:50:00", "erin", 4, "67.43.156.9", "https://example.com/blog/post-1", "https://news.ycombinator.com/item?id=1", ""},
+	{"2026-05-05 00:10:00", "erin", 4, "67.43.156.9", "https://example.com/blog/post-2", "https://example.com/blog/post-1", ""},
+	{"2026-05-05 12:00:00", "", -1, "", "https://example.com/a", "", ""},
+	{"2026-05-05 12:00:00", "", -1, "", "https://example.com/b", "", ""},
+	{"2026-05-05 12:00:00", "", -1, "", "https://example.com/c", "", ""},
+	{"2026-05-06 15:00:00", "frank", 5, "", "https://example.com/pricing", "https://myblog.example.org/p/1", ""},
+	{"2026-05-06 15:01:00", "frank", 5, "", "https://example.com/pricing", "", "download"},
+	{"2026-05-07 23:30:00", "gina", 4, "81.2.70.30", "https://example.com/landing", "https://www.google.com/search?q=x", ""},
+}
+
+const googlebotUA = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+// scenarioSite ingests the scenario through the API of one instance and
+// returns a client for the stats of its site, and the site id.
+func scenarioSite(t *testing.T) (*harness, *client.Client, string) {
+	cfg := testenv.Config(t)
+	cfg.GeoIPPath = filepath.Join(t.TempDir(), "city.mmdb")
+	geotest.WriteCityDB(t, cfg.GeoIPPath, map[string]geo.Location{
+		"81.2.69.0/24":    {CountryCode: "GB", RegionCode: "GB-ENG", RegionName: "England", City: "London"},
+		"81.2.71.0/24":    {CountryCode: "GB", RegionCode: "GB-ENG", RegionName: "England", City: "Manchester"},
+		"81.2.70.0/24":    {CountryCode: "GB", RegionCode: "GB-SCT", RegionName: "Scotland", City: "Edinburgh"},
+		"216.160.83.0/24": {CountryCode: "US", RegionCode: "US-WA", RegionName: "Washington", City: "Milton"},
+		"67.43.156.0/24":  {CountryCode: "US", RegionCode: "US-CA", RegionName: "California", City: "San Francisco"},
+	})
+	h := newHarnessWith(t, cfg)
+	ctx := context.Background()
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "example.com", Timezone: "America/New_York"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.client(h.key)
+	pageviews, customs, bots := 0, 0, 0
+	for _, ev := range scenario {
+		at, err := time.Parse(time.DateTime, ev.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.clock.Set(at)
+		req := api.PageviewRequest{SiteID: string(site.ID), URL: ev.url, Referrer: ev.referrer, IPAddress: ev.ip, VisitorID: ev.visitor}
+		if ev.ua < 0 {
+			req.UserAgent = googlebotUA
+			bots++
+		} else {
+			req.UserAgent = fixtureUAs[ev.ua].ua
+		}
+		if ev.event != "" {
+			_, err = c.CustomEvent(ctx, api.CustomEventRequest{PageviewRequest: req, EventName: ev.event})
+			customs++
+		} else {
+			_, err = c.Pageview(ctx, req)
+			if ev.ua >= 0 {
+				pageviews++
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s %s: %v", ev.at, ev.url, err)
+		}
+	}
+	h.waitCount(int64(pageviews+customs), "SELECT count() FROM events WHERE site_id = ?", string(site.ID))
+	h.waitCount(int64(bots), "SELECT count() FROM bot_events WHERE site_id = ?", string(site.ID))
+	return h, c, string(site.ID)
+}
+
+func TestStatsScenario(t *testing.T) {
+	h, c, site := scenarioSite(t)
+	ctx := context.Background()
+	week := client.StatsParams{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07", Timezone: "UTC"}
+	series := func(pts ...[3]any) []api.TimeseriesPoint {
+		out := make([]api.TimeseriesPoint, len(pts))
+		for i, p := range pts {
+			out[i] = api.TimeseriesPoint{Date: p[0].(string), Visitors: int64(p[1].(int)), Pageviews: int64(p[2].(int))}
+		}
+		return out
+	}
+	f := func(x float64) *float64 { return &x }
+
+	t.Run("overview in UTC with comparison", func(t *testing.T) {
+		p := week
+		p.Compare = true
+		res, err := c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := api.Overview{
+			// 7 visitors (alice..gina), 13 pageviews; 8 sessions, 3 bounces (bob, carol's
+			// second, gina) = 37.5 %; durations 240+0+120+0+30+1200+60+0 = 1650 / 8 = 206.25
+			Metrics: api.Metrics{Visitors: 7, Pageviews: 13, BounceRate: 37.5, VisitDuration: 206.3},
+			Timeseries: series([3]any{"2026-05-01", 0, 0}, [3]any{"2026-05-02", 1, 3}, [3]any{"2026-05-03", 2, 4},
+				[3]any{"2026-05-04", 2, 3}, [3]any{"2026-05-05", 1, 1}, [3]any{"2026-05-06", 1, 1}, [3]any{"2026-05-07", 1, 1}),
+			// previous 7 days, Apr 24..30: ivy and hank, one bouncing pageview each
+			Comparison: &api.Comparison{DateFrom: "2026-04-24", DateTo: "2026-04-30",
+				Metrics: api.Metrics{Visitors: 2, Pageviews: 2, BounceRate: 100, VisitDuration: 0},
+				Timeseries: series([3]any{"2026-04-24", 0, 0}, [3]any{"2026-04-25", 1, 1}, [3]any{"2026-04-26", 0, 0},
+					[3]any{"2026-04-27", 0, 0}, [3]any{"2026-04-28", 0, 0}, [3]any{"2026-04-29", 0, 0}, [3]any{"2026-04-30", 1, 1}),
+				// (7-2)/2 = +250 %, (13-2)/2 = +550 %, 37.5-100 = -62.5 points, duration from 0: none
+				Change: api.Change{Visitors: f(250), Pageviews: f(550), BounceRate: -62.5, VisitDuration: nil}},
+		}
+		if diff := cmp.Diff(want, res.Data); diff != "" {
+			t.Errorf("overview (-want +got):\n%s", diff)
+		}
+		wantMeta := api.OverviewMeta{StatsMeta: api.StatsMeta{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07", Timezone: "UTC"},
+			FilteredBotTraffic: 3}
+		if diff := cmp.Diff(wantMeta, res.Meta); diff != "" {
+			t.Errorf("meta (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("overview in the site's time zone (New York) and in Tokyo", func(t *testing.T) {
+		p := week
+		p.Timezone = ""
+		res, err := c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// New York (UTC-4): hank (Apr 30 19:30) is out, gina (May 7 19:30) in, erin's two
+		// pageviews both on May 4
+		ny := series([3]any{"2026-05-01", 0, 0}, [3]any{"2026-05-02", 1, 3}, [3]any{"2026-05-03", 2, 4},
+			[3]any{"2026-05-04", 2, 4}, [3]any{"2026-05-05", 0, 0}, [3]any{"2026-05-06", 1, 1}, [3]any{"2026-05-07", 1, 1})
+		if diff := cmp.Diff(ny, res.Data.Timeseries); diff != "" || res.Meta.Timezone != "America/New_York" ||
+			res.Data.Metrics.Visitors != 7 || res.Data.Metrics.Pageviews != 13 {
+			t.Errorf("New York: %+v %s (-want +got):\n%s", res.Data.Metrics, res.Meta.Timezone, diff)
+		}
+		p.Timezone = "Asia/Tokyo"
+		res, err = c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Tokyo (UTC+9): hank is in (May 1 08:30), gina out (May 8 08:30), erin on May 5,
+		// frank's 15:00 UTC pageview is May 7 00:00
+		tokyo := series([3]any{"2026-05-01", 1, 1}, [3]any{"2026-05-02", 1, 3}, [3]any{"2026-05-03", 2, 4},
+			[3]any{"2026-05-04", 1, 2}, [3]any{"2026-05-05", 1, 2}, [3]any{"2026-05-06", 0, 0}, [3]any{"2026-05-07", 1, 1})
+		wantMetrics := api.Metrics{Visitors: 7, Pageviews: 13, BounceRate: 37.5, VisitDuration: 206.3}
+		if diff := cmp.Diff(tokyo, res.Data.Timeseries); diff != "" || res.Data.Metrics != wantMetrics {
+			t.Errorf("Tokyo: %+v (-want +got):\n%s", res.Data.Metrics, diff)
+		}
+	})
+
+	t.Run("pages", func(t *testing.T) {
+		res, err := c.Pages(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []api.Page{
+			// bounce rate: of the sessions entering on the page; time: to the next pageview
+			{Pathname: "/pricing", Pageviews: 4, Visitors: 4, BounceRate: 0, AvgTimeOnPage: 150},       // frank entered; alice 150 s
+			{Pathname: "/landing", Pageviews: 3, Visitors: 3, BounceRate: 33.3, AvgTimeOnPage: 45},     // gina bounced; (60+30)/2
+			{Pathname: "/", Pageviews: 2, Visitors: 1, BounceRate: 50, AvgTimeOnPage: 120},             // carol twice, once bouncing
+			{Pathname: "/blog/post-1", Pageviews: 2, Visitors: 2, BounceRate: 50, AvgTimeOnPage: 1200}, // bob bounced; erin 1200 s
+			{Pathname: "/blog/post-2", Pageviews: 1, Visitors: 1, BounceRate: 0, AvgTimeOnPage: 0},     // no entries, last page
+			{Pathname: "/signup", Pageviews: 1, Visitors: 1, BounceRate: 0, AvgTimeOnPage: 0},
+		}
+		if diff := cmp.Diff(want, res.Data.Pages); diff != "" {
+			t.Errorf("pages (-want +got):\n%s", diff)
+		}
+		if res.Data.Pagination != (api.Pagination{Total: 6, Page: 1, Limit: 100}) {
+			t.Errorf("pagination %+v", res.Data.Pagination)
+		}
+		p := week
+		p.Limit, p.Page = 2, 2
+		res, err = c.Pages(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want[2:4], res.Data.Pages); diff != "" || res.Data.Pagination != (api.Pagination{Total: 6, Page: 2, Limit: 2}) {
+			t.Errorf("page 2 of 2 %+v (-want +got):\n%s", res.Data.Pagination, diff)
+		}
+	})
+
+	t.Run("entry and exit pages", func(t *testing.T) {
+		entries, err := c.EntryPages(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 8 sessions: /landing alice, dave, gina; / carol ×2; /blog/post-1 bob, erin; /pricing frank
+		wantEntries := []api.EntryPage{
+			{Pathname: "/landing", Entries: 3, EntryRate: 37.5, BounceRate: 33.3},
+			{Pathname: "/", Entries: 2, EntryRate: 25, BounceRate: 50},
+			{Pathname: "/blog/post-1", Entries: 2, EntryRate: 25, BounceRate: 50},
+			{Pathname: "/pricing", Entries: 1, EntryRate: 12.5, BounceRate: 0},
+		}
+		if diff := cmp.Diff(wantEntries, entries.Data.EntryPages); diff != "" {
+			t.Errorf("entry pages (-want +got):\n%s", diff)
+		}
+		exits, err := c.ExitPages(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// exits / pageviews of the page: /pricing carol, dave, frank 3/4; the rest one exit each
+		wantExits := []api.ExitPage{
+			{Pathname: "/pricing", Exits: 3, ExitRate: 75},
+			{Pathname: "/", Exits: 1, ExitRate: 50},
+			{Pathname: "/blog/post-1", Exits: 1, ExitRate: 50},
+			{Pathname: "/blog/post-2", Exits: 1, ExitRate: 100},
+			{Pathname: "/landing", Exits: 1, ExitRate: 33.3},
+			{Pathname: "/signup", Exits: 1, ExitRate: 100},
+		}
+		if diff := cmp.Diff(wantExits, exits.Data.ExitPages); diff != "" {
+			t.Errorf("exit pages (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("sources", func(t *testing.T) {
+		res, err := c.Sources(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []api.SourceRow{
+			{Source: "Google", SourceType: "search", Visitors: 2, Pageviews: 4, BounceRate: 50},        // alice 3, gina 1 (bounce)
+			{Source: "Direct / None", SourceType: "direct", Visitors: 1, Pageviews: 3, BounceRate: 50}, // carol's 2 sessions
+			{Source: "Hacker News", SourceType: "social", Visitors: 1, Pageviews: 2, BounceRate: 0},
+			{Source: "Twitter", SourceType: "social", Visitors: 1, Pageviews: 1, BounceRate: 100},
+			{Source: "acme-mail", SourceType: "referral", Visitors: 1, Pageviews: 2, BounceRate: 0},
+			{Source: "myblog.example.org", SourceType: "referral", Visitors: 1, Pageviews: 1, BounceRate: 0},
+		}
+		if diff := cmp.Diff(want, res.Data.Sources); diff != "" {
+			t.Errorf("sources (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("devices, browsers, operating systems", func(t *testing.T) {
+		devices, err := c.Devices(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantDevices := []api.DeviceRow{{Device: "Desktop", Visitors: 3, Percentage: 42.9}, {Device: "Mobile", Visitors: 3, Percentage: 42.9}, {Device: "Tablet", Visitors: 1, Percentage: 14.3}}
+		if diff := cmp.Diff(wantDevices, devices.Data.Devices); diff != "" {
+			t.Errorf("devices (-want +got):\n%s", diff)
+		}
+		browsers, err := c.Browsers(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantBrowsers := []api.BrowserRow{{Browser: "Chrome", Visitors: 3, Percentage: 42.9}, {Browser: "Safari", Visitors: 2, Percentage: 28.6}, {Browser: "Edge", Visitors: 1, Percentage: 14.3}, {Browser: "Firefox", Visitors: 1, Percentage: 14.3}}
+		if diff := cmp.Diff(wantBrowsers, browsers.Data.Browsers); diff != "" {
+			t.Errorf("browsers (-want +got):\n%s", diff)
+		}
+		mobile := week
+		mobile.Device = "Mobile"
+		browsers, err = c.Browsers(ctx, mobile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// bob Safari, erin and gina Chrome: shares of the 3 mobile visitors
+		if diff := cmp.Diff([]api.BrowserRow{{Browser: "Chrome", Visitors: 2, Percentage: 66.7}, {Browser: "Safari", Visitors: 1, Percentage: 33.3}}, browsers.Data.Browsers); diff != "" {
+			t.Errorf("mobile browsers (-want +got):\n%s", diff)
+		}
+		systems, err := c.OperatingSystems(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantOS := []api.OSRow{{OS: "Android", Visitors: 2, Percentage: 28.6}, {OS: "iOS", Visitors: 2, Percentage: 28.6}, {OS: "Linux", Visitors: 1, Percentage: 14.3}, {OS: "Windows", Visitors: 1, Percentage: 14.3}, {OS: "macOS", Visitors: 1, Percentage: 14.3}}
+		if diff := cmp.Diff(wantOS, systems.Data.OperatingSystems); diff != "" {
+			t.Errorf("operating systems (-want +got):\n%s", diff)
+		}
+		desktop := week
+		desktop.Device = "Desktop"
+		systems, err = c.OperatingSystems(ctx, desktop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.OSRow{{OS: "Linux", Visitors: 1, Percentage: 33.3}, {OS: "Windows", Visitors: 1, Percentage: 33.3}, {OS: "macOS", Visitors: 1, Percentage: 33.3}}, systems.Data.OperatingSystems); diff != "" {
+			t.Errorf("desktop operating systems (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("countries, regions, cities", func(t *testing.T) {
+		countries, err := c.Countries(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// carol (private address) and frank (none) are unknown: ZZ
+		want := []api.CountryRow{{CountryCode: "GB", CountryName: "United Kingdom", Visitors: 3, Percentage: 42.9}, {CountryCode: "US", CountryName: "United States", Visitors: 2, Percentage: 28.6}, {CountryCode: "ZZ", CountryName: "Unknown", Visitors: 2, Percentage: 28.6}}
+		if diff := cmp.Diff(want, countries.Data.Countries); diff != "" {
+			t.Errorf("countries (-want +got):\n%s", diff)
+		}
+		gb := week
+		gb.Country = "gb"
+		regions, err := c.Regions(ctx, gb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.RegionRow{{RegionCode: "GB-ENG", RegionName: "England", Visitors: 2, Percentage: 66.7}, {RegionCode: "GB-SCT", RegionName: "Scotland", Visitors: 1, Percentage: 33.3}}, regions.Data.Regions); diff != "" {
+			t.Errorf("GB regions (-want +got):\n%s", diff)
+		}
+		us := week
+		us.Country = "US"
+		regions, err = c.Regions(ctx, us)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.RegionRow{{RegionCode: "US-CA", RegionName: "California", Visitors: 1, Percentage: 50}, {RegionCode: "US-WA", RegionName: "Washington", Visitors: 1, Percentage: 50}}, regions.Data.Regions); diff != "" {
+			t.Errorf("US regions (-want +got):\n%s", diff)
+		}
+		eng := week
+		eng.Region = "GB-ENG"
+		cities, err := c.Cities(ctx, eng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.CityRow{{City: "London", Visitors: 1, Percentage: 50}, {City: "Manchester", Visitors: 1, Percentage: 50}}, cities.Data.Cities); diff != "" {
+			t.Errorf("GB-ENG cities (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("custom events", func(t *testing.T) {
+		res, err := c.Events(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// signup: alice once, carol twice = 3 by 2 visitors; rate = count / 7 visitors
+		want := []api.EventRow{{EventName: "signup", TotalCount: 3, UniqueVisitors: 2, ConversionRate: 42.9}, {EventName: "download", TotalCount: 1, UniqueVisitors: 1, ConversionRate: 14.3}}
+		if diff := cmp.Diff(want, res.Data.Events); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		p := week
+		p.EventName = "download"
+		res, err = c.Events(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want[1:], res.Data.Events); diff != "" {
+			t.Errorf("events named download (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("UTM filters apply to every report", func(t *testing.T) {
+		p := week
+		p.UTMSource, p.UTMCampaign = "acme-mail", "spring"
+		res, err := c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// dave only: 2 pageviews in one 30 s session
+		if res.Data.Metrics != (api.Metrics{Visitors: 1, Pageviews: 2, BounceRate: 0, VisitDuration: 30}) {
+			t.Errorf("overview for the campaign: %+v", res.Data.Metrics)
+		}
+		pages, err := c.Pages(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPages := []api.Page{{Pathname: "/landing", Pageviews: 1, Visitors: 1, AvgTimeOnPage: 30},
+			{Pathname: "/pricing", Pageviews: 1, Visitors: 1}}
+		if diff := cmp.Diff(wantPages, pages.Data.Pages); diff != "" {
+			t.Errorf("pages for the campaign (-want +got):\n%s", diff)
+		}
+		sources, err := c.Sources(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sources.Data.Sources) != 1 || sources.Data.Sources[0].Source != "acme-mail" {
+			t.Errorf("sources for the campaign: %+v", sources.Data.Sources)
+		}
+		p.UTMCampaign = "autumn"
+		res, err = c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Data.Metrics != (api.Metrics{}) || res.Meta.FilteredBotTraffic != 3 {
+			t.Errorf("overview for an unknown campaign: %+v, bots %d", res.Data.Metrics, res.Meta.FilteredBotTraffic)
+		}
+	})
+
+	t.Run("realtime, read through another instance", func(t *testing.T) {
+		other := h.secondInstance()
+		h.clock.Set(time.Date(2026, 5, 7, 23, 33, 0, 0, time.UTC))
+		res, err := other.client(h.key).Realtime(ctx, site)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// only gina (23:30) is within the last 5 minutes
+		want := api.Realtime{ActiveVisitors: 1, CurrentPages: []api.RealtimePage{{Pathname: "/landing", Visitors: 1}},
+			CurrentSources: []api.RealtimeSrc{{Source: "Google", Visitors: 1}}}
+		if diff := cmp.Diff(want, res.Data); diff != "" {
+			t.Errorf("realtime (-want +got):\n%s", diff)
+		}
+		if !res.Meta.Timestamp.Equal(h.clock.Now()) {
+			t.Errorf("timestamp %v, want %v", res.Meta.Timestamp, h.clock.Now())
+		}
+	})
+}

@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// Stats answers the stats endpoints.
+type Stats interface {
+	Overview(ctx context.Context, p auth.Principal, r stats.Request) (api.OverviewResponse, error)
+	Pages(ctx context.Context, p auth.Principal, r stats.Request) (api.PagesResponse, error)
+	Sources(ctx context.Context, p auth.Principal, r stats.Request) (api.SourcesResponse, error)
+	EntryPages(ctx context.Context, p auth.Principal, r stats.Request) (api.EntryPagesResponse, error)
+	ExitPages(ctx context.Context, p auth.Principal, r stats.Request) (api.ExitPagesResponse, error)
+	Devices(ctx context.Context, p auth.Principal, r stats.Request) (api.DevicesResponse, error)
+	Browsers(ctx context.Context, p auth.Principal, r stats.Request) (api.BrowsersResponse, error)
+	OperatingSystems(ctx context.Context, p auth.Principal, r stats.Request) (api.OperatingSystemsResponse, error)
+	Countries(ctx context.Context, p auth.Principal, r stats.Request) (api.CountriesResponse, error)
+	Regions(ctx context.Context, p auth.Principal, r stats.Request) (api.RegionsResponse, error)
+	Cities(ctx context.Context, p auth.Principal, r stats.Request) (api.CitiesResponse, error)
+	Events(ctx context.Context, p auth.Principal, r stats.Request) (api.EventsResponse, error)
+	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (api.RealtimeResponse, error)
+}
+
+// statsRoutes registers the thirteen stats endpoints on g.
+func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
+	st := s.deps.Stats
+	g.GET("/stats/overview", report(stats.Endpoint{AcceptCompare: true}, st.Overview), mw...)
+	g.GET("/stats/pages", report(stats.Endpoint{AcceptPaging: true}, st.Pages), mw...)
+	g.GET("/stats/sources", report(stats.Endpoint{}, st.Sources), mw...)
+	g.GET("/stats/entry-pages", report(stats.Endpoint{}, st.EntryPages), mw...)
+	g.GET("/stats/exit-pages", report(stats.Endpoint{}, st.ExitPages), mw...)
+	g.GET("/stats/devices", report(stats.Endpoint{}, st.Devices), mw...)
+	g.GET("/stats/browsers", report(stats.Endpoint{AcceptDevice: true}, st.Browsers), mw...)
+	g.GET("/stats/operating-systems", report(stats.Endpoint{AcceptDevice: true}, st.OperatingSystems), mw...)
+	g.GET("/stats/countries", report(stats.Endpoint{}, st.Countries), mw...)
+	g.GET("/stats/regions", report(stats.Endpoint{RequireCountry: true}, st.Regions), mw...)
+	g.GET("/stats/cities", report(stats.Endpoint{RequireRegion: true}, st.Cities), mw...)
+	g.GET("/stats/events", report(stats.Endpoint{AcceptEventName: true}, st.Events), mw...)
+	g.GET("/stats/realtime", report(stats.Endpoint{NoDates: true}, st.Realtime), mw...)
+}
+
+// report is the one handler shape of every stats endpoint: parse the query
+// string, call the service, answer 200 with its result.
+func report[T any](e stats.Endpoint, call func(context.Context, auth.Principal, stats.Request) (T, error)) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req, err := stats.ParseRequest(c.QueryParams(), e)
+		if err != nil {
+			return err
+		}
+		res, err := call(c.Request().Context(), principal(c), req)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, res)
+	}
+}

@@ -1,0 +1,101 @@
+// Package realtime answers "who is on the site right now" from Redis, so
+// that every API instance sees the same visitors. The ingest session script
+// records each active visitor in two keys per site: a sorted set of visitor →
+// last seen (unix seconds) and a hash of visitor → current page and source.
+// Entries older than the window are trimmed as new events arrive.
+package realtime
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// Window is how far back "now" reaches (spec: 5 minutes).
+const Window = 5 * time.Minute
+
+// maxRows caps the current pages and sources lists.
+const maxRows = 100
+
+// Keys are the Redis keys of a site's realtime state.
+func Keys(prefix string, site model.SiteID) (seen, current string) {
+	base := prefix + "rt:" + string(site)
+	return base + ":seen", base + ":current"
+}
+
+// Separator splits the page from the source in the current hash's values.
+const Separator = "\n"
+
+//go:embed snapshot.lua
+var snapshotLua string
+
+var snapshotScript = redis.NewScript(snapshotLua)
+
+// Reader reads the realtime state.
+type Reader struct {
+	rdb    *redis.Client
+	prefix string
+}
+
+// NewReader reads keys under prefix.
+func NewReader(rdb *redis.Client, prefix string) *Reader { return &Reader{rdb: rdb, prefix: prefix} }
+
+// Snapshot counts the visitors seen in the window before now, by current page
+// and by source.
+func (r *Reader) Snapshot(ctx context.Context, site model.SiteID, now time.Time) (api.Realtime, error) {
+	seen, current := Keys(r.prefix, site)
+	vals, err := snapshotScript.Run(ctx, r.rdb, []string{seen, current}, now.Add(-Window).Unix()).StringSlice()
+	if err != nil && err != redis.Nil {
+		return api.Realtime{}, fmt.Errorf("realtime: snapshot: %w", err)
+	}
+	pages, sources := map[string]int64{}, map[string]int64{}
+	var active int64
+	for _, v := range vals {
+		if v == "" {
+			continue // trimmed between the two reads
+		}
+		page, source, _ := strings.Cut(v, Separator)
+		active++
+		pages[page]++
+		sources[source]++
+	}
+	res := api.Realtime{ActiveVisitors: active}
+	for _, kv := range top(pages) {
+		res.CurrentPages = append(res.CurrentPages, api.RealtimePage{Pathname: kv.key, Visitors: kv.n})
+	}
+	for _, kv := range top(sources) {
+		res.CurrentSources = append(res.CurrentSources, api.RealtimeSrc{Source: kv.key, Visitors: kv.n})
+	}
+	return res, nil
+}
+
+type counted struct {
+	key string
+	n   int64
+}
+
+// top sorts by count descending, then name, and keeps maxRows.
+func top(m map[string]int64) []counted {
+	out := make([]counted, 0, len(m))
+	for k, n := range m {
+		out = append(out, counted{k, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].n != out[j].n {
+			return out[i].n > out[j].n
+		}
+		return out[i].key < out[j].key
+	})
+	if len(out) > maxRows {
+		out = out[:maxRows]
+	}
+	return out
+}

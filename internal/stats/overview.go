@@ -1,0 +1,119 @@
+package stats
+
+import (
+	"context"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// Overview is the headline metrics and the daily time series of the range,
+// with the previous period of equal length when asked.
+func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (api.OverviewResponse, error) {
+	sc, err := s.resolve(ctx, p, r)
+	if err != nil {
+		return api.OverviewResponse{}, err
+	}
+	var res api.OverviewResponse
+	var prev periodStats
+	days := int(r.DateTo.Sub(r.DateFrom).Hours()/24+0.5) + 1
+	prevFrom, prevTo := r.DateFrom.AddDate(0, 0, -days), r.DateFrom.AddDate(0, 0, -1)
+	var cur periodStats
+	var bots []float64
+	fns := []func(context.Context) error{
+		func(ctx context.Context) (err error) { cur, err = s.period(ctx, sc, r.DateFrom, r.DateTo); return err },
+		func(ctx context.Context) (err error) {
+			bots, err = s.total(ctx, Query{Table: BotEvents, Site: sc.site.ID, From: sc.from, To: sc.to, Metrics: []Metric{EventCount}})
+			return err
+		},
+	}
+	if r.Compare {
+		fns = append(fns, func(ctx context.Context) (err error) { prev, err = s.period(ctx, sc, prevFrom, prevTo); return err })
+	}
+	if err := parallel(ctx, fns...); err != nil {
+		return api.OverviewResponse{}, err
+	}
+	res.Data.Metrics, res.Data.Timeseries = cur.metrics, cur.series
+	if r.Compare {
+		res.Data.Comparison = &api.Comparison{
+			DateFrom: prevFrom.Format(time.DateOnly), DateTo: prevTo.Format(time.DateOnly),
+			Metrics: prev.metrics, Timeseries: prev.series, Change: change(cur.metrics, prev.metrics),
+		}
+	}
+	res.Meta = api.OverviewMeta{StatsMeta: sc.meta(), FilteredBotTraffic: count(bots[0])}
+	return res, nil
+}
+
+type periodStats struct {
+	metrics api.Metrics
+	series  []api.TimeseriesPoint
+}
+
+// period computes the metrics and series of the inclusive dates first..last.
+func (s *Service) period(ctx context.Context, sc scope, first, last time.Time) (periodStats, error) {
+	sc.from, sc.to = sc.bounds(first, last)
+	var totals, sessions []float64
+	var daily []Row
+	err := parallel(ctx,
+		func(ctx context.Context) (err error) {
+			totals, err = s.total(ctx, sc.query(Events, nil, []Metric{Visitors, Pageviews}))
+			return err
+		},
+		func(ctx context.Context) (err error) {
+			sessions, err = s.total(ctx, sc.query(Sessions, nil, []Metric{SessionCount, Bounces, DurationSum}))
+			return err
+		},
+		func(ctx context.Context) (err error) {
+			daily, err = s.rows(ctx, sc.query(Events, []Dimension{Day(sc.tz)}, []Metric{Visitors, Pageviews}))
+			return err
+		},
+	)
+	if err != nil {
+		return periodStats{}, err
+	}
+	ps := periodStats{metrics: api.Metrics{
+		Visitors:      count(totals[0]),
+		Pageviews:     count(totals[1]),
+		BounceRate:    percent(sessions[1], sessions[0]),
+		VisitDuration: round1(ratio(sessions[2], sessions[0])),
+	}}
+	byDay := map[string]Row{}
+	for _, r := range daily {
+		byDay[r.Dims[0]] = r
+	}
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		key := d.Format(time.DateOnly)
+		pt := api.TimeseriesPoint{Date: key}
+		if r, ok := byDay[key]; ok {
+			pt.Visitors, pt.Pageviews = count(r.Metrics[0]), count(r.Metrics[1])
+		}
+		ps.series = append(ps.series, pt)
+	}
+	return ps, nil
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// change is the percent change of each metric against the previous period
+// (nil when there is nothing to compare with); bounce rate changes in points.
+func change(cur, prev api.Metrics) api.Change {
+	pct := func(c, p float64) *float64 {
+		if p == 0 {
+			return nil
+		}
+		v := round1((c - p) / p * 100)
+		return &v
+	}
+	return api.Change{
+		Visitors:      pct(float64(cur.Visitors), float64(prev.Visitors)),
+		Pageviews:     pct(float64(cur.Pageviews), float64(prev.Pageviews)),
+		BounceRate:    round1(cur.BounceRate - prev.BounceRate),
+		VisitDuration: pct(cur.VisitDuration, prev.VisitDuration),
+	}
+}

@@ -1,0 +1,206 @@
+package stats
+
+import (
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// Limits of the stats parameters.
+const (
+	DefaultLimit  = 100
+	MaxLimit      = 1000
+	MaxPage       = 100_000
+	MaxRangeYears = 5
+	maxParamLen   = 256
+)
+
+// Request is a validated set of stats parameters.
+type Request struct {
+	SiteID model.SiteID
+	// DateFrom and DateTo are inclusive calendar dates (at 00:00 UTC; only
+	// the date counts). The range is [DateFrom 00:00, DateTo+1 00:00) in the
+	// time zone.
+	DateFrom, DateTo time.Time
+	// Timezone is the IANA name asked for; empty means the site's.
+	Timezone string
+	Compare  bool
+	Limit    int
+	Page     int
+	// Filters from the query string: UTM parameters and, per endpoint,
+	// device, country, region and event name.
+	UTM       []Filter
+	Device    string
+	Country   string
+	Region    string
+	EventName string
+}
+
+var (
+	countryCode = regexp.MustCompile(`^[A-Z]{2}$`)
+	regionCode  = regexp.MustCompile(`^[A-Z]{2}-[A-Z0-9]{1,3}$`)
+)
+
+// Endpoint names the parameters an endpoint requires beyond the common ones.
+type Endpoint struct {
+	NoDates         bool // realtime
+	RequireCountry  bool // regions
+	RequireRegion   bool // cities
+	AcceptDevice    bool // browsers, operating systems
+	AcceptEventName bool // events
+	AcceptPaging    bool // pages
+	AcceptCompare   bool // overview
+}
+
+// ParseRequest validates the query string of a stats endpoint. Every problem
+// is a 400 naming the parameter; unknown parameters are ignored.
+func ParseRequest(v url.Values, e Endpoint) (Request, error) {
+	var r Request
+	site := strings.TrimSpace(v.Get("site_id"))
+	if site == "" {
+		return r, errs.InvalidField("site_id", "site_id is required")
+	}
+	if len(site) > 64 {
+		return r, errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
+	}
+	r.SiteID = model.SiteID(site)
+	if e.NoDates {
+		return r, nil
+	}
+	var err error
+	if r.DateFrom, err = parseDate(v, "date_from"); err != nil {
+		return r, err
+	}
+	if r.DateTo, err = parseDate(v, "date_to"); err != nil {
+		return r, err
+	}
+	if !r.DateFrom.Before(r.DateTo) {
+		return r, errs.E(errs.Invalid, "invalid_date_range", "date_from must be before date_to").WithField("date_from")
+	}
+	if r.DateTo.After(r.DateFrom.AddDate(MaxRangeYears, 0, 0)) {
+		return r, errs.E(errs.Invalid, "invalid_date_range", "the range may span at most %d years", MaxRangeYears).WithField("date_to")
+	}
+	if tz := v.Get("timezone"); tz != "" {
+		if _, err := LoadLocation(tz); err != nil {
+			return r, errs.InvalidField("timezone", "must be an IANA time zone such as Europe/Berlin")
+		}
+		r.Timezone = tz
+	}
+	for _, f := range []struct {
+		param string
+		dim   Dimension
+	}{{"utm_source", UTMSource}, {"utm_medium", UTMMedium}, {"utm_campaign", UTMCampaign}, {"utm_content", UTMContent}} {
+		if val, ok := v[f.param]; ok {
+			if len(val[0]) == 0 || len(val[0]) > maxParamLen {
+				return r, errs.InvalidField(f.param, "must be 1 to %d characters", maxParamLen)
+			}
+			r.UTM = append(r.UTM, Eq(f.dim, val[0]))
+		}
+	}
+	if e.AcceptCompare {
+		if r.Compare, err = parseBool(v, "compare"); err != nil {
+			return r, err
+		}
+	}
+	if e.AcceptPaging {
+		if r.Limit, err = parseInt(v, "limit", DefaultLimit, 1, MaxLimit); err != nil {
+			return r, err
+		}
+		if r.Page, err = parseInt(v, "page", 1, 1, MaxPage); err != nil {
+			return r, err
+		}
+	}
+	if e.AcceptDevice && v.Get("device") != "" {
+		if r.Device = canonicalDevice(v.Get("device")); r.Device == "" {
+			return r, errs.InvalidField("device", "must be Desktop, Mobile or Tablet")
+		}
+	}
+	if e.RequireCountry {
+		r.Country = strings.ToUpper(strings.TrimSpace(v.Get("country")))
+		if r.Country == "" {
+			return r, errs.InvalidField("country", "country is required (an ISO 3166-1 code such as US)")
+		}
+		if !countryCode.MatchString(r.Country) {
+			return r, errs.InvalidField("country", "must be an ISO 3166-1 alpha-2 code such as US")
+		}
+	}
+	if e.RequireRegion {
+		r.Region = strings.ToUpper(strings.TrimSpace(v.Get("region")))
+		if r.Region == "" {
+			return r, errs.InvalidField("region", "region is required (an ISO 3166-2 code such as US-CA)")
+		}
+		if !regionCode.MatchString(r.Region) {
+			return r, errs.InvalidField("region", "must be an ISO 3166-2 code such as US-CA")
+		}
+	}
+	if e.AcceptEventName {
+		if name, ok := v["event_name"]; ok {
+			if len(name[0]) == 0 || len(name[0]) > 120 {
+				return r, errs.InvalidField("event_name", "must be 1 to 120 characters")
+			}
+			r.EventName = name[0]
+		}
+	}
+	return r, nil
+}
+
+// LoadLocation loads an IANA time zone; "Local" is not one.
+func LoadLocation(name string) (*time.Location, error) {
+	if name == "Local" || name == "" {
+		return nil, errs.InvalidField("timezone", "must be an IANA time zone")
+	}
+	return time.LoadLocation(name)
+}
+
+func parseDate(v url.Values, name string) (time.Time, error) {
+	s := v.Get(name)
+	if s == "" {
+		return time.Time{}, errs.InvalidField(name, "%s is required (YYYY-MM-DD)", name)
+	}
+	d, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}, errs.InvalidField(name, "must be a date in the form YYYY-MM-DD")
+	}
+	if d.Year() < 2000 || d.Year() > 2200 {
+		return time.Time{}, errs.InvalidField(name, "must be a date between 2000 and 2200")
+	}
+	return d, nil
+}
+
+func parseBool(v url.Values, name string) (bool, error) {
+	s, ok := v[name]
+	if !ok {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s[0])
+	if err != nil {
+		return false, errs.InvalidField(name, "must be true or false")
+	}
+	return b, nil
+}
+
+func parseInt(v url.Values, name string, def, lo, hi int) (int, error) {
+	s, ok := v[name]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s[0])
+	if err != nil || n < lo || n > hi {
+		return 0, errs.InvalidField(name, "must be an integer from %d to %d", lo, hi)
+	}
+	return n, nil
+}
+
+func canonicalDevice(s string) string {
+	for _, d := range []string{"Desktop", "Mobile", "Tablet"} {
+		if strings.EqualFold(s, d) {
+			return d
+		}
+	}
+	return ""
+}

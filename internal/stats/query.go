@@ -1,0 +1,219 @@
+// Package stats computes tally's statistics. Its SQL comes from a small pure
+// builder: metrics and dimensions are values that own their ClickHouse
+// expressions (vocabulary.go), a Query is a validated list of them, and Build
+// appends conditions and their arguments together — no value is ever
+// formatted into SQL.
+package stats
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// Filter restricts a query to rows whose dimension equals (or differs from)
+// a value, or is one of a list of values.
+type Filter struct {
+	Dim    Dimension
+	Value  string
+	Not    bool
+	Values []string // set for In
+}
+
+// Eq keeps rows where d = v.
+func Eq(d Dimension, v string) Filter { return Filter{Dim: d, Value: v} }
+
+// NotEq keeps rows where d != v.
+func NotEq(d Dimension, v string) Filter { return Filter{Dim: d, Value: v, Not: true} }
+
+// In keeps rows where d is one of vs.
+func In(d Dimension, vs []string) Filter { return Filter{Dim: d, Values: append([]string{}, vs...)} }
+
+// Order sorts by a metric (descending) or a dimension (ascending).
+type Order struct {
+	Metric    *Metric
+	Dimension *Dimension
+}
+
+// Query is one aggregate query over one table of one site.
+type Query struct {
+	Table      Table
+	Site       model.SiteID
+	From, To   time.Time // [From, To), UTC
+	Filters    []Filter
+	Dimensions []Dimension
+	Metrics    []Metric
+	Order      []Order
+	Limit      int // 0 = no limit
+	Offset     int
+	// SamplePercent, when 1..99, reads that share of visitors (SAMPLE BY
+	// visitor_id); count metrics must then be scaled by 100/SamplePercent.
+	SamplePercent int
+}
+
+// Build returns the SQL and its arguments. Result columns are the dimensions
+// as strings, then the metrics as Float64, in order.
+func (q Query) Build() (string, []any, error) {
+	if err := q.check(); err != nil {
+		return "", nil, err
+	}
+	var sel, group []string
+	var args, selArgs []any
+	for i, d := range q.Dimensions {
+		sel = append(sel, fmt.Sprintf("toString(%s) AS d%d", d.exprs[q.Table], i))
+		selArgs = append(selArgs, d.args...)
+		group = append(group, fmt.Sprintf("d%d", i))
+	}
+	for i, m := range q.Metrics {
+		sel = append(sel, fmt.Sprintf("toFloat64(%s) AS m%d", m.exprs[q.Table], i))
+	}
+	var b strings.Builder
+	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + string(q.Table))
+	args = append(args, selArgs...)
+	if q.sampled() {
+		// SAMPLE takes only a literal: the one number written into the SQL,
+		// an int the service computed itself.
+		b.WriteString(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
+	}
+	tc := timeColumn[q.Table]
+	b.WriteString(" WHERE site_id = ? AND " + tc + " >= ? AND " + tc + " < ?")
+	args = append(args, string(q.Site), q.From.UTC(), q.To.UTC())
+	for _, f := range q.Filters {
+		expr := f.Dim.exprs[q.Table]
+		switch {
+		case f.Values != nil:
+			// a list binds as an array literal, so membership is has(?, x)
+			b.WriteString(" AND has(?, " + expr + ")")
+			args = append(append(args, f.Values), f.Dim.args...)
+			continue
+		case f.Not:
+			b.WriteString(" AND " + expr + " != ?")
+		default:
+			b.WriteString(" AND " + expr + " = ?")
+		}
+		args = append(append(args, f.Dim.args...), f.Value)
+	}
+	if len(group) > 0 {
+		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
+		if q.Table == Sessions {
+			// groups whose rows all cancel out hold no live session
+			b.WriteString(" HAVING sum(sign) > 0")
+		}
+	}
+	if order := q.orderBy(); order != "" {
+		b.WriteString(" ORDER BY " + order)
+	}
+	if q.Limit > 0 {
+		b.WriteString(" LIMIT ? OFFSET ?")
+		args = append(args, q.Limit, q.Offset)
+	}
+	return b.String(), args, nil
+}
+
+// sampled reports whether the query reads a sample.
+func (q Query) sampled() bool {
+	return q.SamplePercent > 0 && q.SamplePercent < 100 && q.Table != BotEvents
+}
+
+// Scale is the factor that turns a count on the sample into an estimate.
+func (q Query) Scale() float64 {
+	if !q.sampled() {
+		return 1
+	}
+	return 100 / float64(q.SamplePercent)
+}
+
+func (q Query) check() error {
+	if _, ok := timeColumn[q.Table]; !ok {
+		return fmt.Errorf("stats: unknown table %q", q.Table)
+	}
+	if q.Site == "" || !q.From.Before(q.To) {
+		return errors.New("stats: a query needs a site and a non-empty time range")
+	}
+	if len(q.Metrics) == 0 {
+		return errors.New("stats: a query needs at least one metric")
+	}
+	for _, m := range q.Metrics {
+		if _, ok := m.exprs[q.Table]; !ok {
+			return fmt.Errorf("stats: metric %s is not defined on %s", m.Name, q.Table)
+		}
+	}
+	mutable := false
+	for _, d := range append(append([]Dimension(nil), q.Dimensions...), filterDims(q.Filters)...) {
+		if _, ok := d.exprs[q.Table]; !ok {
+			return fmt.Errorf("stats: dimension %s is not defined on %s", d.Name, q.Table)
+		}
+		mutable = mutable || d.mutable
+	}
+	for _, m := range q.Metrics {
+		if mutable && q.Table == Sessions && m.Name == Visitors.Name {
+			return errors.New("stats: visitors cannot be counted per exit page from session rows")
+		}
+	}
+	for _, o := range q.Order {
+		if (o.Metric == nil) == (o.Dimension == nil) {
+			return errors.New("stats: an order names exactly one metric or dimension")
+		}
+		if o.Metric != nil && q.metricIndex(*o.Metric) < 0 || o.Dimension != nil && q.dimensionIndex(*o.Dimension) < 0 {
+			return errors.New("stats: can only order by a selected metric or dimension")
+		}
+	}
+	if q.Limit < 0 || q.Offset < 0 || (q.Offset > 0 && q.Limit == 0) {
+		return errors.New("stats: bad limit or offset")
+	}
+	return nil
+}
+
+func filterDims(fs []Filter) []Dimension {
+	out := make([]Dimension, len(fs))
+	for i, f := range fs {
+		out[i] = f.Dim
+	}
+	return out
+}
+
+func (q Query) orderBy() string {
+	var parts []string
+	for _, o := range q.Order {
+		if o.Metric != nil {
+			parts = append(parts, fmt.Sprintf("m%d DESC", q.metricIndex(*o.Metric)))
+		} else {
+			parts = append(parts, fmt.Sprintf("d%d ASC", q.dimensionIndex(*o.Dimension)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (q Query) metricIndex(m Metric) int {
+	for i, x := range q.Metrics {
+		if x.Name == m.Name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (q Query) dimensionIndex(d Dimension) int {
+	for i, x := range q.Dimensions {
+		if x.Name == d.Name {
+			return i
+		}
+	}
+	return -1
+}
+
+// ByMetric orders by m descending.
+func ByMetric(m Metric) Order { return Order{Metric: &m} }
+
+// ByDimension orders by d ascending.
+func ByDimension(d Dimension) Order { return Order{Dimension: &d} }
+
+// Row is one result row: dimension values, then metric values, in query order.
+type Row struct {
+	Dims    []string
+	Metrics []float64
+}

@@ -1,0 +1,84 @@
+package stats
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBuild(t *testing.T) {
+	from := time.Date(2026, 5, 1, 4, 0, 0, 0, time.UTC)
+	to := from.AddDate(0, 0, 7)
+	tests := []struct {
+		name     string
+		q        Query
+		wantSQL  string
+		wantArgs []any
+	}{
+		{
+			name: "totals",
+			q:    Query{Table: Events, Site: "s1", From: from, To: to, Metrics: []Metric{Visitors, Pageviews}},
+			wantSQL: "SELECT toFloat64(uniqExact(visitor_id)) AS m0, toFloat64(countIf(name = 'pageview')) AS m1 FROM events " +
+				"WHERE site_id = ? AND ts >= ? AND ts < ?",
+			wantArgs: []any{"s1", from, to},
+		},
+		{
+			name: "daily series in a time zone, filtered, sampled",
+			q: Query{Table: Events, Site: "s1", From: from, To: to, Dimensions: []Dimension{Day("Asia/Tokyo")},
+				Metrics: []Metric{Visitors}, Filters: []Filter{Eq(UTMSource, "x'); DROP"), NotEq(EventName, "pageview")}, SamplePercent: 25},
+			wantSQL: "SELECT toString(toDate(ts, ?)) AS d0, toFloat64(uniqExact(visitor_id)) AS m0 FROM events SAMPLE 25/100 " +
+				"WHERE site_id = ? AND ts >= ? AND ts < ? AND utm_source = ? AND name != ? GROUP BY d0",
+			wantArgs: []any{"Asia/Tokyo", "s1", from, to, "x'); DROP", "pageview"},
+		},
+		{
+			name: "sessions by entry page, ordered and paged, among listed pages",
+			q: Query{Table: Sessions, Site: "s1", From: from, To: to, Dimensions: []Dimension{EntryPage},
+				Metrics: []Metric{SessionCount, Bounces}, Filters: []Filter{In(EntryPage, []string{"/a", "/b"})},
+				Order: []Order{ByMetric(SessionCount), ByDimension(EntryPage)}, Limit: 10, Offset: 20},
+			wantSQL: "SELECT toString(entry_page) AS d0, toFloat64(sum(sign)) AS m0, toFloat64(sum(sign * is_bounce)) AS m1 " +
+				"FROM sessions WHERE site_id = ? AND started_at >= ? AND started_at < ? AND has(?, entry_page) " +
+				"GROUP BY d0 HAVING sum(sign) > 0 ORDER BY m0 DESC, d0 ASC LIMIT ? OFFSET ?",
+			wantArgs: []any{"s1", from, to, []string{"/a", "/b"}, 10, 20},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sql, args, err := tt.q.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sql != tt.wantSQL {
+				t.Errorf("SQL\n got %s\nwant %s", sql, tt.wantSQL)
+			}
+			if diff := cmp.Diff(tt.wantArgs, args); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+			if strings.Count(sql, "?") != len(args) {
+				t.Errorf("%d placeholders for %d args", strings.Count(sql, "?"), len(args))
+			}
+		})
+	}
+}
+
+func TestBuildRejects(t *testing.T) {
+	from := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	to := from.Add(time.Hour)
+	for name, q := range map[string]Query{
+		"no metric":                  {Table: Events, Site: "s", From: from, To: to},
+		"no site":                    {Table: Events, From: from, To: to, Metrics: []Metric{Visitors}},
+		"empty range":                {Table: Events, Site: "s", From: to, To: from, Metrics: []Metric{Visitors}},
+		"unknown table":              {Table: "users", Site: "s", From: from, To: to, Metrics: []Metric{Visitors}},
+		"metric not on table":        {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Bounces}},
+		"dimension not on table":     {Table: Sessions, Site: "s", From: from, To: to, Metrics: []Metric{SessionCount}, Dimensions: []Dimension{Pathname}},
+		"filter not on table":        {Table: Sessions, Site: "s", From: from, To: to, Metrics: []Metric{SessionCount}, Filters: []Filter{Eq(EventName, "x")}},
+		"visitors by exit page":      {Table: Sessions, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Dimensions: []Dimension{ExitPage}},
+		"order by unselected metric": {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Order: []Order{ByMetric(Pageviews)}},
+		"offset without limit":       {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Offset: 5},
+	} {
+		if _, _, err := q.Build(); err == nil {
+			t.Errorf("%s: Build succeeded", name)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package stats
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// Store runs built queries; chstore implements it.
+type Store interface {
+	Rows(ctx context.Context, query string, args []any, dims, metrics int) ([]Row, error)
+}
+
+// Sites finds a site the user can reach.
+type Sites interface {
+	Site(ctx context.Context, user model.UserID, id model.SiteID) (model.Site, model.Role, error)
+}
+
+// RealtimeSource reports who is on a site right now.
+type RealtimeSource interface {
+	Snapshot(ctx context.Context, site model.SiteID, now time.Time) (api.Realtime, error)
+}
+
+// Service answers the stats endpoints.
+type Service struct {
+	store    Store
+	sites    Sites
+	realtime RealtimeSource
+	now      func() time.Time
+	log      *slog.Logger
+	// sampleAbove is the number of events in a range above which queries
+	// run on a sample of visitors; 0 disables sampling.
+	sampleAbove int64
+}
+
+// NewService wires the stats service.
+func NewService(store Store, sites Sites, realtime RealtimeSource, sampleAbove int64, now func() time.Time,
+	log *slog.Logger) *Service {
+	return &Service{store: store, sites: sites, realtime: realtime, sampleAbove: sampleAbove, now: now, log: log}
+}
+
+// UnknownLabel names rows whose value is unknown (device, browser, country...).
+const UnknownLabel = "Unknown"
+
+// maxRows caps the breakdown lists that have no paging.
+const maxRows = 1000
+
+// scope is a resolved request: the site, the UTC bounds and the sample rate.
+type scope struct {
+	req      Request
+	site     model.Site
+	tz       string
+	loc      *time.Location
+	from, to time.Time
+	sample   int // percent of visitors read; 0 = all
+}
+
+func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (scope, error) {
+	if err := p.Require(model.ScopeStatsRead); err != nil {
+		return scope{}, err
+	}
+	site, _, err := s.sites.Site(ctx, p.UserID, r.SiteID)
+	if err != nil {
+		return scope{}, err
+	}
+	sc := scope{req: r, site: site, tz: r.Timezone}
+	if sc.tz == "" {
+		sc.tz = site.Timezone
+	}
+	if sc.loc, err = LoadLocation(sc.tz); err != nil {
+		sc.tz, sc.loc = "UTC", time.UTC
+	}
+	if r.DateFrom.IsZero() {
+		return sc, nil
+	}
+	sc.from, sc.to = sc.bounds(r.DateFrom, r.DateTo)
+	sc.sample, err = s.sampleRate(ctx, sc)
+	return sc, err
+}
+
+// bounds turns inclusive dates into the UTC instants [first 00:00, last+1 00:00)
+// of the scope's time zone.
+func (sc scope) bounds(first, last time.Time) (time.Time, time.Time) {
+	start := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, sc.loc)
+	end := time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, sc.loc)
+	return start.UTC(), end.UTC()
+}
+
+// sampleRate decides whether the range is large enough to sample, and which
+// percentage of visitors to read.
+func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
+	if s.sampleAbove <= 0 {
+		return 0, nil
+	}
+	rows, err := s.rows(ctx, Query{Table: Events, Site: sc.site.ID, From: sc.from, To: sc.to, Metrics: []Metric{EventCount}})
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	n := rows[0].Metrics[0]
+	if n <= float64(s.sampleAbove) {
+		return 0, nil
+	}
+	// read about half the threshold's worth of events
+	return max(1, int(float64(s.sampleAbove)/2/n*100)), nil
+}
+
+// query starts a query on the scope with its UTM filters and sample.
+func (sc scope) query(t Table, dims []Dimension, metrics []Metric, filters ...Filter) Query {
+	return Query{Table: t, Site: sc.site.ID, From: sc.from, To: sc.to, Dimensions: dims, Metrics: metrics,
+		Filters: append(append([]Filter(nil), sc.req.UTM...), filters...), SamplePercent: sc.sample}
+}
+
+// rows runs q and scales count metrics back when it ran on a sample.
+func (s *Service) rows(ctx context.Context, q Query) ([]Row, error) {
+	sql, args, err := q.Build()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.Rows(ctx, sql, args, len(q.Dimensions), len(q.Metrics))
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot load time zone") {
+			return nil, errs.InvalidField("timezone", "this time zone is not known to the database")
+		}
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	if scale := q.Scale(); scale != 1 {
+		for _, r := range rows {
+			for i, m := range q.Metrics {
+				if m.count {
+					r.Metrics[i] *= scale
+				}
+			}
+		}
+	}
+	return rows, nil
+}
+
+// total runs a query without dimensions and returns its metrics (zeros when empty).
+func (s *Service) total(ctx context.Context, q Query) ([]float64, error) {
+	rows, err := s.rows(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return make([]float64, len(q.Metrics)), nil
+	}
+	return rows[0].Metrics, nil
+}
+
+func (sc scope) meta() api.StatsMeta {
+	return api.StatsMeta{SiteID: string(sc.site.ID), DateFrom: sc.req.DateFrom.Format(time.DateOnly),
+		DateTo: sc.req.DateTo.Format(time.DateOnly), Timezone: sc.tz, Sampled: sc.sample > 0}
+}
+
+// round1 rounds to one decimal, as every rate and duration is reported.
+func round1(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return math.Round(x*10) / 10
+}
+
+// percent is part/whole × 100 with one decimal; 0 when whole is 0.
+func percent(part, whole float64) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return round1(part / whole * 100)
+}
+
+func count(x float64) int64 { return int64(math.Round(x)) }
+
+func labelOr(v, fallback string) string {
+	if v == "" {
+		return fallback
+	}
+	return v
+}
+
+// parallel runs fns concurrently and returns the first error.
+func parallel(ctx context.Context, fns ...func(context.Context) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, fn := range fns {
+		g.Go(func() error { return fn(gctx) })
+	}
+	return g.Wait()
+}

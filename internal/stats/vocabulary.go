@@ -1,0 +1,85 @@
+package stats
+
+// Table is a ClickHouse table the statistics read.
+type Table string
+
+// Tables.
+const (
+	Events    Table = "events"
+	Sessions  Table = "sessions"
+	BotEvents Table = "bot_events"
+)
+
+// timeColumn is the column a table is bounded by in time: events by when
+// they happened, sessions by when they started.
+var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvents: "ts"}
+
+// Metric is an aggregate that knows its ClickHouse expression on each table
+// it is defined for. Session metrics sum with sign, so the cancel rows of the
+// VersionedCollapsingMergeTree take out the states they replace.
+type Metric struct {
+	Name  string
+	exprs map[Table]string
+	// count metrics are scaled back when a query runs on a sample.
+	count bool
+}
+
+// uniqVisitors counts distinct visitors exactly.
+const uniqVisitors = "uniqExact(visitor_id)"
+
+// The metric vocabulary.
+var (
+	Visitors     = Metric{Name: "visitors", count: true, exprs: map[Table]string{Events: uniqVisitors, Sessions: uniqVisitors}}
+	Pageviews    = Metric{Name: "pageviews", count: true, exprs: map[Table]string{Events: "countIf(name = 'pageview')", Sessions: "sum(sign * pageviews)"}}
+	EventCount   = Metric{Name: "events", count: true, exprs: map[Table]string{Events: "count()", BotEvents: "count()"}}
+	SessionCount = Metric{Name: "sessions", count: true, exprs: map[Table]string{Sessions: "sum(sign)"}}
+	Bounces      = Metric{Name: "bounces", count: true, exprs: map[Table]string{Sessions: "sum(sign * is_bounce)"}}
+	DurationSum  = Metric{Name: "duration_sum", count: true, exprs: map[Table]string{Sessions: "sum(sign * duration)"}}
+	Pathnames    = Metric{Name: "pathnames", exprs: map[Table]string{Events: "uniqExact(pathname)"}}
+	// TimeOnPrevSum adds up the seconds spent on the previous page of each
+	// pageview; grouped by PrevPathname it is the time spent on each page.
+	TimeOnPrevSum = Metric{Name: "time_on_prev_sum", count: true, exprs: map[Table]string{Events: "sum(time_on_prev)"}}
+)
+
+// Dimension is a column (or expression) results can be grouped and filtered by.
+type Dimension struct {
+	Name  string
+	exprs map[Table]string
+	args  []any
+	// mutable dimensions change between versions of a session (the exit
+	// page): a visitor's cancelled rows then sit in other groups than their
+	// live row, so distinct visitors cannot be counted per group.
+	mutable bool
+}
+
+func both(col string) map[Table]string { return map[Table]string{Events: col, Sessions: col} }
+
+// The dimension vocabulary.
+var (
+	Pathname     = Dimension{Name: "pathname", exprs: map[Table]string{Events: "pathname"}}
+	PrevPathname = Dimension{Name: "prev_pathname", exprs: map[Table]string{Events: "prev_pathname"}}
+	EventName    = Dimension{Name: "event_name", exprs: map[Table]string{Events: "name"}}
+	EntryPage    = Dimension{Name: "entry_page", exprs: map[Table]string{Sessions: "entry_page"}}
+	ExitPage     = Dimension{Name: "exit_page", exprs: map[Table]string{Sessions: "exit_page"}, mutable: true}
+	Source       = Dimension{Name: "source", exprs: both("referrer_source")}
+	SourceType   = Dimension{Name: "source_type", exprs: both("source_type")}
+	UTMSource    = Dimension{Name: "utm_source", exprs: both("utm_source")}
+	UTMMedium    = Dimension{Name: "utm_medium", exprs: both("utm_medium")}
+	UTMCampaign  = Dimension{Name: "utm_campaign", exprs: both("utm_campaign")}
+	UTMContent   = Dimension{Name: "utm_content", exprs: both("utm_content")}
+	Device       = Dimension{Name: "device", exprs: both("device")}
+	Browser      = Dimension{Name: "browser", exprs: both("browser")}
+	OS           = Dimension{Name: "os", exprs: both("os")}
+	Country      = Dimension{Name: "country", exprs: both("country_code")}
+	Region       = Dimension{Name: "region", exprs: both("region_code")}
+	RegionName   = Dimension{Name: "region_name", exprs: both("region_name")}
+	City         = Dimension{Name: "city", exprs: both("city")}
+)
+
+// Day groups by calendar day in time zone tz (an IANA name, validated by the
+// caller; it is bound as a parameter, never formatted into the SQL).
+func Day(tz string) Dimension {
+	return Dimension{Name: "date", exprs: map[Table]string{
+		Events: "toDate(ts, ?)", Sessions: "toDate(started_at, ?)", BotEvents: "toDate(ts, ?)",
+	}, args: []any{tz}}
+}

@@ -1,0 +1,277 @@
+package api
+
+import "time"
+
+// StatsMeta is the meta object of the stats reports.
+type StatsMeta struct {
+	SiteID   string `json:"site_id"`
+	DateFrom string `json:"date_from"`
+	DateTo   string `json:"date_to"`
+	Timezone string `json:"timezone"`
+	// Sampled is true when the answer was computed on a sample of visitors
+	// (counts scaled back) because the range holds more events than the
+	// server's threshold.
+	Sampled bool `json:"sampled"`
+}
+
+// OverviewMeta adds the count of filtered bot events.
+type OverviewMeta struct {
+	StatsMeta
+	FilteredBotTraffic int64 `json:"filtered_bot_traffic"`
+}
+
+// Metrics are the headline numbers. Durations in seconds; rates 0–100.
+type Metrics struct {
+	Visitors      int64   `json:"visitors"`
+	Pageviews     int64   `json:"pageviews"`
+	BounceRate    float64 `json:"bounce_rate"`
+	VisitDuration float64 `json:"visit_duration"`
+}
+
+// TimeseriesPoint is one day.
+type TimeseriesPoint struct {
+	Date      string `json:"date"`
+	Visitors  int64  `json:"visitors"`
+	Pageviews int64  `json:"pageviews"`
+}
+
+// Change compares a period with the previous one: percent change of each
+// metric (null when the previous value is 0), bounce_rate in points.
+type Change struct {
+	Visitors      *float64 `json:"visitors"`
+	Pageviews     *float64 `json:"pageviews"`
+	BounceRate    float64  `json:"bounce_rate"`
+	VisitDuration *float64 `json:"visit_duration"`
+}
+
+// Comparison is the previous period of equal length.
+type Comparison struct {
+	DateFrom   string            `json:"date_from"`
+	DateTo     string            `json:"date_to"`
+	Metrics    Metrics           `json:"metrics"`
+	Timeseries []TimeseriesPoint `json:"timeseries"`
+	Change     Change            `json:"change"`
+}
+
+// Overview is data of GET /api/v1/stats/overview.
+type Overview struct {
+	Metrics    Metrics           `json:"metrics"`
+	Timeseries []TimeseriesPoint `json:"timeseries"`
+	Comparison *Comparison       `json:"comparison,omitempty"`
+}
+
+// OverviewResponse is the body of GET /api/v1/stats/overview.
+type OverviewResponse struct {
+	Data Overview     `json:"data"`
+	Meta OverviewMeta `json:"meta"`
+}
+
+// Page is a row of the pages report.
+type Page struct {
+	Pathname      string  `json:"pathname"`
+	Pageviews     int64   `json:"pageviews"`
+	Visitors      int64   `json:"visitors"`
+	BounceRate    float64 `json:"bounce_rate"`
+	AvgTimeOnPage float64 `json:"avg_time_on_page"`
+}
+
+// Pagination describes a page of a long list.
+type Pagination struct {
+	Total int64 `json:"total"`
+	Page  int   `json:"page"`
+	Limit int   `json:"limit"`
+}
+
+// PagesResponse is the body of GET /api/v1/stats/pages.
+type PagesResponse struct {
+	Data struct {
+		Pages      []Page     `json:"pages"`
+		Pagination Pagination `json:"pagination"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// SourceRow is a row of the sources report.
+type SourceRow struct {
+	Source     string  `json:"source"`
+	SourceType string  `json:"source_type"`
+	Visitors   int64   `json:"visitors"`
+	Pageviews  int64   `json:"pageviews"`
+	BounceRate float64 `json:"bounce_rate"`
+}
+
+// SourcesResponse is the body of GET /api/v1/stats/sources.
+type SourcesResponse struct {
+	Data struct {
+		Sources []SourceRow `json:"sources"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// EntryPage is a row of the entry-pages report.
+type EntryPage struct {
+	Pathname   string  `json:"pathname"`
+	Entries    int64   `json:"entries"`
+	EntryRate  float64 `json:"entry_rate"`
+	BounceRate float64 `json:"bounce_rate"`
+}
+
+// EntryPagesResponse is the body of GET /api/v1/stats/entry-pages.
+type EntryPagesResponse struct {
+	Data struct {
+		EntryPages []EntryPage `json:"entry_pages"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// ExitPage is a row of the exit-pages report.
+type ExitPage struct {
+	Pathname string  `json:"pathname"`
+	Exits    int64   `json:"exits"`
+	ExitRate float64 `json:"exit_rate"`
+}
+
+// ExitPagesResponse is the body of GET /api/v1/stats/exit-pages.
+type ExitPagesResponse struct {
+	Data struct {
+		ExitPages []ExitPage `json:"exit_pages"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// DeviceRow, BrowserRow, OSRow, CountryRow, RegionRow and CityRow are rows of
+// the breakdown reports; percentage is the share of the report's visitors.
+type DeviceRow struct {
+	Device     string  `json:"device"`
+	Visitors   int64   `json:"visitors"`
+	Percentage float64 `json:"percentage"`
+}
+
+// BrowserRow is a row of the browsers report.
+type BrowserRow struct {
+	Browser    string  `json:"browser"`
+	Visitors   int64   `json:"visitors"`
+	Percentage float64 `json:"percentage"`
+}
+
+// OSRow is a row of the operating-systems report.
+type OSRow struct {
+	OS         string  `json:"os"`
+	Visitors   int64   `json:"visitors"`
+	Percentage float64 `json:"percentage"`
+}
+
+// CountryRow is a row of the countries report.
+type CountryRow struct {
+	CountryCode string  `json:"country_code"`
+	CountryName string  `json:"country_name"`
+	Visitors    int64   `json:"visitors"`
+	Percentage  float64 `json:"percentage"`
+}
+
+// RegionRow is a row of the regions report.
+type RegionRow struct {
+	RegionCode string  `json:"region_code"`
+	RegionName string  `json:"region_name"`
+	Visitors   int64   `json:"visitors"`
+	Percentage float64 `json:"percentage"`
+}
+
+// CityRow is a row of the cities report.
+type CityRow struct {
+	City       string  `json:"city"`
+	Visitors   int64   `json:"visitors"`
+	Percentage float64 `json:"percentage"`
+}
+
+// DevicesResponse is the body of GET /api/v1/stats/devices.
+type DevicesResponse struct {
+	Data struct {
+		Devices []DeviceRow `json:"devices"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// BrowsersResponse is the body of GET /api/v1/stats/browsers.
+type BrowsersResponse struct {
+	Data struct {
+		Browsers []BrowserRow `json:"browsers"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// OperatingSystemsResponse is the body of GET /api/v1/stats/operating-systems.
+type OperatingSystemsResponse struct {
+	Data struct {
+		OperatingSystems []OSRow `json:"operating_systems"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// CountriesResponse is the body of GET /api/v1/stats/countries.
+type CountriesResponse struct {
+	Data struct {
+		Countries []CountryRow `json:"countries"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// RegionsResponse is the body of GET /api/v1/stats/regions.
+type RegionsResponse struct {
+	Data struct {
+		Regions []RegionRow `json:"regions"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// CitiesResponse is the body of GET /api/v1/stats/cities.
+type CitiesResponse struct {
+	Data struct {
+		Cities []CityRow `json:"cities"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// EventRow is a row of the custom events report. conversion_rate is
+// total_count / unique visitors of the range × 100.
+type EventRow struct {
+	EventName      string  `json:"event_name"`
+	TotalCount     int64   `json:"total_count"`
+	UniqueVisitors int64   `json:"unique_visitors"`
+	ConversionRate float64 `json:"conversion_rate"`
+}
+
+// EventsResponse is the body of GET /api/v1/stats/events.
+type EventsResponse struct {
+	Data struct {
+		Events []EventRow `json:"events"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// Realtime is data of GET /api/v1/stats/realtime (the last 5 minutes).
+type Realtime struct {
+	ActiveVisitors int64          `json:"active_visitors"`
+	CurrentPages   []RealtimePage `json:"current_pages"`
+	CurrentSources []RealtimeSrc  `json:"current_sources"`
+}
+
+// RealtimePage counts the active visitors whose current page is Pathname.
+type RealtimePage struct {
+	Pathname string `json:"pathname"`
+	Visitors int64  `json:"visitors"`
+}
+
+// RealtimeSrc counts the active visitors by the source of their visit.
+type RealtimeSrc struct {
+	Source   string `json:"source"`
+	Visitors int64  `json:"visitors"`
+}
+
+// RealtimeResponse is the body of GET /api/v1/stats/realtime.
+type RealtimeResponse struct {
+	Data Realtime `json:"data"`
+	Meta struct {
+		Timestamp time.Time `json:"timestamp"`
+	} `json:"meta"`
+}

@@ -1,0 +1,130 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// StatsParams are the query parameters of the stats endpoints. Empty fields
+// are not sent.
+type StatsParams struct {
+	SiteID   string
+	DateFrom string // YYYY-MM-DD, inclusive
+	DateTo   string // YYYY-MM-DD, inclusive
+	Timezone string // IANA name; default: the site's
+	Compare  bool   // overview
+	Limit    int    // pages
+	Page     int    // pages
+	Device   string // browsers, operating systems
+	Country  string // regions
+	Region   string // cities
+	// EventName filters the events report.
+	EventName                                     string
+	UTMSource, UTMMedium, UTMCampaign, UTMContent string
+}
+
+func (p StatsParams) values() url.Values {
+	v := url.Values{}
+	set := func(k, val string) {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	set("site_id", p.SiteID)
+	set("date_from", p.DateFrom)
+	set("date_to", p.DateTo)
+	set("timezone", p.Timezone)
+	if p.Compare {
+		v.Set("compare", "true")
+	}
+	if p.Limit > 0 {
+		v.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if p.Page > 0 {
+		v.Set("page", strconv.Itoa(p.Page))
+	}
+	set("device", p.Device)
+	set("country", p.Country)
+	set("region", p.Region)
+	set("event_name", p.EventName)
+	set("utm_source", p.UTMSource)
+	set("utm_medium", p.UTMMedium)
+	set("utm_campaign", p.UTMCampaign)
+	set("utm_content", p.UTMContent)
+	return v
+}
+
+func getStats[T any](ctx context.Context, c *Client, report string, p StatsParams) (T, error) {
+	var res T
+	err := c.do(ctx, http.MethodGet, "/api/v1/stats/"+report, p.values(), nil, &res)
+	return res, err
+}
+
+// Overview returns headline metrics and the daily time series.
+func (c *Client) Overview(ctx context.Context, p StatsParams) (api.OverviewResponse, error) {
+	return getStats[api.OverviewResponse](ctx, c, "overview", p)
+}
+
+// Pages returns a page of the pages report.
+func (c *Client) Pages(ctx context.Context, p StatsParams) (api.PagesResponse, error) {
+	return getStats[api.PagesResponse](ctx, c, "pages", p)
+}
+
+// Sources returns the traffic sources.
+func (c *Client) Sources(ctx context.Context, p StatsParams) (api.SourcesResponse, error) {
+	return getStats[api.SourcesResponse](ctx, c, "sources", p)
+}
+
+// EntryPages returns the entry pages.
+func (c *Client) EntryPages(ctx context.Context, p StatsParams) (api.EntryPagesResponse, error) {
+	return getStats[api.EntryPagesResponse](ctx, c, "entry-pages", p)
+}
+
+// ExitPages returns the exit pages.
+func (c *Client) ExitPages(ctx context.Context, p StatsParams) (api.ExitPagesResponse, error) {
+	return getStats[api.ExitPagesResponse](ctx, c, "exit-pages", p)
+}
+
+// Devices returns visitors by device type.
+func (c *Client) Devices(ctx context.Context, p StatsParams) (api.DevicesResponse, error) {
+	return getStats[api.DevicesResponse](ctx, c, "devices", p)
+}
+
+// Browsers returns visitors by browser.
+func (c *Client) Browsers(ctx context.Context, p StatsParams) (api.BrowsersResponse, error) {
+	return getStats[api.BrowsersResponse](ctx, c, "browsers", p)
+}
+
+// OperatingSystems returns visitors by operating system.
+func (c *Client) OperatingSystems(ctx context.Context, p StatsParams) (api.OperatingSystemsResponse, error) {
+	return getStats[api.OperatingSystemsResponse](ctx, c, "operating-systems", p)
+}
+
+// Countries returns visitors by country.
+func (c *Client) Countries(ctx context.Context, p StatsParams) (api.CountriesResponse, error) {
+	return getStats[api.CountriesResponse](ctx, c, "countries", p)
+}
+
+// Regions returns the visitors of a country by region.
+func (c *Client) Regions(ctx context.Context, p StatsParams) (api.RegionsResponse, error) {
+	return getStats[api.RegionsResponse](ctx, c, "regions", p)
+}
+
+// Cities returns the visitors of a region by city.
+func (c *Client) Cities(ctx context.Context, p StatsParams) (api.CitiesResponse, error) {
+	return getStats[api.CitiesResponse](ctx, c, "cities", p)
+}
+
+// Events returns the custom events report.
+func (c *Client) Events(ctx context.Context, p StatsParams) (api.EventsResponse, error) {
+	return getStats[api.EventsResponse](ctx, c, "events", p)
+}
+
+// Realtime returns the visitors of the last five minutes.
+func (c *Client) Realtime(ctx context.Context, siteID string) (api.RealtimeResponse, error) {
+	return getStats[api.RealtimeResponse](ctx, c, "realtime", StatsParams{SiteID: siteID})
+}
