@@ -2,6 +2,7 @@
 -- cancel row (sign -1) for the previous state and a new state (sign +1,
 -- version + 1); queries sum with sign instead of using FINAL.
 CREATE TABLE IF NOT EXISTS sessions (
+    site_key         UInt64 MATERIALIZED cityHash64(site_id),
     site_id          String,
     session_id       UInt64,
     visitor_id       UInt64,
@@ -35,5 +36,5 @@ CREATE TABLE IF NOT EXISTS sessions (
     city             String
 ) ENGINE = VersionedCollapsingMergeTree(sign, version)
 PARTITION BY toYYYYMM(started_at)
-ORDER BY (site_id, toDate(started_at), visitor_id, session_id)
+ORDER BY (site_key, toDate(started_at), visitor_id, session_id)
 SAMPLE BY visitor_id;

@@ -6,19 +6,66 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/demo"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
 func newDemoCmd() *cobra.Command {
+	var opts demo.Options
+	var site string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Demo data for local development",
+		Use:   "demo [--events N] [--site SITE_ID] [--days D]",
+		Short: "Demo data: the demo account (setup) and synthetic traffic (--events)",
+		Long: `demo --events N loads about N synthetic events (with their sessions) straight
+into ClickHouse for a site, spread over the last --days days: realistic
+sources, campaigns, devices, locations, pages and custom events, for demos and
+benchmarks. Without --site it uses the demo site (see "tally demo setup").`,
+		Example: `  tally demo --events 10000000 --days 30`,
+		Args:    cobra.NoArgs,
+		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
+			if opts.Events <= 0 {
+				return cmd.Help()
+			}
+			if site == "" {
+				sites, err := svc.SitesOf(cmd.Context(), demoEmail)
+				if err != nil || len(sites) == 0 {
+					return errors.New("no demo site: run `tally demo setup` or pass --site")
+				}
+				site = string(sites[0].ID)
+			}
+			ch, err := e.clickhouse(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer ch.Close()
+			opts.Site, opts.End = model.SiteID(site), time.Now().UTC()
+			started := time.Now()
+			opts.Progress = func(n int) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "\rdemo: %d of %d events (%.0f%%), %.0f events/s ", n, opts.Events,
+					100*float64(n)/float64(opts.Events), float64(n)/time.Since(started).Seconds())
+			}
+			n, err := demo.Generate(cmd.Context(), ch, opts)
+			fmt.Fprintln(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return e.print(asJSON, map[string]any{"site_id": site, "events": n, "seconds": time.Since(started).Seconds()},
+				fmt.Sprintf("loaded %d events into site %s in %s", n, site, time.Since(started).Round(time.Millisecond)))
+		}),
 	}
+	f := cmd.Flags()
+	f.IntVar(&opts.Events, "events", 0, "number of events to generate")
+	f.StringVar(&site, "site", "", "site id (default: the demo site)")
+	f.IntVar(&opts.Days, "days", 30, "spread the traffic over this many days before now")
+	f.Uint64Var(&opts.Seed, "seed", 1, "random seed (the same seed gives the same traffic)")
+	jsonFlag(cmd, &asJSON)
 	cmd.AddCommand(newDemoSetupCmd())
 	return cmd
 }

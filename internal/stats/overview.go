@@ -57,15 +57,13 @@ func (s *Service) period(ctx context.Context, sc scope, first, last time.Time) (
 	var daily []Row
 	err := parallel(ctx,
 		func(ctx context.Context) (err error) {
-			totals, err = s.total(ctx, sc.query(Events, nil, []Metric{Visitors, Pageviews}))
+			q := sc.query(Events, []Dimension{Day(sc.tz)}, []Metric{Visitors, Pageviews})
+			q.WithTotals = true
+			daily, totals, err = s.rowsAndTotals(ctx, q)
 			return err
 		},
 		func(ctx context.Context) (err error) {
 			sessions, err = s.total(ctx, sc.query(Sessions, nil, []Metric{SessionCount, Bounces, DurationSum}))
-			return err
-		},
-		func(ctx context.Context) (err error) {
-			daily, err = s.rows(ctx, sc.query(Events, []Dimension{Day(sc.tz)}, []Metric{Visitors, Pageviews}))
 			return err
 		},
 	)

@@ -16,21 +16,16 @@ func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (api.P
 	if err != nil {
 		return res, err
 	}
-	isPageview := Eq(EventName, PageviewName)
+	isPageview := Eq(IsPageview, 1)
 	q := sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews, Visitors}, isPageview)
 	q.Order = []Order{ByMetric(Pageviews), ByDimension(Pathname)}
 	q.Limit, q.Offset = r.Limit, (r.Page-1)*r.Limit
-	var rows []Row
-	var total []float64
-	err = parallel(ctx,
-		func(ctx context.Context) (err error) { rows, err = s.rows(ctx, q); return err },
-		func(ctx context.Context) (err error) {
-			total, err = s.total(ctx, sc.query(Events, nil, []Metric{Pathnames}, isPageview))
-			return err
-		})
+	// the number of pages is the number of groups before the LIMIT
+	page, err := s.run(ctx, q)
 	if err != nil {
 		return res, err
 	}
+	rows := page.Rows
 	paths := make([]string, len(rows))
 	for i, row := range rows {
 		paths[i] = row.Dims[0]
@@ -63,13 +58,10 @@ func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (api.P
 		}
 		res.Data.Pages = append(res.Data.Pages, page)
 	}
-	res.Data.Pagination = api.Pagination{Total: count(total[0]), Page: r.Page, Limit: r.Limit}
+	res.Data.Pagination = api.Pagination{Total: page.RowsBeforeLimit, Page: r.Page, Limit: r.Limit}
 	res.Meta = sc.meta()
 	return res, nil
 }
-
-// PageviewName is the event name of pageviews.
-const PageviewName = "pageview"
 
 // byDim indexes one-dimension rows by their value.
 func byDim(rows []Row) map[string][]float64 {
@@ -130,7 +122,7 @@ func (s *Service) ExitPages(ctx context.Context, p auth.Principal, r Request) (a
 	}
 	var views map[string][]float64
 	if len(paths) > 0 {
-		pv, err := s.rows(ctx, sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews}, Eq(EventName, PageviewName), In(Pathname, paths)))
+		pv, err := s.rows(ctx, sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews}, Eq(IsPageview, 1), In(Pathname, paths)))
 		if err != nil {
 			return res, err
 		}

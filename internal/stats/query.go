@@ -16,22 +16,26 @@ import (
 )
 
 // Filter restricts a query to rows whose dimension equals (or differs from)
-// a value, or is one of a list of values.
+// a value, or is one of a set of values.
 type Filter struct {
-	Dim    Dimension
-	Value  string
-	Not    bool
-	Values []string // set for In
+	Dim   Dimension
+	Value any
+	Not   bool
+	Set   Set // for In
 }
 
+// Set is a list of values a dimension may take; the store binds it as a
+// tuple, so "x IN ?" becomes x IN ('a', 'b'): a hash lookup per row.
+type Set []string
+
 // Eq keeps rows where d = v.
-func Eq(d Dimension, v string) Filter { return Filter{Dim: d, Value: v} }
+func Eq(d Dimension, v any) Filter { return Filter{Dim: d, Value: v} }
 
 // NotEq keeps rows where d != v.
-func NotEq(d Dimension, v string) Filter { return Filter{Dim: d, Value: v, Not: true} }
+func NotEq(d Dimension, v any) Filter { return Filter{Dim: d, Value: v, Not: true} }
 
-// In keeps rows where d is one of vs.
-func In(d Dimension, vs []string) Filter { return Filter{Dim: d, Values: append([]string{}, vs...)} }
+// In keeps rows where d is one of vs (which must not be empty).
+func In(d Dimension, vs []string) Filter { return Filter{Dim: d, Set: append(Set{}, vs...)} }
 
 // Order sorts by a metric (descending) or a dimension (ascending).
 type Order struct {
@@ -50,6 +54,9 @@ type Query struct {
 	Order      []Order
 	Limit      int // 0 = no limit
 	Offset     int
+	// WithTotals adds a totals row over all groups (before LIMIT), so a
+	// breakdown and its total come from one scan.
+	WithTotals bool
 	// SamplePercent, when 1..99, reads that share of visitors (SAMPLE BY
 	// visitor_id); count metrics must then be scaled by 100/SamplePercent.
 	SamplePercent int
@@ -80,15 +87,15 @@ func (q Query) Build() (string, []any, error) {
 		b.WriteString(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
 	}
 	tc := timeColumn[q.Table]
-	b.WriteString(" WHERE site_id = ? AND " + tc + " >= ? AND " + tc + " < ?")
+	// site_key is cityHash64(site_id), stored: a number compares far faster
+	b.WriteString(" WHERE site_key = cityHash64(?) AND " + tc + " >= ? AND " + tc + " < ?")
 	args = append(args, string(q.Site), q.From.UTC(), q.To.UTC())
 	for _, f := range q.Filters {
 		expr := f.Dim.exprs[q.Table]
 		switch {
-		case f.Values != nil:
-			// a list binds as an array literal, so membership is has(?, x)
-			b.WriteString(" AND has(?, " + expr + ")")
-			args = append(append(args, f.Values), f.Dim.args...)
+		case f.Set != nil:
+			b.WriteString(" AND " + expr + " IN ?")
+			args = append(append(args, f.Dim.args...), f.Set)
 			continue
 		case f.Not:
 			b.WriteString(" AND " + expr + " != ?")
@@ -99,6 +106,9 @@ func (q Query) Build() (string, []any, error) {
 	}
 	if len(group) > 0 {
 		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
+		if q.WithTotals {
+			b.WriteString(" WITH TOTALS")
+		}
 		if q.Table == Sessions {
 			// groups whose rows all cancel out hold no live session
 			b.WriteString(" HAVING sum(sign) > 0")
@@ -161,6 +171,14 @@ func (q Query) check() error {
 		if o.Metric != nil && q.metricIndex(*o.Metric) < 0 || o.Dimension != nil && q.dimensionIndex(*o.Dimension) < 0 {
 			return errors.New("stats: can only order by a selected metric or dimension")
 		}
+	}
+	for _, f := range q.Filters {
+		if f.Set != nil && len(f.Set) == 0 {
+			return errors.New("stats: an In filter needs at least one value")
+		}
+	}
+	if q.WithTotals && len(q.Dimensions) == 0 {
+		return errors.New("stats: totals need dimensions to total over")
 	}
 	if q.Limit < 0 || q.Offset < 0 || (q.Offset > 0 && q.Limit == 0) {
 		return errors.New("stats: bad limit or offset")

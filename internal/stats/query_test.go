@@ -20,17 +20,17 @@ func TestBuild(t *testing.T) {
 		{
 			name: "totals",
 			q:    Query{Table: Events, Site: "s1", From: from, To: to, Metrics: []Metric{Visitors, Pageviews}},
-			wantSQL: "SELECT toFloat64(uniqExact(visitor_id)) AS m0, toFloat64(countIf(name = 'pageview')) AS m1 FROM events " +
-				"WHERE site_id = ? AND ts >= ? AND ts < ?",
+			wantSQL: "SELECT toFloat64(uniqCombined(visitor_id)) AS m0, toFloat64(sum(is_pageview)) AS m1 FROM events " +
+				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ?",
 			wantArgs: []any{"s1", from, to},
 		},
 		{
 			name: "daily series in a time zone, filtered, sampled",
 			q: Query{Table: Events, Site: "s1", From: from, To: to, Dimensions: []Dimension{Day("Asia/Tokyo")},
-				Metrics: []Metric{Visitors}, Filters: []Filter{Eq(UTMSource, "x'); DROP"), NotEq(EventName, "pageview")}, SamplePercent: 25},
-			wantSQL: "SELECT toString(toDate(ts, ?)) AS d0, toFloat64(uniqExact(visitor_id)) AS m0 FROM events SAMPLE 25/100 " +
-				"WHERE site_id = ? AND ts >= ? AND ts < ? AND utm_source = ? AND name != ? GROUP BY d0",
-			wantArgs: []any{"Asia/Tokyo", "s1", from, to, "x'); DROP", "pageview"},
+				Metrics: []Metric{Visitors}, Filters: []Filter{Eq(UTMSource, "x'); DROP"), NotEq(EventName, "pageview"), Eq(IsPageview, 0)}, SamplePercent: 25},
+			wantSQL: "SELECT toString(toDate(ts, ?)) AS d0, toFloat64(uniqCombined(visitor_id)) AS m0 FROM events SAMPLE 25/100 " +
+				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND utm_source = ? AND name != ? AND is_pageview = ? GROUP BY d0",
+			wantArgs: []any{"Asia/Tokyo", "s1", from, to, "x'); DROP", "pageview", 0},
 		},
 		{
 			name: "sessions by entry page, ordered and paged, among listed pages",
@@ -38,9 +38,9 @@ func TestBuild(t *testing.T) {
 				Metrics: []Metric{SessionCount, Bounces}, Filters: []Filter{In(EntryPage, []string{"/a", "/b"})},
 				Order: []Order{ByMetric(SessionCount), ByDimension(EntryPage)}, Limit: 10, Offset: 20},
 			wantSQL: "SELECT toString(entry_page) AS d0, toFloat64(sum(sign)) AS m0, toFloat64(sum(sign * is_bounce)) AS m1 " +
-				"FROM sessions WHERE site_id = ? AND started_at >= ? AND started_at < ? AND has(?, entry_page) " +
+				"FROM sessions WHERE site_key = cityHash64(?) AND started_at >= ? AND started_at < ? AND entry_page IN ? " +
 				"GROUP BY d0 HAVING sum(sign) > 0 ORDER BY m0 DESC, d0 ASC LIMIT ? OFFSET ?",
-			wantArgs: []any{"s1", from, to, []string{"/a", "/b"}, 10, 20},
+			wantArgs: []any{"s1", from, to, Set{"/a", "/b"}, 10, 20},
 		},
 	}
 	for _, tt := range tests {
@@ -76,6 +76,7 @@ func TestBuildRejects(t *testing.T) {
 		"visitors by exit page":      {Table: Sessions, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Dimensions: []Dimension{ExitPage}},
 		"order by unselected metric": {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Order: []Order{ByMetric(Pageviews)}},
 		"offset without limit":       {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Offset: 5},
+		"empty In":                   {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Filters: []Filter{In(Pathname, nil)}},
 	} {
 		if _, _, err := q.Build(); err == nil {
 			t.Errorf("%s: Build succeeded", name)

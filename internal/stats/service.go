@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -18,7 +19,17 @@ import (
 
 // Store runs built queries; chstore implements it.
 type Store interface {
-	Rows(ctx context.Context, query string, args []any, dims, metrics int) ([]Row, error)
+	Rows(ctx context.Context, query string, args []any, dims, metrics int) (Result, error)
+}
+
+// Result is what a query returned.
+type Result struct {
+	Rows []Row
+	// Totals is the WITH TOTALS row's metrics; nil when the query has none.
+	Totals []float64
+	// RowsBeforeLimit is the number of rows the query had before its LIMIT
+	// (with GROUP BY: the number of groups), as ClickHouse reports it.
+	RowsBeforeLimit int64
 }
 
 // Sites finds a site the user can reach.
@@ -41,6 +52,46 @@ type Service struct {
 	// sampleAbove is the number of events in a range above which queries
 	// run on a sample of visitors; 0 disables sampling.
 	sampleAbove int64
+	counts      eventCounts
+}
+
+// eventCounts remembers how many events a site's range holds for a minute:
+// the sampling decision needs the number, not its last digit, and counting
+// costs a scan of the range.
+type eventCounts struct {
+	mu sync.Mutex
+	m  map[countKey]countEntry
+}
+
+type countKey struct {
+	site     model.SiteID
+	from, to int64
+}
+
+type countEntry struct {
+	n  float64
+	at time.Time
+}
+
+const countTTL = time.Minute
+
+func (c *eventCounts) get(k countKey, now time.Time) (float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	if !ok || now.Sub(e.at) > countTTL {
+		return 0, false
+	}
+	return e.n, true
+}
+
+func (c *eventCounts) put(k countKey, n float64, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10_000 {
+		c.m = map[countKey]countEntry{}
+	}
+	c.m[k] = countEntry{n: n, at: now}
 }
 
 // NewService wires the stats service.
@@ -102,11 +153,16 @@ func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
 	if s.sampleAbove <= 0 {
 		return 0, nil
 	}
-	rows, err := s.rows(ctx, Query{Table: Events, Site: sc.site.ID, From: sc.from, To: sc.to, Metrics: []Metric{EventCount}})
-	if err != nil || len(rows) == 0 {
-		return 0, err
+	key := countKey{sc.site.ID, sc.from.Unix(), sc.to.Unix()}
+	n, ok := s.counts.get(key, time.Now())
+	if !ok {
+		total, err := s.total(ctx, Query{Table: Events, Site: sc.site.ID, From: sc.from, To: sc.to, Metrics: []Metric{EventCount}})
+		if err != nil {
+			return 0, err
+		}
+		n = total[0]
+		s.counts.put(key, n, time.Now())
 	}
-	n := rows[0].Metrics[0]
 	if n <= float64(s.sampleAbove) {
 		return 0, nil
 	}
@@ -122,27 +178,51 @@ func (sc scope) query(t Table, dims []Dimension, metrics []Metric, filters ...Fi
 
 // rows runs q and scales count metrics back when it ran on a sample.
 func (s *Service) rows(ctx context.Context, q Query) ([]Row, error) {
+	res, err := s.run(ctx, q)
+	return res.Rows, err
+}
+
+// rowsAndTotals runs q (WithTotals set) and returns its rows and totals; the
+// totals are zeros when no row matched.
+func (s *Service) rowsAndTotals(ctx context.Context, q Query) ([]Row, []float64, error) {
+	res, err := s.run(ctx, q)
+	return res.Rows, res.Totals, err
+}
+
+// run runs q, scaling count metrics back when it ran on a sample.
+func (s *Service) run(ctx context.Context, q Query) (Result, error) {
 	sql, args, err := q.Build()
 	if err != nil {
-		return nil, err
+		return Result{}, err
 	}
-	rows, err := s.store.Rows(ctx, sql, args, len(q.Dimensions), len(q.Metrics))
+	res, err := s.store.Rows(ctx, sql, args, len(q.Dimensions), len(q.Metrics))
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot load time zone") {
-			return nil, errs.InvalidField("timezone", "this time zone is not known to the database")
+			return Result{}, errs.InvalidField("timezone", "this time zone is not known to the database")
 		}
-		return nil, fmt.Errorf("stats: %w", err)
+		return Result{}, fmt.Errorf("stats: %w", err)
+	}
+	if res.Totals == nil {
+		res.Totals = make([]float64, len(q.Metrics))
 	}
 	if scale := q.Scale(); scale != 1 {
-		for _, r := range rows {
+		for _, vals := range append([][]float64{res.Totals}, metricsOf(res.Rows)...) {
 			for i, m := range q.Metrics {
 				if m.count {
-					r.Metrics[i] *= scale
+					vals[i] *= scale
 				}
 			}
 		}
 	}
-	return rows, nil
+	return res, nil
+}
+
+func metricsOf(rows []Row) [][]float64 {
+	out := make([][]float64, len(rows))
+	for i, r := range rows {
+		out[i] = r.Metrics
+	}
+	return out
 }
 
 // total runs a query without dimensions and returns its metrics (zeros when empty).

@@ -24,18 +24,20 @@ type Metric struct {
 	count bool
 }
 
-// uniqVisitors counts distinct visitors exactly.
-const uniqVisitors = "uniqExact(visitor_id)"
+// uniqVisitors counts distinct visitors with ClickHouse's uniqCombined: exact
+// for small sets (a few thousand distinct values per figure), within about
+// 1 % beyond. Measured on 10M events here: per page 0.49 s against 0.67 s
+// for uniq and far more for uniqExact, whose grouped states grow without bound.
+const uniqVisitors = "uniqCombined(visitor_id)"
 
 // The metric vocabulary.
 var (
 	Visitors     = Metric{Name: "visitors", count: true, exprs: map[Table]string{Events: uniqVisitors, Sessions: uniqVisitors}}
-	Pageviews    = Metric{Name: "pageviews", count: true, exprs: map[Table]string{Events: "countIf(name = 'pageview')", Sessions: "sum(sign * pageviews)"}}
+	Pageviews    = Metric{Name: "pageviews", count: true, exprs: map[Table]string{Events: "sum(is_pageview)", Sessions: "sum(sign * pageviews)"}}
 	EventCount   = Metric{Name: "events", count: true, exprs: map[Table]string{Events: "count()", BotEvents: "count()"}}
 	SessionCount = Metric{Name: "sessions", count: true, exprs: map[Table]string{Sessions: "sum(sign)"}}
 	Bounces      = Metric{Name: "bounces", count: true, exprs: map[Table]string{Sessions: "sum(sign * is_bounce)"}}
 	DurationSum  = Metric{Name: "duration_sum", count: true, exprs: map[Table]string{Sessions: "sum(sign * duration)"}}
-	Pathnames    = Metric{Name: "pathnames", exprs: map[Table]string{Events: "uniqExact(pathname)"}}
 	// TimeOnPrevSum adds up the seconds spent on the previous page of each
 	// pageview; grouped by PrevPathname it is the time spent on each page.
 	TimeOnPrevSum = Metric{Name: "time_on_prev_sum", count: true, exprs: map[Table]string{Events: "sum(time_on_prev)"}}
@@ -59,21 +61,23 @@ var (
 	Pathname     = Dimension{Name: "pathname", exprs: map[Table]string{Events: "pathname"}}
 	PrevPathname = Dimension{Name: "prev_pathname", exprs: map[Table]string{Events: "prev_pathname"}}
 	EventName    = Dimension{Name: "event_name", exprs: map[Table]string{Events: "name"}}
-	EntryPage    = Dimension{Name: "entry_page", exprs: map[Table]string{Sessions: "entry_page"}}
-	ExitPage     = Dimension{Name: "exit_page", exprs: map[Table]string{Sessions: "exit_page"}, mutable: true}
-	Source       = Dimension{Name: "source", exprs: both("referrer_source")}
-	SourceType   = Dimension{Name: "source_type", exprs: both("source_type")}
-	UTMSource    = Dimension{Name: "utm_source", exprs: both("utm_source")}
-	UTMMedium    = Dimension{Name: "utm_medium", exprs: both("utm_medium")}
-	UTMCampaign  = Dimension{Name: "utm_campaign", exprs: both("utm_campaign")}
-	UTMContent   = Dimension{Name: "utm_content", exprs: both("utm_content")}
-	Device       = Dimension{Name: "device", exprs: both("device")}
-	Browser      = Dimension{Name: "browser", exprs: both("browser")}
-	OS           = Dimension{Name: "os", exprs: both("os")}
-	Country      = Dimension{Name: "country", exprs: both("country_code")}
-	Region       = Dimension{Name: "region", exprs: both("region_code")}
-	RegionName   = Dimension{Name: "region_name", exprs: both("region_name")}
-	City         = Dimension{Name: "city", exprs: both("city")}
+	// IsPageview is 1 for pageviews, 0 for custom events.
+	IsPageview  = Dimension{Name: "is_pageview", exprs: map[Table]string{Events: "is_pageview"}}
+	EntryPage   = Dimension{Name: "entry_page", exprs: map[Table]string{Sessions: "entry_page"}}
+	ExitPage    = Dimension{Name: "exit_page", exprs: map[Table]string{Sessions: "exit_page"}, mutable: true}
+	Source      = Dimension{Name: "source", exprs: both("referrer_source")}
+	SourceType  = Dimension{Name: "source_type", exprs: both("source_type")}
+	UTMSource   = Dimension{Name: "utm_source", exprs: both("utm_source")}
+	UTMMedium   = Dimension{Name: "utm_medium", exprs: both("utm_medium")}
+	UTMCampaign = Dimension{Name: "utm_campaign", exprs: both("utm_campaign")}
+	UTMContent  = Dimension{Name: "utm_content", exprs: both("utm_content")}
+	Device      = Dimension{Name: "device", exprs: both("device")}
+	Browser     = Dimension{Name: "browser", exprs: both("browser")}
+	OS          = Dimension{Name: "os", exprs: both("os")}
+	Country     = Dimension{Name: "country", exprs: both("country_code")}
+	Region      = Dimension{Name: "region", exprs: both("region_code")}
+	RegionName  = Dimension{Name: "region_name", exprs: both("region_name")}
+	City        = Dimension{Name: "city", exprs: both("city")}
 )
 
 // Day groups by calendar day in time zone tz (an IANA name, validated by the
