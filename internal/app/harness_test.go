@@ -39,7 +39,7 @@ func (c *clock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 // harness is a running tally on per-test databases, served by httptest,
 // with an account that owns one site and has one API key.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	cfg    *config.Config
 	app    *app.App
 	srv    *httptest.Server
@@ -54,12 +54,12 @@ type harness struct {
 
 const password = "correct horse battery"
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	return newHarnessWith(t, testenv.Config(t))
 }
 
-func newHarnessWith(t *testing.T, cfg *config.Config) *harness {
+func newHarnessWith(t testing.TB, cfg *config.Config) *harness {
 	t.Helper()
 	h := startApp(t, cfg, &clock{now: time.Now().UTC().Truncate(time.Second)})
 	ctx := context.Background()
@@ -84,7 +84,7 @@ func newHarnessWith(t *testing.T, cfg *config.Config) *harness {
 
 // startApp builds and serves an App for cfg; a second call with the same
 // cfg (but its own WAL) is a second instance of the same deployment.
-func startApp(t *testing.T, cfg *config.Config, c *clock) *harness {
+func startApp(t testing.TB, cfg *config.Config, c *clock) *harness {
 	t.Helper()
 	a, err := app.New(context.Background(), cfg, testenv.Logger(t), app.WithClock(c.Now))
 	if err != nil {
