@@ -51,7 +51,7 @@ func environ(cfg *config.Config) []string {
 		"TALLY_CLICKHOUSE_ADDR": cfg.ClickHouseAddr, "TALLY_CLICKHOUSE_DATABASE": cfg.ClickHouseDatabase,
 		"TALLY_REDIS_URL": cfg.RedisURL, "TALLY_REDIS_PREFIX": cfg.RedisPrefix, "TALLY_WAL_DIR": cfg.WALDir,
 		"TALLY_FLUSH_INTERVAL": cfg.FlushInterval.String(), "TALLY_JWT_SECRET": "test-secret-test-secret-test-secret",
-		"TALLY_LOG_LEVEL": "warn",
+		"TALLY_LOG_LEVEL": "info",
 	} {
 		env = append(env, k+"="+v)
 	}
@@ -228,5 +228,8 @@ func TestKillDuringIngestLosesNothing(t *testing.T) {
 	t.Logf("%d acknowledged, %d cut off by the kill (%d of them stored), %d rows in ClickHouse", len(acked), len(failed), landed, total)
 	if total != len(acked)+landed {
 		t.Errorf("ClickHouse holds %d events, want %d acknowledged + %d cut off and stored", total, len(acked), landed)
+	}
+	if t.Failed() {
+		t.Logf("log of the restarted server:\n%s", srv.logs.String())
 	}
 }

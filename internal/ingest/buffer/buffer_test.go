@@ -35,7 +35,10 @@ func (m *memSink) fail(table string, on bool) {
 	m.failing[table] = on
 }
 
-func (m *memSink) check(table string) error {
+func (m *memSink) check(ctx context.Context, table string) error {
+	if err := ctx.Err(); err != nil { // like a network call, a done context fails it
+		return err
+	}
 	if m.failing[table] {
 		return fmt.Errorf("%s: connection refused", table)
 	}
@@ -43,37 +46,40 @@ func (m *memSink) check(table string) error {
 	return nil
 }
 
-func (m *memSink) InsertEvents(_ context.Context, rows []model.EventRow) error {
+func (m *memSink) InsertEvents(ctx context.Context, rows []model.EventRow) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.check("events"); err != nil {
+	if err := m.check(ctx, "events"); err != nil {
 		return err
 	}
 	m.events = append(m.events, rows...)
 	return nil
 }
 
-func (m *memSink) InsertSessions(_ context.Context, rows []model.SessionRow) error {
+func (m *memSink) InsertSessions(ctx context.Context, rows []model.SessionRow) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.check("sessions"); err != nil {
+	if err := m.check(ctx, "sessions"); err != nil {
 		return err
 	}
 	m.sessions = append(m.sessions, rows...)
 	return nil
 }
 
-func (m *memSink) InsertBotEvents(_ context.Context, rows []model.BotEventRow) error {
+func (m *memSink) InsertBotEvents(ctx context.Context, rows []model.BotEventRow) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.check("bot_events"); err != nil {
+	if err := m.check(ctx, "bot_events"); err != nil {
 		return err
 	}
 	m.bots = append(m.bots, rows...)
 	return nil
 }
 
-func (m *memSink) ExistingEventIDs(_ context.Context, table string, _ model.Span, ids []string) (map[string]bool, error) {
+func (m *memSink) ExistingEventIDs(ctx context.Context, table string, _ model.Span, ids []string) (map[string]bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	have := map[string]bool{}
@@ -95,7 +101,10 @@ func (m *memSink) ExistingEventIDs(_ context.Context, table string, _ model.Span
 	return found, nil
 }
 
-func (m *memSink) ExistingSessionRows(_ context.Context, _ model.Span, _ []uint64) (map[model.SessionRowKey]bool, error) {
+func (m *memSink) ExistingSessionRows(ctx context.Context, _ model.Span, _ []uint64) (map[model.SessionRowKey]bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	found := map[model.SessionRowKey]bool{}
@@ -321,4 +330,31 @@ func TestFullLogAnswersUnavailable(t *testing.T) {
 	if !errors.As(full, &e) || e.Kind != errs.Unavailable || e.RetryAfter <= 0 {
 		t.Fatalf("writing past the budget: %v, want Unavailable with Retry-After", full)
 	}
+}
+
+// A stop request that arrives while a crash replay runs does not cut it
+// short: the replay and the drain both finish within DrainTimeout.
+func TestStopDuringReplayStillDrains(t *testing.T) {
+	dir := t.TempDir()
+	sink := &memSink{}
+	b := openBuffer(t, dir, sink, 1000, 10*time.Millisecond)
+	for i := range 120 {
+		if err := b.Write(context.Background(), record(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mid := b.log.Durable()
+	if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, InFlight: &mid}); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+
+	b2 := openBuffer(t, dir, sink, 50, 10*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // stopped before it even started
+	if err := b2.Run(ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	b2.Close()
+	sink.assertExactlyOnce(t, 120)
 }

@@ -53,7 +53,12 @@ func (b *Buffer) Run(ctx context.Context) error {
 	pending := &batch{}
 
 	if b.cp.InFlight != nil {
-		if pos, err = b.recoverInFlight(ctx, r, pos, pending); err != nil {
+		// A stop request does not cut the replay short: like the final
+		// drain, it may take until DrainTimeout after ctx ends.
+		rctx, cancel := b.untilDrained(ctx)
+		pos, err = b.recoverInFlight(rctx, r, pos, pending)
+		cancel()
+		if err != nil {
 			return err
 		}
 		pending = &batch{}
@@ -175,6 +180,16 @@ func (b *Buffer) insert(ctx context.Context, bt *batch) error {
 		bt.botsDone = true
 	}
 	return nil
+}
+
+// untilDrained returns a context that ends DrainTimeout after ctx ends.
+func (b *Buffer) untilDrained(ctx context.Context) (context.Context, context.CancelFunc) {
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(b.opts.DrainTimeout, cancel)
+		context.AfterFunc(dctx, func() { t.Stop() })
+	})
+	return dctx, func() { stop(); cancel() }
 }
 
 // drain flushes what is durable now, within DrainTimeout.
