@@ -21,6 +21,7 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
+	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/ingest"
 	"github.com/tally-analytics/tally/internal/ingest/buffer"
@@ -47,6 +48,7 @@ type App struct {
 	Accounts *accounts.Service
 	Ingest   *ingest.Service
 	Stats    *stats.Service
+	Goals    *goals.Service
 	API      *httpapi.Server
 
 	geo     *geo.DB
@@ -103,8 +105,10 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
 	a.Ingest = ingest.NewService(accounts.NewAccess(a.PG, a.now), enricher, session.NewManager(a.Redis, cfg.RedisPrefix),
 		a.Buffer, a.now, log)
-	a.Stats = stats.NewService(a.CH, a.Accounts, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents, a.now, log)
-	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Log: log, MaxEventBody: cfg.MaxEventBodyBytes})
+	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents, a.now, log)
+	a.Goals = goals.NewService(a.PG, a.Accounts)
+	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Log: log,
+		MaxEventBody: cfg.MaxEventBodyBytes})
 	return nil
 }
 

@@ -44,7 +44,7 @@ func (f failingIngest) Track(context.Context, auth.Principal, ingest.Input) (str
 
 func serve(t *testing.T, ing Ingester) (*httptest.Server, *bytes.Buffer) {
 	var logs bytes.Buffer
-	s := New(Deps{Auth: stubAuth{}, Ingest: ing, Stats: struct{ Stats }{}, Log: slog.New(slog.NewTextHandler(&logs, nil)), MaxEventBody: 1024})
+	s := New(Deps{Auth: stubAuth{}, Ingest: ing, Stats: struct{ Stats }{}, Goals: struct{ Goals }{}, Log: slog.New(slog.NewTextHandler(&logs, nil)), MaxEventBody: 1024})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return srv, &logs

@@ -33,6 +33,7 @@ type Deps struct {
 	Auth   Authenticator
 	Ingest Ingester
 	Stats  Stats
+	Goals  Goals
 	Log    *slog.Logger
 	// MaxEventBody limits event request bodies (bytes).
 	MaxEventBody int64
@@ -69,6 +70,7 @@ func New(deps Deps) *Server {
 	v1.POST("/events/pageview", s.pageview, ingest...)
 	v1.POST("/events/custom", s.custom, ingest...)
 	s.statsRoutes(v1, s.authenticate)
+	s.goalRoutes(v1, s.authenticate)
 	return s
 }
 

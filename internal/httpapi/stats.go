@@ -26,6 +26,7 @@ type Stats interface {
 	Cities(ctx context.Context, p auth.Principal, r stats.Request) (api.CitiesResponse, error)
 	Events(ctx context.Context, p auth.Principal, r stats.Request) (api.EventsResponse, error)
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (api.RealtimeResponse, error)
+	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (api.ConversionsResponse, error)
 }
 
 // statsRoutes registers the thirteen stats endpoints on g.

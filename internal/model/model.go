@@ -120,3 +120,27 @@ type APIKey struct {
 func (k APIKey) HasScope(s Scope) bool {
 	return slices.Contains(k.Scopes, s) || slices.Contains(k.Scopes, ScopeAdminFull)
 }
+
+// GoalID identifies a goal (a UUID string).
+type GoalID string
+
+// GoalType is what completes a goal.
+type GoalType string
+
+// Goal types of the spec.
+const (
+	GoalPageview    GoalType = "pageview"
+	GoalCustomEvent GoalType = "custom_event"
+)
+
+// Goal is a conversion a site tracks: a pageview of PagePath (which may hold
+// * for one path segment and ** for any depth) or a custom event EventName.
+type Goal struct {
+	ID        GoalID
+	SiteID    SiteID
+	Name      string
+	Type      GoalType
+	PagePath  string
+	EventName string
+	CreatedAt time.Time
+}

@@ -77,6 +77,7 @@ func (q Query) Build() (string, []any, error) {
 	}
 	for i, m := range q.Metrics {
 		sel = append(sel, fmt.Sprintf("toFloat64(%s) AS m%d", m.exprs[q.Table], i))
+		selArgs = append(selArgs, m.args...)
 	}
 	var b strings.Builder
 	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + string(q.Table))

@@ -46,6 +46,7 @@ type RealtimeSource interface {
 type Service struct {
 	store    Store
 	sites    Sites
+	goals    GoalLister
 	realtime RealtimeSource
 	now      func() time.Time
 	log      *slog.Logger
@@ -95,9 +96,9 @@ func (c *eventCounts) put(k countKey, n float64, now time.Time) {
 }
 
 // NewService wires the stats service.
-func NewService(store Store, sites Sites, realtime RealtimeSource, sampleAbove int64, now func() time.Time,
-	log *slog.Logger) *Service {
-	return &Service{store: store, sites: sites, realtime: realtime, sampleAbove: sampleAbove, now: now, log: log}
+func NewService(store Store, sites Sites, goals GoalLister, realtime RealtimeSource, sampleAbove int64,
+	now func() time.Time, log *slog.Logger) *Service {
+	return &Service{store: store, sites: sites, goals: goals, realtime: realtime, sampleAbove: sampleAbove, now: now, log: log}
 }
 
 // UnknownLabel names rows whose value is unknown (device, browser, country...).

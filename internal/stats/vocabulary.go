@@ -1,5 +1,10 @@
 package stats
 
+import (
+	"github.com/tally-analytics/tally/internal/goals"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
 // Table is a ClickHouse table the statistics read.
 type Table string
 
@@ -20,6 +25,7 @@ var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvent
 type Metric struct {
 	Name  string
 	exprs map[Table]string
+	args  []any
 	// count metrics are scaled back when a query runs on a sample.
 	count bool
 }
@@ -86,4 +92,25 @@ func Day(tz string) Dimension {
 	return Dimension{Name: "date", exprs: map[Table]string{
 		Events: "toDate(ts, ?)", Sessions: "toDate(started_at, ?)", BotEvents: "toDate(ts, ?)",
 	}, args: []any{tz}}
+}
+
+// goalCondition is the ClickHouse condition an event meets when it completes g.
+func goalCondition(g model.Goal) (string, []any) {
+	if g.Type == model.GoalPageview {
+		return "is_pageview = 1 AND match(pathname, ?)", []any{goals.PathRegexp(g.PagePath)}
+	}
+	return "is_pageview = 0 AND name = ?", []any{g.EventName}
+}
+
+// Completions counts the events that complete g.
+func Completions(g model.Goal) Metric {
+	cond, args := goalCondition(g)
+	return Metric{Name: "completions:" + string(g.ID), count: true, exprs: map[Table]string{Events: "countIf(" + cond + ")"}, args: args}
+}
+
+// Converters counts the visitors who completed g at least once.
+func Converters(g model.Goal) Metric {
+	cond, args := goalCondition(g)
+	return Metric{Name: "converters:" + string(g.ID), count: true,
+		exprs: map[Table]string{Events: "uniqCombinedIf(visitor_id, " + cond + ")"}, args: args}
 }

@@ -59,8 +59,12 @@ func (p StatsParams) values() url.Values {
 }
 
 func getStats[T any](ctx context.Context, c *Client, report string, p StatsParams) (T, error) {
+	return get[T](ctx, c, "/api/v1/stats/"+report, p)
+}
+
+func get[T any](ctx context.Context, c *Client, path string, p StatsParams) (T, error) {
 	var res T
-	err := c.do(ctx, http.MethodGet, "/api/v1/stats/"+report, p.values(), nil, &res)
+	err := c.do(ctx, http.MethodGet, path, p.values(), nil, &res)
 	return res, err
 }
 

@@ -1,0 +1,71 @@
+package stats
+
+import (
+	"context"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// GoalLister lists a site's goals.
+type GoalLister interface {
+	GoalsBySite(ctx context.Context, site model.SiteID) ([]model.Goal, error)
+}
+
+// Conversions computes every goal of the site for the range and for the
+// previous period of equal length: one ClickHouse query per period holds all
+// goals.
+func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) (api.ConversionsResponse, error) {
+	var res api.ConversionsResponse
+	sc, err := s.resolve(ctx, p, r)
+	if err != nil {
+		return res, err
+	}
+	goals, err := s.goals.GoalsBySite(ctx, sc.site.ID)
+	if err != nil {
+		return res, err
+	}
+	days := int(r.DateTo.Sub(r.DateFrom).Hours()/24+0.5) + 1
+	var cur, prev []float64
+	err = parallel(ctx,
+		func(ctx context.Context) (err error) {
+			cur, err = s.goalCounts(ctx, sc, goals, r.DateFrom, r.DateTo)
+			return err
+		},
+		func(ctx context.Context) (err error) {
+			prev, err = s.goalCounts(ctx, sc, goals, r.DateFrom.AddDate(0, 0, -days), r.DateFrom.AddDate(0, 0, -1))
+			return err
+		})
+	if err != nil {
+		return res, err
+	}
+	res.Data = make([]api.Conversion, len(goals))
+	for i, g := range goals {
+		completions, converters := cur[1+2*i], cur[2+2*i]
+		rate, prevRate := percent(completions, cur[0]), percent(prev[1+2*i], prev[0])
+		var change *float64
+		if prevRate != 0 {
+			c := round1((rate - prevRate) / prevRate * 100)
+			change = &c
+		}
+		res.Data[i] = api.Conversion{GoalID: string(g.ID), GoalName: g.Name, GoalType: string(g.Type),
+			TotalConversions: count(completions), UniqueVisitors: count(converters), ConversionRate: rate,
+			VisitorConversionRate: percent(converters, cur[0]), PreviousPeriodRate: prevRate, ChangePercent: change}
+	}
+	res.Meta = api.ConversionsMeta{SiteID: string(sc.site.ID), DateFrom: r.DateFrom.Format(time.DateOnly),
+		DateTo: r.DateTo.Format(time.DateOnly), TotalUniqueVisitors: count(cur[0])}
+	return res, nil
+}
+
+// goalCounts returns, for the inclusive dates first..last, all visitors and
+// then each goal's completions and converters.
+func (s *Service) goalCounts(ctx context.Context, sc scope, goals []model.Goal, first, last time.Time) ([]float64, error) {
+	sc.from, sc.to = sc.bounds(first, last)
+	metrics := []Metric{Visitors}
+	for _, g := range goals {
+		metrics = append(metrics, Completions(g), Converters(g))
+	}
+	return s.total(ctx, sc.query(Events, nil, metrics))
+}
