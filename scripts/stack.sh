@@ -49,6 +49,7 @@ MODE_REQUESTED=${TALLY_STACK_MODE:-auto}
 
 CH_SERVER=/usr/sbin/clickhouse-server
 CH_CLIENT=/usr/bin/clickhouse-client
+CHROMIUM=/usr/bin/chromium
 REDIS_SERVER=/usr/bin/redis-server
 REDIS_CLI=/usr/bin/redis-cli # from redis-tools, a dependency of redis-server
 PG_BIN=/usr/lib/postgresql/15/bin
@@ -210,6 +211,21 @@ ensure_packages() {
 	for bin in "$CH_SERVER" "$CH_CLIENT" "$REDIS_SERVER" "$REDIS_CLI" "$PG_BIN/initdb" "$PG_BIN/pg_ctl"; do
 		[[ -x $bin ]] || die "$bin is still missing after installing packages"
 	done
+}
+
+# ensure_browser installs Debian's Chromium for the browser tests (profile
+# test): never a browser downloaded by a test tool.
+ensure_browser() {
+	[[ -x $CHROMIUM ]] && return 0
+	local sudo=()
+	if ! is_root; then
+		command -v sudo >/dev/null 2>&1 || die "chromium is missing and there is no sudo to install it"
+		sudo=(sudo)
+	fi
+	log "installing chromium from Debian packages (for the browser tests) ..."
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+	[[ -x $CHROMIUM ]] || die "$CHROMIUM is still missing after installing chromium"
 }
 
 # ClickHouse -------------------------------------------------------------------
@@ -523,6 +539,7 @@ write_env_file() {
 		emit TALLY_GEOIP_PATH "$geo"
 		if [[ $PROFILE == test ]]; then
 			emit TALLY_TEST_POSTGRES_ADMIN_URL "postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable"
+			emit TALLY_TEST_CHROMIUM "$CHROMIUM"
 		fi
 	} >"$f.tmp"
 	chmod 600 "$f.tmp" # holds the JWT secret
@@ -548,6 +565,7 @@ cmd_up() {
 	fi
 	echo "$MODE" >"$MODE_FILE"
 	[[ $PROFILE == dev ]] && ensure_geoip
+	[[ $PROFILE == test ]] && ensure_browser
 	write_env_file
 	log "ready ($MODE, profile $PROFILE): ClickHouse 127.0.0.1:$CH_PORT db $DB_NAME," \
 		"PostgreSQL 127.0.0.1:$PG_PORT db $DB_NAME, Redis 127.0.0.1:$REDIS_PORT db $REDIS_DB"

@@ -30,6 +30,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/ingest/useragent"
 	"github.com/tally-analytics/tally/internal/pgstore"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/realtime"
 	"github.com/tally-analytics/tally/internal/stats"
 )
@@ -49,6 +50,7 @@ type App struct {
 	Ingest   *ingest.Service
 	Stats    *stats.Service
 	Goals    *goals.Service
+	Limiter  *ratelimit.Limiter
 	API      *httpapi.Server
 
 	geo     *geo.DB
@@ -104,11 +106,12 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
 	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
 	a.Ingest = ingest.NewService(accounts.NewAccess(a.PG, a.now), enricher, session.NewManager(a.Redis, cfg.RedisPrefix),
-		a.Buffer, a.now, log)
+		a.Buffer, a.PG, a.now, log)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
-	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Log: log,
-		MaxEventBody: cfg.MaxEventBodyBytes})
+	a.Limiter = ratelimit.New(a.Redis, cfg.RedisPrefix)
+	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Limiter: a.Limiter,
+		Log: log, MaxEventBody: cfg.MaxEventBodyBytes, TrustedProxies: cfg.TrustedProxyNets(), TrackerPerMinute: cfg.TrackerPerMinute})
 	return nil
 }
 

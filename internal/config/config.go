@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"reflect"
 	"strings"
@@ -68,6 +69,13 @@ type Config struct {
 	// this runs on a sample of visitors, scaled back; 0 = never sample
 	// (TALLY_SAMPLE_ABOVE_EVENTS).
 	SampleAboveEvents int64 `env:"TALLY_SAMPLE_ABOVE_EVENTS" envDefault:"20000000"`
+	// TrustedProxies are CIDRs of reverse proxies whose X-Forwarded-For is
+	// believed for the client address; empty = use the connection's address
+	// (TALLY_TRUSTED_PROXIES, comma-separated).
+	TrustedProxies []string `env:"TALLY_TRUSTED_PROXIES" envSeparator:","`
+	// TrackerPerMinute limits tracking-script events per client address and
+	// minute (TALLY_TRACKER_PER_MINUTE).
+	TrackerPerMinute int `env:"TALLY_TRACKER_PER_MINUTE" envDefault:"600"`
 	// UACacheSize is the number of parsed user agents kept in memory (TALLY_UA_CACHE_SIZE).
 	UACacheSize int `env:"TALLY_UA_CACHE_SIZE" envDefault:"30000"`
 	// LogLevel is debug, info, warn or error; LogFormat is text or json.
@@ -91,6 +99,17 @@ func Load() (*Config, []string, error) {
 
 // Production reports whether the server runs in production mode.
 func (c *Config) Production() bool { return c.Env == EnvProduction }
+
+// TrustedProxyNets parses TrustedProxies (validated by Load).
+func (c *Config) TrustedProxyNets() []*net.IPNet {
+	var out []*net.IPNet
+	for _, cidr := range c.TrustedProxies {
+		if _, n, err := net.ParseCIDR(strings.TrimSpace(cidr)); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // KeyEnvironment is the API-key environment this server accepts: "live" in
 // production, "test" elsewhere.
@@ -135,6 +154,14 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.WALMaxBytes != 0 && c.WALMaxBytes < 2*c.WALSegmentBytes {
 		problems = append(problems, errors.New("TALLY_WAL_MAX_BYTES must be 0 (unlimited) or at least two segments"))
+	}
+	for _, cidr := range c.TrustedProxies {
+		if _, _, err := net.ParseCIDR(strings.TrimSpace(cidr)); err != nil {
+			problems = append(problems, fmt.Errorf("TALLY_TRUSTED_PROXIES: %q is not a CIDR such as 10.0.0.0/8", cidr))
+		}
+	}
+	if c.TrackerPerMinute <= 0 {
+		problems = append(problems, errors.New("TALLY_TRACKER_PER_MINUTE must be positive"))
 	}
 	if c.SampleAboveEvents < 0 {
 		problems = append(problems, errors.New("TALLY_SAMPLE_ABOVE_EVENTS must be 0 or positive"))

@@ -50,7 +50,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	var e *errs.Error
 	if errors.As(err, &e) && e.RetryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+999_999_999)/1_000_000_000)))
+		c.Response().Header().Set("Retry-After", strconv.Itoa(ceilSeconds(e.RetryAfter)))
 	}
 	if c.Request().Method == http.MethodHead {
 		err = c.NoContent(status)

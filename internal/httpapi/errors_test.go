@@ -42,6 +42,10 @@ func (f failingIngest) Track(context.Context, auth.Principal, ingest.Input) (str
 	return "", f.err
 }
 
+func (f failingIngest) TrackBrowser(ctx context.Context, in ingest.Input) (string, error) {
+	return f.Track(ctx, auth.Principal{}, in)
+}
+
 func serve(t *testing.T, ing Ingester) (*httptest.Server, *bytes.Buffer) {
 	var logs bytes.Buffer
 	s := New(Deps{Auth: stubAuth{}, Ingest: ing, Stats: struct{ Stats }{}, Goals: struct{ Goals }{}, Log: slog.New(slog.NewTextHandler(&logs, nil)), MaxEventBody: 1024})

@@ -55,8 +55,15 @@ func (s *Server) custom(c echo.Context) error {
 		return err
 	}
 	in := pageviewInput(req.PageviewRequest)
-	in.Pageview, in.EventName, in.Props = false, req.EventName, req.Props
+	in.Pageview, in.EventName, in.Props, in.Revenue = false, req.EventName, req.Props, revenueInput(req.Revenue)
 	return s.track(c, in)
+}
+
+func revenueInput(r *api.Revenue) *ingest.Revenue {
+	if r == nil {
+		return nil
+	}
+	return &ingest.Revenue{Amount: r.Amount.String(), Currency: r.Currency}
 }
 
 func pageviewInput(r api.PageviewRequest) ingest.Input {

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 )
 
 // authenticate resolves the bearer credential into a principal carried by the
@@ -92,4 +95,40 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", requestID(c))
 		return nil
 	}
+}
+
+// RateLimiter counts requests against limits.
+type RateLimiter interface {
+	Allow(ctx context.Context, key string, lim ratelimit.Limit) (ratelimit.Result, error)
+}
+
+// rateLimit limits requests by the key and limit keyOf picks. Every answer
+// carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset
+// (seconds until the full limit is back); a refusal is 429 with Retry-After.
+// When Redis cannot answer, requests pass: limits are a guard, not a reason
+// to drop events.
+func (s *Server) rateLimit(keyOf func(c echo.Context) (string, ratelimit.Limit)) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			key, lim := keyOf(c)
+			res, err := s.deps.Limiter.Allow(c.Request().Context(), key, lim)
+			if err != nil {
+				s.deps.Log.Warn("rate limit unavailable; request allowed", "err", err)
+			}
+			h := c.Response().Header()
+			h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+			h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+			h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
+			if !res.Allowed {
+				return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter,
+					Message: fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d s", lim.N, lim.Period, ceilSeconds(res.RetryAfter))}
+			}
+			return next(c)
+		}
+	}
+}
+
+// ceilSeconds rounds a duration up to whole seconds (at least 1 when positive).
+func ceilSeconds(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
 }

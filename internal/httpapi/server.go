@@ -7,6 +7,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -26,6 +27,7 @@ type Authenticator interface {
 // Ingester accepts events.
 type Ingester interface {
 	Track(ctx context.Context, p auth.Principal, in ingest.Input) (string, error)
+	TrackBrowser(ctx context.Context, in ingest.Input) (string, error)
 }
 
 // Deps are the services the API calls.
@@ -33,10 +35,15 @@ type Deps struct {
 	Auth   Authenticator
 	Ingest Ingester
 	Stats  Stats
-	Goals  Goals
-	Log    *slog.Logger
+	Goals   Goals
+	Limiter RateLimiter
+	Log     *slog.Logger
 	// MaxEventBody limits event request bodies (bytes).
 	MaxEventBody int64
+	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed.
+	TrustedProxies []*net.IPNet
+	// TrackerPerMinute limits tracker events per client address.
+	TrackerPerMinute int
 }
 
 // Server is the HTTP API.
@@ -54,9 +61,11 @@ func New(deps Deps) *Server {
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{deps: deps, echo: e}
 	e.HTTPErrorHandler = s.handleError
+	e.IPExtractor = ipExtractor(deps.TrustedProxies)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return auth.RandomString(16, "0123456789abcdef") }}))
 	e.Use(s.recoverPanics, s.logRequests)
 
+	s.trackerRoutes()
 	e.GET("/health", s.health)
 	e.GET("/api/health", s.health)
 
@@ -72,6 +81,20 @@ func New(deps Deps) *Server {
 	s.statsRoutes(v1, s.authenticate)
 	s.goalRoutes(v1, s.authenticate)
 	return s
+}
+
+// ipExtractor takes the client address from the connection, or from
+// X-Forwarded-For when the connection comes from a trusted proxy (the
+// rightmost address not of a trusted proxy).
+func ipExtractor(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 // Handler returns the http.Handler of the API.

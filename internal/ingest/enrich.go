@@ -63,8 +63,13 @@ func (e *Enricher) page(d *draft) {
 	d.attr.UTMContent, d.attr.UTMTerm = utm("utm_content"), utm("utm_term")
 }
 
-// userAgent sets device, browser and OS, and recognises bots.
+// userAgent sets device, browser and OS, and recognises bots. A tracker
+// request without a user agent did not come from a browser.
 func (e *Enricher) userAgent(d *draft) {
+	if d.ev.browser && d.ev.userAgent == "" {
+		d.botReason = "no_user_agent"
+		return
+	}
 	info := e.UA.Parse(d.ev.userAgent)
 	if info.Bot {
 		d.botReason = info.BotReason
@@ -105,11 +110,7 @@ func (e *Enricher) source(d *draft) {
 // internal reports whether a referrer is the site itself (or the page's own host).
 func (e *Enricher) internal(d *draft, r *url.URL) bool {
 	host := strings.TrimPrefix(strings.ToLower(r.Hostname()), "www.")
-	if host == d.attr.Hostname {
-		return true
-	}
-	domain := strings.TrimPrefix(d.site.Domain, "www.")
-	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
+	return host == d.attr.Hostname || OnDomain(host, d.site.Domain)
 }
 
 // visitor derives the visitor id (see Visitors).

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/money"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -45,6 +46,21 @@ type Input struct {
 	// Props as decoded from JSON with UseNumber: string, json.Number or bool
 	// values are valid.
 	Props map[string]any
+	// Revenue of a custom event, in major units (the tracker's
+	// analytics('event', name, {revenue: {amount, currency}})).
+	Revenue *Revenue
+	// CheckoutSession is a payment provider's checkout session id seen in the
+	// page URL; a later payment webhook is attributed to this visitor.
+	CheckoutSession string
+	// Browser marks events from the tracking script: no credential, and a
+	// request without a user agent is not a browser.
+	Browser bool
+}
+
+// Revenue is an amount in major units ("49.99") and its currency.
+type Revenue struct {
+	Amount   string
+	Currency string
 }
 
 // event is a validated Input.
@@ -59,12 +75,17 @@ type event struct {
 	name       string
 	propKeys   []string
 	propValues []string
+	// revenue in minor units of revenueCurrency; zero when none
+	revenueAmount   int64
+	revenueCurrency string
+	checkoutSession string
+	browser         bool
 }
 
 // validate checks every rule and returns the first violation as an
 // invalid_request (or invalid_props) error naming its field.
 func validate(in Input) (event, error) {
-	ev := event{pageview: in.Pageview, visitorID: in.VisitorID}
+	ev := event{pageview: in.Pageview, visitorID: in.VisitorID, browser: in.Browser}
 	site := strings.TrimSpace(in.SiteID)
 	if site == "" {
 		return ev, errs.InvalidField("site_id", "site_id is required")
@@ -111,8 +132,49 @@ func validate(in Input) (event, error) {
 		}
 		ev.name = name
 	}
-	ev.propKeys, ev.propValues, err = validateProps(in.Props)
-	return ev, err
+	if ev.propKeys, ev.propValues, err = validateProps(in.Props); err != nil {
+		return ev, err
+	}
+	if in.Revenue != nil {
+		if in.Pageview {
+			return ev, errs.InvalidField("revenue", "revenue belongs to custom events, not pageviews")
+		}
+		if ev.revenueAmount, ev.revenueCurrency, err = validateRevenue(*in.Revenue); err != nil {
+			return ev, err
+		}
+	}
+	if cs := strings.TrimSpace(in.CheckoutSession); cs != "" {
+		if len(cs) > maxCheckoutSessionLen || strings.ContainsFunc(cs, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+			return ev, errs.InvalidField("checkout_session_id", "must be 1 to %d printable ASCII characters", maxCheckoutSessionLen)
+		}
+		ev.checkoutSession = cs
+	}
+	return ev, nil
+}
+
+const (
+	maxCheckoutSessionLen = 255
+	// maxRevenueMinor bounds one event's revenue (10^12 minor units).
+	maxRevenueMinor = 1_000_000_000_000
+)
+
+// validateRevenue converts a major-unit amount into minor units exactly.
+func validateRevenue(r Revenue) (int64, string, error) {
+	cur := strings.ToUpper(strings.TrimSpace(r.Currency))
+	if !money.ValidCurrency(cur) {
+		return 0, "", errs.InvalidField("revenue.currency", "must be an ISO 4217 currency code such as EUR")
+	}
+	if r.Amount == "" {
+		return 0, "", errs.InvalidField("revenue.amount", "amount is required (in major units, such as 49.99)")
+	}
+	minor, err := money.MinorUnits(r.Amount, cur)
+	if err != nil {
+		return 0, "", errs.InvalidField("revenue.amount", "%v", err)
+	}
+	if minor <= 0 || minor > maxRevenueMinor {
+		return 0, "", errs.InvalidField("revenue.amount", "must be positive and at most 10^12 minor units")
+	}
+	return minor, cur, nil
 }
 
 func parseEventURL(raw string) (*url.URL, error) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,20 +36,27 @@ type Writer interface {
 	Write(ctx context.Context, rec model.Record) error
 }
 
+// Checkouts remembers which visitor opened a payment provider's checkout
+// session, for the revenue attribution of its webhook.
+type Checkouts interface {
+	RememberCheckout(ctx context.Context, site model.SiteID, checkoutSession string, visitor uint64) error
+}
+
 // Service is the ingest pipeline.
 type Service struct {
-	access   SiteAccess
-	enricher *Enricher
-	sessions Sessions
-	writer   Writer
-	now      func() time.Time
-	log      *slog.Logger
+	access    SiteAccess
+	enricher  *Enricher
+	sessions  Sessions
+	writer    Writer
+	checkouts Checkouts
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // NewService wires the pipeline.
-func NewService(access SiteAccess, enricher *Enricher, sessions Sessions, writer Writer, now func() time.Time,
-	log *slog.Logger) *Service {
-	return &Service{access: access, enricher: enricher, sessions: sessions, writer: writer, now: now, log: log}
+func NewService(access SiteAccess, enricher *Enricher, sessions Sessions, writer Writer, checkouts Checkouts,
+	now func() time.Time, log *slog.Logger) *Service {
+	return &Service{access: access, enricher: enricher, sessions: sessions, writer: writer, checkouts: checkouts, now: now, log: log}
 }
 
 // Track accepts one event from an authenticated caller and returns its id.
@@ -66,6 +74,36 @@ func (s *Service) Track(ctx context.Context, p auth.Principal, in Input) (string
 		return "", err
 	}
 	return s.accept(ctx, site, ev)
+}
+
+// TrackBrowser accepts one event from the tracking script. There is no
+// credential: the site must exist and the page must be on its domain (or a
+// subdomain), like Plausible's /api/event.
+func (s *Service) TrackBrowser(ctx context.Context, in Input) (string, error) {
+	in.Browser = true
+	ev, err := validate(in)
+	if err != nil {
+		return "", err
+	}
+	site, err := s.access.Site(ctx, ev.site)
+	if errors.Is(err, errs.ErrNotFound) {
+		return "", invalidSite()
+	}
+	if err != nil {
+		return "", errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err)
+	}
+	if !OnDomain(ev.url.Hostname(), site.Domain) {
+		return "", errs.InvalidField("url", "the page is not on the site's domain")
+	}
+	return s.accept(ctx, site, ev)
+}
+
+// OnDomain reports whether host is domain or one of its subdomains ("www."
+// ignored on both sides).
+func OnDomain(host, domain string) bool {
+	host = strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(host), "."), "www.")
+	domain = strings.TrimPrefix(strings.ToLower(domain), "www.")
+	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
 }
 
 func invalidSite() *errs.Error {
@@ -109,7 +147,14 @@ func (s *Service) accept(ctx context.Context, site model.Site, ev event) (string
 		return id.String(), s.write(ctx, model.Record{Bot: bot})
 	}
 	row := &model.EventRow{SiteID: site.ID, Timestamp: d.at, EventID: id.String(), Name: ev.name, VisitorID: d.visitor,
-		Pathname: d.pathname, Attribution: d.attr, PropKeys: ev.propKeys, PropValues: ev.propValues}
+		Pathname: d.pathname, Attribution: d.attr, PropKeys: ev.propKeys, PropValues: ev.propValues,
+		RevenueAmount: ev.revenueAmount, RevenueCurrency: ev.revenueCurrency}
+	if ev.checkoutSession != "" {
+		// Best effort: the event counts even if the mapping cannot be kept.
+		if err := s.checkouts.RememberCheckout(ctx, site.ID, ev.checkoutSession, d.visitor); err != nil {
+			s.log.Warn("ingest: could not remember a checkout session", "site_id", site.ID, "err", err)
+		}
+	}
 	rec := model.Record{Event: row}
 	upd, err := s.sessions.Touch(ctx, session.Event{Site: site.ID, Visitor: d.visitor, Time: d.at, Pageview: ev.pageview,
 		Path: d.pathname, Attribution: d.attr, NewSessionID: randomSessionID()})

@@ -2,7 +2,10 @@
 // responses and the error envelope. The server and the Go client share them.
 package api
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Error is the body of every error response: {"error": {code, message, field?}}.
 type Error struct {
@@ -67,6 +70,8 @@ type CustomEventRequest struct {
 	// Props: at most 10 entries; keys up to 50 characters; values string,
 	// number or boolean.
 	Props map[string]any `json:"props,omitempty"`
+	// Revenue, optional, in major units.
+	Revenue *Revenue `json:"revenue,omitempty"`
 }
 
 // EventResponse answers an accepted event (201).
@@ -78,4 +83,25 @@ type EventResponse struct {
 // Health answers GET /health and GET /api/health.
 type Health struct {
 	Status string `json:"status"`
+}
+
+// Revenue is money attached to a custom event, in major units (49.99, not 4999).
+type Revenue struct {
+	Amount   json.Number `json:"amount"`
+	Currency string      `json:"currency"`
+}
+
+// TrackerEvent is the body the tracking script posts to /e (as text/plain
+// JSON, so that browsers send it without a CORS preflight). event_name is
+// "pageview" or a custom event's name.
+type TrackerEvent struct {
+	SiteID    string         `json:"site_id"`
+	EventName string         `json:"event_name"`
+	URL       string         `json:"url"`
+	Referrer  string         `json:"referrer,omitempty"`
+	VisitorID string         `json:"visitor_id,omitempty"`
+	Props     map[string]any `json:"props,omitempty"`
+	Revenue   *Revenue       `json:"revenue,omitempty"`
+	// CheckoutSessionID is session_id or checkout_session_id from the page URL.
+	CheckoutSessionID string `json:"checkout_session_id,omitempty"`
 }

@@ -1,0 +1,149 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/testenv"
+)
+
+// browser starts Debian's headless Chromium (installed by the test stack;
+// never a downloaded browser) and returns a chromedp context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	bin := testenv.Lookup(t, "TALLY_TEST_CHROMIUM")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		// Headless Chrome names itself HeadlessChrome, which tally rightly
+		// counts as a bot: present the agent of an ordinary desktop Chrome.
+		chromedp.UserAgent(chromeUA),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // start the browser
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// The whole tracker in a real browser: a page loads the script, calls made
+// before it loaded are replayed, client-side navigation is counted, custom
+// and revenue events are sent, a checkout session id in the URL is kept, and
+// the opt-out works.
+func TestTrackerInABrowser(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Set(time.Now().UTC())
+	ctx := context.Background()
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := `<!doctype html><html><head><title>shop</title>
+<script>window.analytics = window.analytics || function () { (window.analytics.q = window.analytics.q || []).push(arguments) };
+analytics('event', 'Early', {props: {queued: true}});</script>
+<script defer data-site="` + string(site.ID) + `" data-allow-localhost src="` + h.srv.URL + `/js/tally.js"></script>
+</head><body><a id="pricing" href="/pricing">Pricing</a></body></html>`
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, page)
+	}))
+	defer shop.Close()
+	origin := strings.Replace(shop.URL, "127.0.0.1", "localhost", 1) // a page on the site's domain
+
+	b := browser(t)
+	events := func(where string, args ...any) int64 {
+		return h.count("SELECT count() FROM events WHERE site_id = ? AND "+where, append([]any{string(site.ID)}, args...)...)
+	}
+	waitEvents := func(n int64, where string, args ...any) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for events(where, args...) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited for %d events where %s; have %d", n, where, events(where, args...))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	if err := chromedp.Do(b, chromedp.Navigate(origin+"/"), chromedp.WaitReady(chromedp.ID("pricing"))); err != nil {
+		t.Fatal(err)
+	}
+	waitEvents(1, "name = 'pageview' AND pathname = '/'")
+	waitEvents(1, "name = 'Early'")
+	for _, js := range []string{
+		`history.pushState({}, '', '/pricing')`,
+		`history.pushState({}, '', '/signup')`,
+		`analytics('event', 'Signup', {props: {plan: 'pro'}})`,
+		`analytics('event', 'Purchase', {revenue: {amount: 49.99, currency: 'EUR'}})`,
+	} {
+		if _, err := chromedp.Run(b, chromedp.Evaluate[any](js)); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+	}
+	vid, err := chromedp.Run(b, chromedp.Evaluate[string](`localStorage.getItem('analytics_vid')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEvents(1, "name = 'Purchase'")
+	if err := chromedp.Do(b, chromedp.Navigate(origin+"/?session_id=cs_test_1"), chromedp.WaitReady(chromedp.ID("pricing"))); err != nil {
+		t.Fatal(err)
+	}
+	waitEvents(4, "name = 'pageview'")
+	ignoredCookie, err := chromedp.Run(b, chromedp.Evaluate[string](
+		`localStorage.setItem('tally_ignore', 'true'); history.pushState({}, '', '/ignored'); analytics('event', 'Ignored'); document.cookie`))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if len(vid) != 32 || !strings.Contains(ignoredCookie, "analytics_vid="+vid) {
+		t.Fatalf("analytics_vid %q (cookie %q): want 32 hex characters in localStorage and the cookie", vid, ignoredCookie)
+	}
+	visitor := ingest.FromClientID(site.ID, vid)
+	if n := events("name = 'pageview' AND visitor_id = ?", visitor); n != 4 {
+		t.Errorf("%d pageviews carry the browser's analytics_vid, want 4 (/, /pricing, /signup, / again)", n)
+	}
+	for _, path := range []string{"/", "/pricing", "/signup"} {
+		if n := events("name = 'pageview' AND pathname = ?", path); n < 1 {
+			t.Errorf("no pageview of %s", path)
+		}
+	}
+	if n := events("name = 'Signup' AND props_keys = ['plan'] AND props_values = ['pro'] AND visitor_id = ?", visitor); n != 1 {
+		t.Errorf("Signup event with plan=pro: %d, want 1", n)
+	}
+	if n := events("name = 'Early' AND props_keys = ['queued'] AND props_values = ['true'] AND visitor_id = ?", visitor); n != 2 {
+		t.Errorf("the call queued before the script loaded: %d events, want 2 (one per page load)", n)
+	}
+	if n := events("name = 'Purchase' AND revenue_amount = 4999 AND revenue_currency = 'EUR'"); n != 1 {
+		t.Errorf("Purchase with 49.99 EUR = 4999 cents: %d, want 1", n)
+	}
+	got, err := h.app.PG.CheckoutVisitor(ctx, site.ID, "cs_test_1")
+	if err != nil || got != visitor {
+		t.Errorf("checkout session cs_test_1 → visitor %d, %v; want %d", got, err, visitor)
+	}
+	time.Sleep(300 * time.Millisecond) // the opted-out calls would have arrived by now
+	if n := events("pathname = '/ignored' OR name = 'Ignored'"); n != 0 {
+		t.Errorf("%d events sent after opting out", n)
+	}
+}

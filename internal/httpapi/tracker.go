@@ -1,0 +1,76 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/ratelimit"
+	"github.com/tally-analytics/tally/internal/tracker"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// trackerRoutes serves the script and its ingestion endpoint.
+func (s *Server) trackerRoutes() {
+	s.echo.GET("/js/tally.js", s.script)
+	s.echo.OPTIONS("/e", s.preflight)
+	s.echo.POST("/e", s.trackerEvent, s.cors, s.limitByClient, bodyLimit(s.deps.MaxEventBody))
+}
+
+// script serves tally.js with an ETag, cacheable for an hour.
+func (s *Server) script(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=3600")
+	h.Set("ETag", tracker.ETag)
+	if c.Request().Header.Get("If-None-Match") == tracker.ETag {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.Blob(http.StatusOK, "application/javascript; charset=utf-8", tracker.Script)
+}
+
+// cors lets pages on any origin post to /e: which sites accept events is
+// decided by the site and domain check, not by the browser.
+func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After")
+		return next(c)
+	}
+}
+
+func (s *Server) preflight(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type")
+	h.Set("Access-Control-Max-Age", "86400")
+	return c.NoContent(http.StatusNoContent)
+}
+
+// limitByClient limits tracker events per client address (hashed in the
+// Redis key: addresses are never stored in the clear).
+func (s *Server) limitByClient(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.rateLimit(func(c echo.Context) (string, ratelimit.Limit) {
+		sum := sha256.Sum256([]byte(c.RealIP()))
+		return "e:" + hex.EncodeToString(sum[:12]), ratelimit.PerMinute(s.deps.TrackerPerMinute)
+	})(next)
+}
+
+// trackerEvent accepts the script's events: 202 with no body.
+func (s *Server) trackerEvent(c echo.Context) error {
+	var req api.TrackerEvent
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	in := ingest.Input{Pageview: req.EventName == ingest.PageviewName, SiteID: req.SiteID, URL: req.URL, Referrer: req.Referrer,
+		VisitorID: req.VisitorID, EventName: req.EventName, Props: req.Props, CheckoutSession: req.CheckoutSessionID,
+		UserAgent: c.Request().UserAgent(), IPAddress: c.RealIP(), Revenue: revenueInput(req.Revenue)}
+	if _, err := s.deps.Ingest.TrackBrowser(c.Request().Context(), in); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusAccepted)
+}

@@ -1,0 +1,70 @@
+/* tally tracker: https://github.com/tally-analytics/tally
+   <script defer data-site="SITE_ID" src="https://HOST/js/tally.js"></script>
+   analytics('event', 'Signup', {props: {plan: 'pro'}, revenue: {amount: 49, currency: 'USD'}}) */
+(function (w, d) {
+  'use strict';
+  var s = d.currentScript, site, api, vid, queued, last;
+  function noop() {}
+  function store(k, v) {
+    try { if (v === undefined) return w.localStorage.getItem(k); w.localStorage.setItem(k, v); } catch (e) {}
+  }
+  function cookie(k, v) {
+    try {
+      if (v === undefined) { var m = d.cookie.match(new RegExp('(?:^|; )' + k + '=([^;]*)')); return m && m[1]; }
+      d.cookie = k + '=' + v + ';path=/;max-age=31536000;SameSite=Lax';
+    } catch (e) {}
+  }
+  function visitor() {
+    var v = store('analytics_vid') || cookie('analytics_vid');
+    if (!v) {
+      var a = new Uint8Array(16);
+      try { w.crypto.getRandomValues(a); } catch (e) { for (var i = 0; i < 16; i++) a[i] = Math.random() * 256; }
+      v = Array.prototype.map.call(a, function (b) { return (b + 256).toString(16).slice(1); }).join('');
+    }
+    store('analytics_vid', v);
+    cookie('analytics_vid', v);
+    return v;
+  }
+  function off() {
+    return store('tally_ignore') === 'true' ||
+      (/^(localhost|127\.0\.0\.1|\[::1\])$/.test(w.location.hostname) && !s.hasAttribute('data-allow-localhost'));
+  }
+  function send(name, opts) {
+    try {
+      if (!site || off()) return;
+      var b = { site_id: site, event_name: name, url: w.location.href, referrer: d.referrer || undefined, visitor_id: vid };
+      if (name === 'pageview') {
+        var q = new URLSearchParams(w.location.search), cs = q.get('session_id') || q.get('checkout_session_id');
+        if (cs) store('tally_checkout_session', cs);
+        b.checkout_session_id = cs || undefined;
+      } else if (opts) {
+        b.props = opts.props;
+        b.revenue = opts.revenue;
+      }
+      var body = JSON.stringify(b);
+      if (w.navigator.sendBeacon && w.navigator.sendBeacon(api, new Blob([body], { type: 'text/plain' }))) return;
+      w.fetch(api, { method: 'POST', body: body, keepalive: true, headers: { 'Content-Type': 'text/plain' } }).catch(noop);
+    } catch (e) {}
+  }
+  function pageview() {
+    if (last === w.location.pathname + w.location.search) return;
+    last = w.location.pathname + w.location.search;
+    send('pageview');
+  }
+  function analytics(cmd, name, opts) {
+    if (cmd === 'event' && typeof name === 'string') send(name, opts);
+  }
+  try {
+    if (!s) return;
+    site = s.getAttribute('data-site');
+    api = s.getAttribute('data-api') || new URL(s.src).origin + '/e';
+    vid = visitor();
+    queued = (w.analytics && w.analytics.q) || [];
+    w.analytics = analytics;
+    var push = w.history.pushState;
+    w.history.pushState = function () { var r = push.apply(this, arguments); pageview(); return r; };
+    w.addEventListener('popstate', pageview);
+    pageview();
+    for (var i = 0; i < queued.length; i++) analytics.apply(null, queued[i]);
+  } catch (e) {}
+})(window, document);
