@@ -28,7 +28,7 @@ statistics. Configuration comes from TALLY_* environment variables (see README).
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newMigrateCmd(), newUserCmd(), newSiteCmd(), newKeyCmd(), newDemoCmd(),
+	root.AddCommand(newServeCmd(), newMigrateCmd(), newUserCmd(), newSiteCmd(), newKeyCmd(), newRatesCmd(), newDemoCmd(),
 		newHealthcheckCmd())
 	return root
 }

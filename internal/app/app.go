@@ -32,6 +32,7 @@ import (
 	"github.com/tally-analytics/tally/internal/pgstore"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/realtime"
+	"github.com/tally-analytics/tally/internal/revenue"
 	"github.com/tally-analytics/tally/internal/stats"
 )
 
@@ -51,6 +52,7 @@ type App struct {
 	Stats    *stats.Service
 	Goals    *goals.Service
 	Limiter  *ratelimit.Limiter
+	Revenue  *revenue.Service
 	API      *httpapi.Server
 
 	geo     *geo.DB
@@ -105,13 +107,17 @@ func (a *App) build(ctx context.Context) (err error) {
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
 	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
 	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
-	a.Ingest = ingest.NewService(accounts.NewAccess(a.PG, a.now), enricher, session.NewManager(a.Redis, cfg.RedisPrefix),
-		a.Buffer, a.PG, a.now, log)
-	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents, a.now, log)
+	access := accounts.NewAccess(a.PG, a.now)
+	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
+	a.Ingest = ingest.NewService(access, enricher, session.NewManager(a.Redis, cfg.RedisPrefix),
+		a.Buffer, a.PG, a.Revenue, a.now, log)
+	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents,
+		a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.Redis, cfg.RedisPrefix)
-	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Limiter: a.Limiter,
-		Log: log, MaxEventBody: cfg.MaxEventBodyBytes, TrustedProxies: cfg.TrustedProxyNets(), TrackerPerMinute: cfg.TrackerPerMinute})
+	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue,
+		Sites: a.Accounts, SiteLookup: access, Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes,
+		TrustedProxies: cfg.TrustedProxyNets(), TrackerPerMinute: cfg.TrackerPerMinute})
 	return nil
 }
 
@@ -207,6 +213,42 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	})
 	wg.Go(func() { a.Auth.RunUsageFlusher(ctx, 30*time.Second) })
 	wg.Go(func() { a.prepareSalts(ctx) })
+	wg.Go(func() { a.Revenue.RunExporter(ctx) })
+	if a.cfg.ECBRatesURL != "" {
+		wg.Go(func() { a.fetchRates(ctx) })
+	}
+}
+
+// fetchRates imports the configured ECB file at start and then periodically,
+// and converts the payments that waited for those rates.
+func (a *App) fetchRates(ctx context.Context) {
+	client := &http.Client{Timeout: 30 * time.Second}
+	t := time.NewTicker(a.cfg.ECBFetchInterval)
+	defer t.Stop()
+	for {
+		if n, err := a.importRates(ctx, client); err != nil {
+			a.log.Warn("exchange rates: fetch failed; payments in currencies without a rate wait", "err", err)
+		} else {
+			a.log.Info("exchange rates: imported", "rates", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a *App) importRates(ctx context.Context, client *http.Client) (int, error) {
+	rates, err := revenue.FetchECB(ctx, client, a.cfg.ECBRatesURL)
+	if err != nil {
+		return 0, err
+	}
+	if err := a.PG.UpsertRates(ctx, rates); err != nil {
+		return 0, err
+	}
+	_, err = a.Revenue.ConvertPending(ctx)
+	return len(rates), err
 }
 
 // prepareSalts keeps tomorrow's visitor salt ready, hourly.

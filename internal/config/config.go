@@ -76,6 +76,11 @@ type Config struct {
 	// TrackerPerMinute limits tracking-script events per client address and
 	// minute (TALLY_TRACKER_PER_MINUTE).
 	TrackerPerMinute int `env:"TALLY_TRACKER_PER_MINUTE" envDefault:"600"`
+	// ECBRatesURL, when set, is fetched at start and every ECBFetchInterval
+	// for exchange rates (the ECB's daily or history file, CSV or zip)
+	// (TALLY_ECB_RATES_URL, TALLY_ECB_FETCH_INTERVAL).
+	ECBRatesURL      string        `env:"TALLY_ECB_RATES_URL"`
+	ECBFetchInterval time.Duration `env:"TALLY_ECB_FETCH_INTERVAL" envDefault:"6h"`
 	// UACacheSize is the number of parsed user agents kept in memory (TALLY_UA_CACHE_SIZE).
 	UACacheSize int `env:"TALLY_UA_CACHE_SIZE" envDefault:"30000"`
 	// LogLevel is debug, info, warn or error; LogFormat is text or json.
@@ -159,6 +164,9 @@ func (c *Config) validate() ([]string, error) {
 		if _, _, err := net.ParseCIDR(strings.TrimSpace(cidr)); err != nil {
 			problems = append(problems, fmt.Errorf("TALLY_TRUSTED_PROXIES: %q is not a CIDR such as 10.0.0.0/8", cidr))
 		}
+	}
+	if c.ECBFetchInterval < time.Minute {
+		problems = append(problems, errors.New("TALLY_ECB_FETCH_INTERVAL must be at least 1m"))
 	}
 	if c.TrackerPerMinute <= 0 {
 		problems = append(problems, errors.New("TALLY_TRACKER_PER_MINUTE must be positive"))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/revenue"
 )
 
 // Authenticator checks credentials and logs users in.
@@ -32,12 +33,16 @@ type Ingester interface {
 
 // Deps are the services the API calls.
 type Deps struct {
-	Auth   Authenticator
-	Ingest Ingester
-	Stats  Stats
+	Auth    Authenticator
+	Ingest  Ingester
+	Stats   Stats
 	Goals   Goals
-	Limiter RateLimiter
-	Log     *slog.Logger
+	Revenue Revenue
+	// Sites and SiteLookup find sites for the payment and webhook routes.
+	Sites      revenue.Sites
+	SiteLookup revenue.SiteLookup
+	Limiter    RateLimiter
+	Log        *slog.Logger
 	// MaxEventBody limits event request bodies (bytes).
 	MaxEventBody int64
 	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed.
@@ -80,6 +85,7 @@ func New(deps Deps) *Server {
 	v1.POST("/events/custom", s.custom, ingest...)
 	s.statsRoutes(v1, s.authenticate)
 	s.goalRoutes(v1, s.authenticate)
+	s.revenueRoutes(v1, s.authenticate)
 	return s
 }
 

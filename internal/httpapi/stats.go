@@ -27,6 +27,7 @@ type Stats interface {
 	Events(ctx context.Context, p auth.Principal, r stats.Request) (api.EventsResponse, error)
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (api.RealtimeResponse, error)
 	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (api.ConversionsResponse, error)
+	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (api.RevenueResponse, error)
 }
 
 // statsRoutes registers the thirteen stats endpoints on g.

@@ -12,8 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tally-analytics/tally/internal/errs"
-	"github.com/tally-analytics/tally/internal/money"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/money"
 )
 
 // Limits of an event (spec "Limits" and DESIGN §6 Ingestion).

@@ -36,6 +36,13 @@ type Writer interface {
 	Write(ctx context.Context, rec model.Record) error
 }
 
+// RevenueRecorder puts the revenue of custom events into the payments
+// ledger, so that it counts in the revenue reports like payments do.
+type RevenueRecorder interface {
+	RecordTracked(ctx context.Context, site model.Site, eventID string, at time.Time, visitor uint64, name string,
+		amount int64, currency string, hint *model.Touch) error
+}
+
 // Checkouts remembers which visitor opened a payment provider's checkout
 // session, for the revenue attribution of its webhook.
 type Checkouts interface {
@@ -49,14 +56,16 @@ type Service struct {
 	sessions  Sessions
 	writer    Writer
 	checkouts Checkouts
+	revenue   RevenueRecorder
 	now       func() time.Time
 	log       *slog.Logger
 }
 
 // NewService wires the pipeline.
 func NewService(access SiteAccess, enricher *Enricher, sessions Sessions, writer Writer, checkouts Checkouts,
-	now func() time.Time, log *slog.Logger) *Service {
-	return &Service{access: access, enricher: enricher, sessions: sessions, writer: writer, checkouts: checkouts, now: now, log: log}
+	revenue RevenueRecorder, now func() time.Time, log *slog.Logger) *Service {
+	return &Service{access: access, enricher: enricher, sessions: sessions, writer: writer, checkouts: checkouts,
+		revenue: revenue, now: now, log: log}
 }
 
 // Track accepts one event from an authenticated caller and returns its id.
@@ -158,7 +167,8 @@ func (s *Service) accept(ctx context.Context, site model.Site, ev event) (string
 	rec := model.Record{Event: row}
 	upd, err := s.sessions.Touch(ctx, session.Event{Site: site.ID, Visitor: d.visitor, Time: d.at, Pageview: ev.pageview,
 		Path: d.pathname, Attribution: d.attr, NewSessionID: randomSessionID()})
-	if err != nil {
+	hasSession := err == nil
+	if !hasSession {
 		// Redis is unavailable: the event still counts; only its session is lost.
 		s.log.Warn("ingest: session state unavailable; event stored without session", "err", err)
 	} else {
@@ -171,7 +181,30 @@ func (s *Service) accept(ctx context.Context, site model.Site, ev event) (string
 		}
 		rec.Sessions = append(rec.Sessions, upd.State)
 	}
-	return id.String(), s.write(ctx, rec)
+	if err := s.write(ctx, rec); err != nil {
+		return "", err
+	}
+	if ev.revenueAmount > 0 {
+		s.recordRevenue(ctx, site, row, upd, hasSession)
+	}
+	return id.String(), nil
+}
+
+// recordRevenue hands an event's revenue to the payments ledger, with the
+// session it happened in as attribution hint. The event itself is stored
+// already; a failure here is logged, not returned.
+func (s *Service) recordRevenue(ctx context.Context, site model.Site, row *model.EventRow, upd session.Update, hasSession bool) {
+	var hint *model.Touch
+	if hasSession {
+		a := upd.State.Attribution
+		hint = &model.Touch{Source: a.ReferrerSource, SourceType: a.SourceType, EntryPage: upd.State.EntryPage,
+			UTMSource: a.UTMSource, UTMMedium: a.UTMMedium, UTMCampaign: a.UTMCampaign, UTMContent: a.UTMContent,
+			CountryCode: a.CountryCode, Device: a.Device}
+	}
+	if err := s.revenue.RecordTracked(ctx, site, row.EventID, row.Timestamp, row.VisitorID, row.Name,
+		row.RevenueAmount, row.RevenueCurrency, hint); err != nil {
+		s.log.Warn("ingest: the event's revenue could not be recorded", "site_id", site.ID, "err", err)
+	}
 }
 
 func (s *Service) write(ctx context.Context, rec model.Record) error {

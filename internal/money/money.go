@@ -5,6 +5,7 @@ package money
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/bojanz/currency"
@@ -37,4 +38,60 @@ func MinorUnits(amount, code string) (int64, error) {
 		return 0, fmt.Errorf("%s is too large", amount)
 	}
 	return n, nil
+}
+
+// Convert turns minor units of from into minor units of to, given how many
+// units of each one euro buys (the ECB's reference rates, as decimals):
+// amount × 10^(digits(to)-digits(from)) × toPerEUR / fromPerEUR, rounded
+// half away from zero. It computes with exact rationals; the returned rate
+// (to per from, 12 decimals) is for the record.
+func Convert(amount int64, from, to, fromPerEUR, toPerEUR string) (int64, string, error) {
+	df, ok1 := currency.GetDigits(from)
+	dt, ok2 := currency.GetDigits(to)
+	if !ok1 || !ok2 {
+		return 0, "", fmt.Errorf("money: unknown currency %s or %s", from, to)
+	}
+	rf, ok1 := new(big.Rat).SetString(fromPerEUR)
+	rt, ok2 := new(big.Rat).SetString(toPerEUR)
+	if !ok1 || !ok2 || rf.Sign() <= 0 || rt.Sign() <= 0 {
+		return 0, "", fmt.Errorf("money: bad rate %q or %q", fromPerEUR, toPerEUR)
+	}
+	rate := new(big.Rat).Quo(rt, rf)
+	v := new(big.Rat).Mul(new(big.Rat).SetInt64(amount), rate)
+	scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(int(dt)-int(df)))), nil))
+	if dt >= df {
+		v.Mul(v, scale)
+	} else {
+		v.Quo(v, scale)
+	}
+	n, ok := roundHalfAway(v)
+	if !ok {
+		return 0, "", fmt.Errorf("money: %d %s does not fit in %s minor units", amount, from, to)
+	}
+	return n, rate.FloatString(12), nil
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// roundHalfAway rounds a rational to the nearest integer, halves away from zero.
+func roundHalfAway(v *big.Rat) (int64, bool) {
+	num, den := new(big.Int).Set(v.Num()), v.Denom()
+	neg := num.Sign() < 0
+	num.Abs(num)
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	if new(big.Int).Mul(r, big.NewInt(2)).Cmp(den) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if neg {
+		q.Neg(q)
+	}
+	if !q.IsInt64() {
+		return 0, false
+	}
+	return q.Int64(), true
 }

@@ -27,3 +27,29 @@ func TestMinorUnits(t *testing.T) {
 		}
 	}
 }
+
+func TestConvert(t *testing.T) {
+	for _, tc := range []struct {
+		amount           int64
+		from, to         string
+		fromRate, toRate string
+		want             int64
+	}{
+		{1100, "USD", "EUR", "1.10", "1", 1000},    // 11.00 USD at 1.10 USD/EUR = 10.00 EUR
+		{1000, "EUR", "USD", "1", "1.10", 1100},    // and back
+		{1000, "JPY", "EUR", "160", "1", 625},      // ¥1,000 at 160 ¥/EUR = 6.25 EUR
+		{625, "EUR", "JPY", "1", "160", 1000},      // 6.25 EUR = ¥1,000
+		{1, "EUR", "JPY", "1", "160.5", 2},         // 0.01 EUR = ¥1.605 → ¥2
+		{1999, "GBP", "USD", "0.85", "1.10", 2587}, // 19.99 × 1.10/0.85 = 25.869… → 25.87
+		{1234, "KWD", "EUR", "0.33", "1", 374},     // 1.234 KWD (3 decimals) = 3.739… EUR → 3.74
+		{5, "EUR", "EUR", "1", "1", 5},
+	} {
+		got, _, err := Convert(tc.amount, tc.from, tc.to, tc.fromRate, tc.toRate)
+		if err != nil || got != tc.want {
+			t.Errorf("Convert(%d %s→%s at %s/%s) = %d, %v; want %d", tc.amount, tc.from, tc.to, tc.fromRate, tc.toRate, got, err, tc.want)
+		}
+	}
+	if _, _, err := Convert(1, "EUR", "USD", "0", "1"); err == nil {
+		t.Error("a zero rate was accepted")
+	}
+}

@@ -64,3 +64,8 @@ func translate(op string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
+
+// QueryRow runs a query returning one row (tools and tests).
+func (s *Store) QueryRow(ctx context.Context, sql string, args ...any) interface{ Scan(...any) error } {
+	return s.pool.QueryRow(ctx, sql, args...)
+}

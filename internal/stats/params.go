@@ -39,6 +39,9 @@ type Request struct {
 	Country   string
 	Region    string
 	EventName string
+	// Breakdown and Model of the revenue report.
+	Breakdown string
+	Model     string
 }
 
 var (
@@ -55,6 +58,7 @@ type Endpoint struct {
 	AcceptEventName bool // events
 	AcceptPaging    bool // pages
 	AcceptCompare   bool // overview
+	Revenue         bool // breakdown and model
 }
 
 // ParseRequest validates the query string of a stats endpoint. Every problem
@@ -136,6 +140,11 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		}
 		if !regionCode.MatchString(r.Region) {
 			return r, errs.InvalidField("region", "must be an ISO 3166-2 code such as US-CA")
+		}
+	}
+	if e.Revenue {
+		if err := parseRevenue(&r, v.Get("breakdown"), v.Get("model")); err != nil {
+			return r, err
 		}
 	}
 	if e.AcceptEventName {

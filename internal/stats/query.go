@@ -127,7 +127,7 @@ func (q Query) Build() (string, []any, error) {
 
 // sampled reports whether the query reads a sample.
 func (q Query) sampled() bool {
-	return q.SamplePercent > 0 && q.SamplePercent < 100 && q.Table != BotEvents
+	return q.SamplePercent > 0 && q.SamplePercent < 100 && (q.Table == Events || q.Table == Sessions)
 }
 
 // Scale is the factor that turns a count on the sample into an estimate.

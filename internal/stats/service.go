@@ -47,6 +47,7 @@ type Service struct {
 	store    Store
 	sites    Sites
 	goals    GoalLister
+	pending  PendingCounter
 	realtime RealtimeSource
 	now      func() time.Time
 	log      *slog.Logger
@@ -96,9 +97,10 @@ func (c *eventCounts) put(k countKey, n float64, now time.Time) {
 }
 
 // NewService wires the stats service.
-func NewService(store Store, sites Sites, goals GoalLister, realtime RealtimeSource, sampleAbove int64,
-	now func() time.Time, log *slog.Logger) *Service {
-	return &Service{store: store, sites: sites, goals: goals, realtime: realtime, sampleAbove: sampleAbove, now: now, log: log}
+func NewService(store Store, sites Sites, goals GoalLister, pending PendingCounter, realtime RealtimeSource,
+	sampleAbove int64, now func() time.Time, log *slog.Logger) *Service {
+	return &Service{store: store, sites: sites, goals: goals, pending: pending, realtime: realtime, sampleAbove: sampleAbove,
+		now: now, log: log}
 }
 
 // UnknownLabel names rows whose value is unknown (device, browser, country...).

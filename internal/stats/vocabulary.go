@@ -13,11 +13,12 @@ const (
 	Events    Table = "events"
 	Sessions  Table = "sessions"
 	BotEvents Table = "bot_events"
+	Payments  Table = "payments"
 )
 
 // timeColumn is the column a table is bounded by in time: events by when
-// they happened, sessions by when they started.
-var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvents: "ts"}
+// they happened, sessions by when they started, payments by when they were made.
+var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvents: "ts", Payments: "ts"}
 
 // Metric is an aggregate that knows its ClickHouse expression on each table
 // it is defined for. Session metrics sum with sign, so the cancel rows of the
@@ -62,6 +63,12 @@ type Dimension struct {
 
 func both(col string) map[Table]string { return map[Table]string{Events: col, Sessions: col} }
 
+// all is a column of the same name in events, sessions and payments (for
+// payments: of the last touch).
+func all(col string) map[Table]string {
+	return map[Table]string{Events: col, Sessions: col, Payments: col}
+}
+
 // The dimension vocabulary.
 var (
 	Pathname     = Dimension{Name: "pathname", exprs: map[Table]string{Events: "pathname"}}
@@ -90,7 +97,7 @@ var (
 // caller; it is bound as a parameter, never formatted into the SQL).
 func Day(tz string) Dimension {
 	return Dimension{Name: "date", exprs: map[Table]string{
-		Events: "toDate(ts, ?)", Sessions: "toDate(started_at, ?)", BotEvents: "toDate(ts, ?)",
+		Events: "toDate(ts, ?)", Sessions: "toDate(started_at, ?)", BotEvents: "toDate(ts, ?)", Payments: "toDate(ts, ?)",
 	}, args: []any{tz}}
 }
 
@@ -113,4 +120,38 @@ func Converters(g model.Goal) Metric {
 	cond, args := goalCondition(g)
 	return Metric{Name: "converters:" + string(g.ID), count: true,
 		exprs: map[Table]string{Events: "uniqCombinedIf(visitor_id, " + cond + ")"}, args: args}
+}
+
+// Revenue metrics, in minor units of the base currency.
+var (
+	Revenue        = Metric{Name: "revenue", exprs: map[Table]string{Payments: "sumIf(base_amount, kind = 'payment')"}}
+	Refunds        = Metric{Name: "refunds", exprs: map[Table]string{Payments: "sumIf(base_amount, kind = 'refund')"}}
+	PaymentCount   = Metric{Name: "payments", exprs: map[Table]string{Payments: "countIf(kind = 'payment')"}}
+	RefundCount    = Metric{Name: "refund_count", exprs: map[Table]string{Payments: "countIf(kind = 'refund')"}}
+	PayingVisitors = Metric{Name: "paying_visitors", exprs: map[Table]string{Payments: "uniqCombinedIf(visitor_id, kind = 'payment' AND visitor_id != 0)"}}
+	// BaseCurrency is the currency payments were converted into.
+	BaseCurrency = Dimension{Name: "base_currency", exprs: map[Table]string{Payments: "base_currency"}}
+	// Attributed is 1 for payments tally could tie to a visit.
+	Attributed = Dimension{Name: "attributed", exprs: map[Table]string{Payments: "attributed"}}
+)
+
+// RevenueBreakdowns name the attribution columns of the payments table, by
+// breakdown, for the last and the first touch.
+var RevenueBreakdowns = map[string][2]string{
+	"source":   {"source", "ft_source"},
+	"page":     {"entry_page", "ft_entry_page"},
+	"campaign": {"utm_campaign", "ft_utm_campaign"},
+	"country":  {"country_code", "ft_country_code"},
+	"device":   {"device", "ft_device"},
+}
+
+// RevenueBy is the dimension of a breakdown (a key of RevenueBreakdowns) for
+// the last touch, or the first when firstTouch.
+func RevenueBy(breakdown string, firstTouch bool) Dimension {
+	cols := RevenueBreakdowns[breakdown]
+	col := cols[0]
+	if firstTouch {
+		col = cols[1]
+	}
+	return Dimension{Name: "revenue_" + breakdown, exprs: map[Table]string{Payments: col}}
 }

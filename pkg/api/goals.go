@@ -62,6 +62,6 @@ type ConversionsMeta struct {
 
 // ConversionsResponse is the body of GET /api/v1/goals/conversions.
 type ConversionsResponse struct {
-	Data []Conversion   `json:"data"`
+	Data []Conversion    `json:"data"`
 	Meta ConversionsMeta `json:"meta"`
 }

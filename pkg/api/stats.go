@@ -275,3 +275,53 @@ type RealtimeResponse struct {
 		Timestamp time.Time `json:"timestamp"`
 	} `json:"meta"`
 }
+
+// RevenueTotals are amounts in minor units of the base currency (revenue
+// and refunds separately; net = revenue - refunds) and counts.
+type RevenueTotals struct {
+	Revenue        int64 `json:"revenue"`
+	Refunds        int64 `json:"refunds"`
+	Net            int64 `json:"net"`
+	Payments       int64 `json:"payments"`
+	RefundCount    int64 `json:"refund_count"`
+	PayingVisitors int64 `json:"paying_visitors"`
+}
+
+// RevenueRow is a row of a revenue breakdown.
+type RevenueRow struct {
+	Value string `json:"value"`
+	RevenueTotals
+}
+
+// RevenuePoint is one day of revenue.
+type RevenuePoint struct {
+	Date    string `json:"date"`
+	Revenue int64  `json:"revenue"`
+	Refunds int64  `json:"refunds"`
+	Net     int64  `json:"net"`
+}
+
+// RevenueReport is data of GET /api/v1/stats/revenue.
+type RevenueReport struct {
+	// Currency is the site's base currency; every amount is in its minor units.
+	Currency   string         `json:"currency"`
+	Totals     RevenueTotals  `json:"totals"`
+	Breakdown  []RevenueRow   `json:"breakdown,omitempty"`
+	Timeseries []RevenuePoint `json:"timeseries"`
+}
+
+// RevenueMeta describes a revenue report.
+type RevenueMeta struct {
+	StatsMeta
+	Breakdown string `json:"breakdown,omitempty"`
+	Model     string `json:"model"`
+	// PendingConversion counts payments of the range that wait for the
+	// exchange rate of their day and are not in the figures yet.
+	PendingConversion int64 `json:"pending_conversion"`
+}
+
+// RevenueResponse is the body of GET /api/v1/stats/revenue.
+type RevenueResponse struct {
+	Data RevenueReport `json:"data"`
+	Meta RevenueMeta   `json:"meta"`
+}

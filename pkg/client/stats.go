@@ -25,6 +25,8 @@ type StatsParams struct {
 	// EventName filters the events report.
 	EventName                                     string
 	UTMSource, UTMMedium, UTMCampaign, UTMContent string
+	// Breakdown and Model of the revenue report.
+	Breakdown, Model string
 }
 
 func (p StatsParams) values() url.Values {
@@ -55,6 +57,8 @@ func (p StatsParams) values() url.Values {
 	set("utm_medium", p.UTMMedium)
 	set("utm_campaign", p.UTMCampaign)
 	set("utm_content", p.UTMContent)
+	set("breakdown", p.Breakdown)
+	set("model", p.Model)
 	return v
 }
 

@@ -1,0 +1,239 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// webhookSigners sign a body the way each provider documents it, at time now.
+var webhookSigners = map[string]func(secret string, body []byte, now time.Time) http.Header{
+	"provider_a": func(secret string, body []byte, now time.Time) http.Header { // Stripe
+		mac := hmac.New(sha256.New, []byte(secret))
+		fmt.Fprintf(mac, "%d.%s", now.Unix(), body)
+		return http.Header{"Stripe-Signature": {fmt.Sprintf("t=%d,v1=%x", now.Unix(), mac.Sum(nil))}}
+	},
+	"provider_b": func(secret string, body []byte, _ time.Time) http.Header { // Lemon Squeezy
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write(body)
+		return http.Header{"X-Signature": {hex.EncodeToString(mac.Sum(nil))}}
+	},
+	"provider_c": func(secret string, body []byte, now time.Time) http.Header { // Paddle Billing
+		mac := hmac.New(sha256.New, []byte(secret))
+		fmt.Fprintf(mac, "%d:%s", now.Unix(), body)
+		return http.Header{"Paddle-Signature": {fmt.Sprintf("ts=%d;h1=%x", now.Unix(), mac.Sum(nil))}}
+	},
+	"provider_d": func(secret string, body []byte, now time.Time) http.Header { // Polar: Standard Webhooks
+		key, _ := base64.StdEncoding.DecodeString(secret[len("whsec_"):])
+		mac := hmac.New(sha256.New, key)
+		fmt.Fprintf(mac, "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W.%d.%s", now.Unix(), body)
+		return http.Header{"Webhook-Id": {"msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"}, "Webhook-Timestamp": {fmt.Sprint(now.Unix())},
+			"Webhook-Signature": {"v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))}}
+	},
+}
+
+var webhookSecrets = map[string]string{
+	"provider_a": "whsec_stripe_test_0123456789abcdef",
+	"provider_b": "lemon-squeezy-signing-secret-1",
+	"provider_c": "pdl_ntfset_01hv8x_testsecret",
+	"provider_d": "whsec_" + base64.StdEncoding.EncodeToString([]byte("polar-standard-webhooks-key!!")),
+}
+
+// moneyFixture is a fixture of the providers package and what it must put in
+// the ledger (amounts read off the fixture by hand).
+type moneyFixture struct {
+	file     string
+	kind     model.PaymentKind
+	amount   int64
+	currency string
+	linked   bool // a refund of an earlier fixture's payment
+}
+
+var webhookFixtures = map[string][]moneyFixture{
+	"provider_a": {
+		{"checkout.session.completed.json", model.KindPayment, 2198, "USD", false},
+		{"invoice.paid.json", model.KindPayment, 1500, "USD", false},
+		{"charge.refunded.json", model.KindRefund, 1000, "USD", true},
+	},
+	"provider_b": {
+		{"order_created.json", model.KindPayment, 1199, "USD", false},
+		{"order_refunded.json", model.KindRefund, 500, "USD", true},
+	},
+	"provider_c": {
+		{"transaction.completed.json", model.KindPayment, 65215, "USD", false},
+		{"transaction.payment_failed.json", model.KindFailed, 65215, "USD", false},
+		{"adjustment.created.json", model.KindRefund, 100, "USD", true},
+	},
+	"provider_d": {
+		{"order.created.json", model.KindPayment, 2975, "EUR", false},
+		{"refund.created.json", model.KindRefund, 1488, "EUR", true},
+	},
+}
+
+// unsubscribed are fixtures of kinds tally does not subscribe to.
+var unsubscribed = map[string]string{
+	"provider_a": "payment_intent.succeeded.json",
+	"provider_b": "subscription_payment_success.json",
+	"provider_c": "transaction.paid.json",
+	"provider_d": "order.paid.json",
+}
+
+func fixture(t *testing.T, provider, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "revenue", "providers", "testdata", provider, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func postWebhook(t *testing.T, h *harness, provider, site string, body []byte, header http.Header) (int, api.WebhookResponse) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/webhooks/"+provider+"?site_id="+site, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[http.CanonicalHeaderKey(k)] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var res api.WebhookResponse
+	json.NewDecoder(resp.Body).Decode(&res)
+	return resp.StatusCode, res
+}
+
+func ledgerCount(t *testing.T, h *harness, site string, where string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := h.app.PG.QueryRow(context.Background(), "SELECT count(*) FROM payments WHERE site_id = $1 AND "+where,
+		append([]any{site}, args...)...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestWebhooks(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	newSite := func(domain string) string {
+		site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: domain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, secret := range webhookSecrets {
+			if err := h.app.Accounts.SetProviderSecret(ctx, site.ID, model.Provider(p), secret); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return string(site.ID)
+	}
+	for _, provider := range []string{"provider_a", "provider_b", "provider_c", "provider_d"} {
+		t.Run(provider, func(t *testing.T) {
+			h.clock.Set(time.Now().UTC().Truncate(time.Second))
+			sign := func(body []byte) http.Header {
+				return webhookSigners[provider](webhookSecrets[provider], body, h.clock.Now())
+			}
+			site := newSite(provider + ".example.com")
+
+			for _, f := range webhookFixtures[provider] {
+				body := fixture(t, provider, f.file)
+				status, res := postWebhook(t, h, provider, site, body, sign(body))
+				if status != 200 || !res.Received || res.Ignored || res.PaymentID == "" || res.Duplicate {
+					t.Fatalf("%s: %d %+v", f.file, status, res)
+				}
+				where := "id = $2 AND kind = $3 AND amount = $4 AND currency = $5"
+				if f.linked {
+					where += " AND refund_of IS NOT NULL"
+				}
+				if n := ledgerCount(t, h, site, where, res.PaymentID, string(f.kind), f.amount, f.currency); n != 1 {
+					t.Errorf("%s: not recorded as %s of %d %s (linked %v)", f.file, f.kind, f.amount, f.currency, f.linked)
+				}
+				// the same delivery again is counted once
+				status, again := postWebhook(t, h, provider, site, body, sign(body))
+				if status != 200 || !again.Duplicate || again.PaymentID != res.PaymentID {
+					t.Errorf("%s delivered twice: %d %+v", f.file, status, again)
+				}
+			}
+			if n := ledgerCount(t, h, site, "true"); n != int64(len(webhookFixtures[provider])) {
+				t.Errorf("the ledger holds %d rows, want %d", n, len(webhookFixtures[provider]))
+			}
+			body := fixture(t, provider, unsubscribed[provider])
+			status, res := postWebhook(t, h, provider, site, body, sign(body))
+			if status != 200 || !res.Ignored {
+				t.Errorf("unsubscribed kind: %d %+v, want 200 ignored", status, res)
+			}
+
+			// rejected deliveries record nothing
+			clean := newSite(provider + ".rejections.example.com")
+			pay := fixture(t, provider, webhookFixtures[provider][0].file)
+			rejections := map[string]struct {
+				body   []byte
+				header http.Header
+			}{
+				"wrong secret":   {pay, webhookSigners[provider]("not-the-secret-"+webhookSecrets[provider], pay, h.clock.Now())},
+				"tampered body":  {bytes.Replace(pay, []byte(fmt.Sprint(webhookFixtures[provider][0].amount)), []byte("1"), 1), sign(pay)},
+				"missing header": {pay, http.Header{}},
+			}
+			if provider != "provider_b" { // Lemon Squeezy signatures carry no timestamp
+				rejections["stale timestamp"] = struct {
+					body   []byte
+					header http.Header
+				}{pay, webhookSigners[provider](webhookSecrets[provider], pay, h.clock.Now().Add(-10*time.Minute))}
+			}
+			for name, r := range rejections {
+				if status, _ := postWebhook(t, h, provider, clean, r.body, r.header); status != 401 {
+					t.Errorf("%s: status %d, want 401", name, status)
+				}
+			}
+			if n := ledgerCount(t, h, clean, "true"); n != 0 {
+				t.Errorf("rejected deliveries recorded %d rows", n)
+			}
+
+			// 20 identical deliveries at once record one payment
+			concurrent := newSite(provider + ".concurrent.example.com")
+			var wg sync.WaitGroup
+			for range 20 {
+				wg.Go(func() {
+					if status, _ := postWebhook(t, h, provider, concurrent, pay, sign(pay)); status != 200 {
+						t.Errorf("concurrent delivery: %d", status)
+					}
+				})
+			}
+			wg.Wait()
+			if n := ledgerCount(t, h, concurrent, "true"); n != 1 {
+				t.Errorf("20 concurrent deliveries recorded %d rows, want 1", n)
+			}
+		})
+	}
+
+	t.Run("unknown provider and site", func(t *testing.T) {
+		body := fixture(t, "provider_a", "checkout.session.completed.json")
+		if status, _ := postWebhook(t, h, "provider_z", string(h.siteID), body, nil); status != 404 {
+			t.Errorf("unknown provider: %d", status)
+		}
+		if status, _ := postWebhook(t, h, "provider_a", "nope", body, nil); status != 404 {
+			t.Errorf("unknown site: %d", status)
+		}
+		// a site without a provider_a secret cannot be written to
+		if status, _ := postWebhook(t, h, "provider_a", string(h.siteID), body, webhookSigners["provider_a"]("x", body, h.clock.Now())); status != 401 {
+			t.Errorf("site without a secret: %d", status)
+		}
+	})
+}

@@ -1,0 +1,81 @@
+package chstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// InsertPayments writes converted payments and refunds in one batch.
+func (s *Store) InsertPayments(ctx context.Context, rows []model.Payment, writtenAt time.Time) error {
+	return s.insert(ctx, "payments", "INSERT INTO payments (site_id, ts, payment_id, provider, transaction_id, kind, "+
+		"amount, currency, base_amount, base_currency, visitor_id, event_name, attributed, source, source_type, entry_page, "+
+		"utm_source, utm_medium, utm_campaign, utm_content, country_code, device, ft_source, ft_source_type, ft_entry_page, "+
+		"ft_utm_source, ft_utm_medium, ft_utm_campaign, ft_utm_content, ft_country_code, ft_device, written_at)",
+		len(rows), func(b driver.Batch, i int) error {
+			p := rows[i]
+			var base int64
+			if p.BaseAmount != nil {
+				base = *p.BaseAmount
+			}
+			var attributed uint8
+			var a model.PaymentAttribution
+			if p.Attribution != nil {
+				attributed, a = 1, *p.Attribution
+			}
+			return b.Append(string(p.SiteID), utc(p.OccurredAt), p.ID, p.Provider, p.TransactionID, string(p.Kind),
+				p.Amount, p.Currency, base, p.BaseCurrency, p.VisitorID, p.EventName, attributed,
+				a.Last.Source, a.Last.SourceType, a.Last.EntryPage, a.Last.UTMSource, a.Last.UTMMedium, a.Last.UTMCampaign,
+				a.Last.UTMContent, a.Last.CountryCode, a.Last.Device,
+				a.First.Source, a.First.SourceType, a.First.EntryPage, a.First.UTMSource, a.First.UTMMedium, a.First.UTMCampaign,
+				a.First.UTMContent, a.First.CountryCode, a.First.Device, utc(writtenAt))
+		})
+}
+
+// ExistingPaymentIDs reports which payment ids ClickHouse already holds.
+func (s *Store) ExistingPaymentIDs(ctx context.Context, ids []string) (map[string]bool, error) {
+	found := map[string]bool{}
+	for chunk := range slices.Chunk(ids, idsPerQuery) {
+		err := s.collect(ctx, "SELECT payment_id FROM payments WHERE has(?, payment_id)", []any{chunk}, func(r driver.Rows) error {
+			var id string
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
+			found[id] = true
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("chstore: existing payment ids: %w", err)
+		}
+	}
+	return found, nil
+}
+
+// VisitorSessions lists the sessions of a visitor that started in [from, to],
+// oldest first.
+func (s *Store) VisitorSessions(ctx context.Context, site model.SiteID, visitor uint64, from, to time.Time) ([]model.SessionTouch, error) {
+	var out []model.SessionTouch
+	err := s.collect(ctx, `SELECT started_at, referrer_source, source_type, entry_page, utm_source, utm_medium,
+			utm_campaign, utm_content, country_code, device
+		FROM sessions WHERE site_key = cityHash64(?) AND visitor_id = ? AND started_at >= ? AND started_at <= ? AND sign = 1
+		ORDER BY started_at, session_id LIMIT 1 BY session_id`,
+		[]any{string(site), visitor, utc(from), utc(to)}, func(r driver.Rows) error {
+			var st model.SessionTouch
+			t := &st.Touch
+			if err := r.Scan(&st.Start, &t.Source, &t.SourceType, &t.EntryPage, &t.UTMSource, &t.UTMMedium, &t.UTMCampaign,
+				&t.UTMContent, &t.CountryCode, &t.Device); err != nil {
+				return err
+			}
+			out = append(out, st)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("chstore: visitor sessions: %w", err)
+	}
+	return out, nil
+}

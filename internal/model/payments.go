@@ -1,0 +1,69 @@
+package model
+
+import "time"
+
+// PaymentKind tells a payment from a refund and a failed attempt.
+type PaymentKind string
+
+// Payment kinds.
+const (
+	KindPayment PaymentKind = "payment"
+	KindRefund  PaymentKind = "refund"
+	KindFailed  PaymentKind = "failed" // recorded, never revenue
+)
+
+// Touch is where a paying visitor came from in one session.
+type Touch struct {
+	Source      string `json:"source"`
+	SourceType  string `json:"source_type"`
+	EntryPage   string `json:"entry_page"`
+	UTMSource   string `json:"utm_source,omitempty"`
+	UTMMedium   string `json:"utm_medium,omitempty"`
+	UTMCampaign string `json:"utm_campaign,omitempty"`
+	UTMContent  string `json:"utm_content,omitempty"`
+	CountryCode string `json:"country_code,omitempty"`
+	Device      string `json:"device,omitempty"`
+}
+
+// PaymentAttribution is a payment's last touch (the last session with a
+// non-direct source before it, else the last session) and first touch.
+type PaymentAttribution struct {
+	Last  Touch `json:"last"`
+	First Touch `json:"first"`
+}
+
+// Payment is one entry of the payments ledger. Amounts are minor units.
+type Payment struct {
+	ID            string
+	SiteID        SiteID
+	Provider      string // "api", "tracker", or a provider_x
+	TransactionID string
+	Kind          PaymentKind
+	Amount        int64 // positive, minor units of Currency
+	Currency      string
+	OccurredAt    time.Time
+	PaymentRef    string // the provider's id refunds reference
+	RefundOf      string // for a refund: the ledger id of the payment it undoes
+	VisitorID     uint64 // 0 = unknown
+	EventName     string
+	Metadata      []byte // JSON, as sent
+	BaseCurrency  string
+	BaseAmount    *int64 // nil while the rate is missing
+	FXRate        string // base units per unit of Currency, as a decimal
+	FXDay         *time.Time
+	Attribution   *PaymentAttribution // nil = unattributed
+	CreatedAt     time.Time
+}
+
+// SessionTouch is when a session started and where it came from.
+type SessionTouch struct {
+	Start time.Time
+	Touch Touch
+}
+
+// Rate is an exchange rate: units of Currency per 1 EUR on Day, as a decimal.
+type Rate struct {
+	Currency string
+	Day      time.Time
+	Rate     string
+}

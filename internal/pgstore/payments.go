@@ -1,0 +1,174 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+const paymentColumns = `id::text, site_id, provider, transaction_id, kind, amount, currency, occurred_at,
+	coalesce(payment_ref, ''), coalesce(refund_of::text, ''), coalesce(visitor_id, 0), event_name, metadata,
+	base_currency, base_amount, coalesce(fx_rate::text, ''), fx_day, attribution, created_at`
+
+func scanPayment(row interface{ Scan(...any) error }) (model.Payment, error) {
+	var p model.Payment
+	var site, kind string
+	var visitor int64
+	var attribution []byte
+	err := row.Scan(&p.ID, &site, &p.Provider, &p.TransactionID, &kind, &p.Amount, &p.Currency, &p.OccurredAt,
+		&p.PaymentRef, &p.RefundOf, &visitor, &p.EventName, &p.Metadata, &p.BaseCurrency, &p.BaseAmount, &p.FXRate,
+		&p.FXDay, &attribution, &p.CreatedAt)
+	if err != nil {
+		return p, err
+	}
+	p.SiteID, p.Kind, p.VisitorID = model.SiteID(site), model.PaymentKind(kind), uint64(visitor)
+	if len(attribution) > 0 {
+		var a model.PaymentAttribution
+		if err := json.Unmarshal(attribution, &a); err != nil {
+			return p, fmt.Errorf("attribution: %w", err)
+		}
+		p.Attribution = &a
+	}
+	return p, nil
+}
+
+func nullIfZero(v uint64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	i := int64(v)
+	return &i
+}
+
+// InsertPayment adds a payment to the ledger unless one with the same site,
+// provider, transaction id and kind exists; inserted reports which, and the
+// returned payment is the stored one in both cases. Concurrent identical
+// inserts store one row.
+func (s *Store) InsertPayment(ctx context.Context, p model.Payment) (stored model.Payment, inserted bool, err error) {
+	var attribution []byte
+	if p.Attribution != nil {
+		if attribution, err = json.Marshal(p.Attribution); err != nil {
+			return p, false, fmt.Errorf("pgstore: insert payment: %w", err)
+		}
+	}
+	var metadata any
+	if len(p.Metadata) > 0 {
+		metadata = p.Metadata
+	}
+	var refundOf any
+	if p.RefundOf != "" {
+		refundOf = p.RefundOf
+	}
+	var fxRate any
+	if p.FXRate != "" {
+		fxRate = p.FXRate
+	}
+	stored, err = scanPayment(s.pool.QueryRow(ctx, `INSERT INTO payments (site_id, provider, transaction_id, kind, amount,
+			currency, occurred_at, payment_ref, refund_of, visitor_id, event_name, metadata, base_currency, base_amount,
+			fx_rate, fx_day, attribution)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		ON CONFLICT (site_id, provider, transaction_id, kind) DO NOTHING RETURNING `+paymentColumns,
+		string(p.SiteID), p.Provider, p.TransactionID, string(p.Kind), p.Amount, p.Currency, p.OccurredAt,
+		nullable(p.PaymentRef), refundOf, nullIfZero(p.VisitorID), p.EventName, metadata, p.BaseCurrency, p.BaseAmount,
+		fxRate, p.FXDay, attribution))
+	if err == nil {
+		return stored, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return p, false, translate("pgstore: insert payment", err)
+	}
+	stored, err = s.PaymentByKey(ctx, p.SiteID, p.Provider, p.TransactionID, p.Kind)
+	return stored, false, err
+}
+
+// PaymentByKey finds a payment by its deduplication key.
+func (s *Store) PaymentByKey(ctx context.Context, site model.SiteID, provider, transactionID string, kind model.PaymentKind) (model.Payment, error) {
+	p, err := scanPayment(s.pool.QueryRow(ctx, "SELECT "+paymentColumns+` FROM payments
+		WHERE site_id = $1 AND provider = $2 AND transaction_id = $3 AND kind = $4`,
+		string(site), provider, transactionID, string(kind)))
+	return p, translate("pgstore: payment by key", err)
+}
+
+// PaymentByRef finds the payment of a site and provider that refunds refer
+// to by ref.
+func (s *Store) PaymentByRef(ctx context.Context, site model.SiteID, provider, ref string) (model.Payment, error) {
+	p, err := scanPayment(s.pool.QueryRow(ctx, "SELECT "+paymentColumns+` FROM payments
+		WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'payment' ORDER BY created_at LIMIT 1`,
+		string(site), provider, ref))
+	return p, translate("pgstore: payment by ref", err)
+}
+
+// RefundedAmount is the sum of the refunds recorded against a payment.
+func (s *Store) RefundedAmount(ctx context.Context, paymentID string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, "SELECT coalesce(sum(amount), 0) FROM payments WHERE refund_of = $1 AND kind = 'refund'",
+		paymentID).Scan(&n)
+	return n, translate("pgstore: refunded amount", err)
+}
+
+// UnexportedPayments locks up to limit converted payments and refunds that
+// are not in ClickHouse yet, and calls export with them inside the
+// transaction; when export succeeds they are marked exported. Rows locked by
+// another instance are skipped.
+func (s *Store) UnexportedPayments(ctx context.Context, limit int, export func([]model.Payment) error) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "SELECT "+paymentColumns+` FROM payments
+			WHERE exported_at IS NULL AND kind <> 'failed' AND base_amount IS NOT NULL
+			ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+		if err != nil {
+			return err
+		}
+		payments, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.Payment, error) { return scanPayment(r) })
+		if err != nil || len(payments) == 0 {
+			return err
+		}
+		if err := export(payments); err != nil {
+			return err
+		}
+		ids := make([]string, len(payments))
+		for i, p := range payments {
+			ids[i] = p.ID
+		}
+		n = len(payments)
+		_, err = tx.Exec(ctx, "UPDATE payments SET exported_at = now() WHERE id = ANY($1::uuid[])", ids)
+		return err
+	})
+	return n, translate("pgstore: export payments", err)
+}
+
+// PendingPayments lists payments still waiting for an exchange rate.
+func (s *Store) PendingPayments(ctx context.Context, limit int) ([]model.Payment, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+paymentColumns+` FROM payments
+		WHERE base_amount IS NULL AND kind <> 'failed' ORDER BY occurred_at LIMIT $1`, limit)
+	if err != nil {
+		return nil, translate("pgstore: pending payments", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.Payment, error) { return scanPayment(r) })
+	return out, translate("pgstore: pending payments", err)
+}
+
+// CountPending counts a site's payments of a period that wait for a rate.
+func (s *Store) CountPending(ctx context.Context, site model.SiteID, from, to time.Time) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE site_id = $1 AND base_amount IS NULL
+		AND kind <> 'failed' AND occurred_at >= $2 AND occurred_at < $3`, string(site), from, to).Scan(&n)
+	return n, translate("pgstore: count pending", err)
+}
+
+// SetConversion records the converted amount of a pending payment.
+func (s *Store) SetConversion(ctx context.Context, id string, baseAmount int64, rate string, day time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE payments SET base_amount = $2, fx_rate = $3, fx_day = $4
+		WHERE id = $1 AND base_amount IS NULL`, id, baseAmount, rate, day)
+	if err == nil && tag.RowsAffected() == 0 {
+		return fmt.Errorf("pgstore: set conversion: %w", errs.ErrNotFound)
+	}
+	return translate("pgstore: set conversion", err)
+}

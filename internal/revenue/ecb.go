@@ -1,0 +1,119 @@
+package revenue
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/money"
+)
+
+// ParseECB reads the ECB's reference-rate CSV: a header "Date,USD,JPY,...,"
+// (often with a trailing comma, sometimes spaces), then one row per day,
+// newest first, dates as 2006-01-02 (history file) or "2 January 2006"
+// (daily file), and N/A where a currency had no rate. A zip holding such a
+// file (how the ECB serves them) is read too. Unknown currency columns are
+// skipped; a malformed row is an error naming its line.
+func ParseECB(data []byte) ([]model.Rate, error) {
+	if bytes.HasPrefix(data, []byte("PK")) {
+		var err error
+		if data, err = unzipCSV(data); err != nil {
+			return nil, err
+		}
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("ecb: header: %w", err)
+	}
+	if len(header) < 2 || !strings.EqualFold(strings.TrimSpace(header[0]), "Date") {
+		return nil, errors.New(`ecb: the first column must be "Date"`)
+	}
+	var rates []model.Rate
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ecb: line %d: %w", line, err)
+		}
+		if len(rec) == 0 || strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		day, err := parseECBDate(strings.TrimSpace(rec[0]))
+		if err != nil {
+			return nil, fmt.Errorf("ecb: line %d: %w", line, err)
+		}
+		for i := 1; i < len(rec) && i < len(header); i++ {
+			cur, val := strings.ToUpper(strings.TrimSpace(header[i])), strings.TrimSpace(rec[i])
+			if cur == "" || val == "" || strings.EqualFold(val, "N/A") || !money.ValidCurrency(cur) || cur == "EUR" {
+				continue
+			}
+			if q, ok := new(big.Rat).SetString(val); !ok || q.Sign() <= 0 {
+				return nil, fmt.Errorf("ecb: line %d: %s rate %q is not a positive number", line, cur, val)
+			}
+			rates = append(rates, model.Rate{Currency: cur, Day: day, Rate: val})
+		}
+	}
+	return rates, nil
+}
+
+func parseECBDate(s string) (time.Time, error) {
+	for _, layout := range []string{time.DateOnly, "2 January 2006", "02 January 2006"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a date", s)
+}
+
+func unzipCSV(data []byte) ([]byte, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("ecb: zip: %w", err)
+	}
+	for _, f := range zr.File {
+		if strings.HasSuffix(strings.ToLower(f.Name), ".csv") {
+			rc, err := f.Open()
+			if err != nil {
+				return nil, fmt.Errorf("ecb: zip: %w", err)
+			}
+			defer rc.Close()
+			return io.ReadAll(io.LimitReader(rc, 64<<20))
+		}
+	}
+	return nil, errors.New("ecb: the zip holds no .csv file")
+}
+
+// FetchECB downloads a rates file (CSV or zip) from url.
+func FetchECB(ctx context.Context, client *http.Client, url string) ([]model.Rate, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ecb: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("ecb: fetch: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("ecb: fetch: status %d", resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("ecb: fetch: %w", err)
+	}
+	return ParseECB(data)
+}

@@ -1,0 +1,101 @@
+package revenue
+
+import (
+	"context"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+const exportBatch = 1000
+
+// RunExporter moves converted ledger rows to ClickHouse (on every new
+// payment, and every few seconds) and converts payments that waited for a
+// rate (every minute), until ctx ends.
+func (s *Service) RunExporter(ctx context.Context) {
+	export := time.NewTicker(2 * time.Second)
+	convert := time.NewTicker(time.Minute)
+	defer export.Stop()
+	defer convert.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			if _, err := s.Export(final); err != nil {
+				s.log.Warn("revenue: final export", "err", err)
+			}
+			cancel()
+			return
+		case <-convert.C:
+			if _, err := s.ConvertPending(ctx); err != nil {
+				s.log.Warn("revenue: converting pending payments", "err", err)
+			}
+		case <-s.exported:
+		case <-export.C:
+		}
+		if _, err := s.Export(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("revenue: export to ClickHouse; retrying", "err", err)
+		}
+	}
+}
+
+// Export writes every converted, unexported ledger row to ClickHouse and
+// returns how many. Rows ClickHouse already has (an export that stopped
+// between its insert and its mark) are not written again; several instances
+// export disjoint rows (SKIP LOCKED).
+func (s *Service) Export(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := s.ledger.UnexportedPayments(ctx, exportBatch, func(rows []model.Payment) error {
+			ids := make([]string, len(rows))
+			for i, p := range rows {
+				ids[i] = p.ID
+			}
+			have, err := s.warehouse.ExistingPaymentIDs(ctx, ids)
+			if err != nil {
+				return err
+			}
+			fresh := rows[:0:0]
+			for _, p := range rows {
+				if !have[p.ID] {
+					fresh = append(fresh, p)
+				}
+			}
+			if len(fresh) == 0 {
+				return nil
+			}
+			return s.warehouse.InsertPayments(ctx, fresh, s.now())
+		})
+		total += n
+		if err != nil || n < exportBatch {
+			return total, err
+		}
+	}
+}
+
+// ConvertPending converts the payments whose rates have arrived since they
+// were recorded, and returns how many it converted.
+func (s *Service) ConvertPending(ctx context.Context) (int, error) {
+	pending, err := s.ledger.PendingPayments(ctx, exportBatch)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range pending {
+		base, rate, day, ok, err := s.baseAmount(ctx, p.Amount, p.Currency, p.BaseCurrency, p.OccurredAt)
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			continue
+		}
+		if err := s.ledger.SetConversion(ctx, p.ID, base, rate, day); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if n > 0 {
+		s.wake()
+	}
+	return n, nil
+}

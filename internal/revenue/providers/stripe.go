@@ -1,0 +1,384 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// provider_a is Stripe.
+//
+// Signature (https://docs.stripe.com/webhooks#verify-manually):
+// "Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…][,v0=…]", where each v1 is
+// hex HMAC-SHA256(endpoint secret, "<t>.<raw body>"); several v1 appear while
+// a secret is rolled, v0 is a test-mode scheme to ignore. The secret is used
+// as is (its whsec_ prefix included), as Stripe's libraries do.
+//
+// Money: one-time checkouts (checkout.session.completed, mode payment, paid)
+// and subscription invoices (invoice.paid, first and renewals) are payments;
+// a subscription-mode checkout is not money (its invoice is) but links the
+// checkout's visitor to the subscription; charge.refunded is a refund.
+const stripeName = "provider_a"
+
+type stripe struct{}
+
+func (stripe) Name() string { return stripeName }
+
+func (stripe) Verify(h http.Header, body []byte, secret string, now time.Time) error {
+	if err := requireSecret(stripeName, secret); err != nil {
+		return err
+	}
+	header := strings.TrimSpace(h.Get("Stripe-Signature"))
+	if header == "" {
+		return signatureErr(stripeName, "missing Stripe-Signature header")
+	}
+	var (
+		ts     int64
+		haveTS bool
+		sigs   [][]byte
+	)
+	for _, item := range strings.Split(header, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return signatureErr(stripeName, "malformed Stripe-Signature header: element without '='")
+		}
+		switch k {
+		case "t":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || haveTS {
+				return signatureErr(stripeName, "malformed Stripe-Signature header: bad or repeated timestamp")
+			}
+			ts, haveTS = n, true
+		case "v1":
+			if sig, err := hex.DecodeString(v); err == nil {
+				sigs = append(sigs, sig)
+			}
+		}
+	}
+	if !haveTS {
+		return signatureErr(stripeName, "malformed Stripe-Signature header: no timestamp")
+	}
+	if len(sigs) == 0 {
+		return signatureErr(stripeName, "malformed Stripe-Signature header: no v1 signature")
+	}
+	want := hmacSHA256([]byte(secret), []byte(strconv.FormatInt(ts, 10)), []byte("."), body)
+	if !anyEqual(want, sigs) {
+		return signatureErr(stripeName, "signature does not match")
+	}
+	return checkTimestamp(stripeName, ts, now)
+}
+
+// stripeEvent is the envelope of every Stripe webhook.
+type stripeEvent struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Created int64  `json:"created"`
+	Data    struct {
+		Object             json.RawMessage `json:"object"`
+		PreviousAttributes json.RawMessage `json:"previous_attributes"`
+	} `json:"data"`
+}
+
+func (stripe) Parse(body []byte) (Notification, error) {
+	var ev stripeEvent
+	if err := decode(stripeName, body, &ev); err != nil {
+		return Notification{}, err
+	}
+	if ev.Type == "" {
+		return Notification{}, payloadErr(stripeName, "no event type")
+	}
+	var (
+		n   Notification
+		err error
+	)
+	switch ev.Type {
+	case "checkout.session.completed":
+		n, err = stripeCheckout(ev)
+	case "invoice.paid":
+		n, err = stripeInvoice(ev)
+	case "charge.refunded":
+		n, err = stripeRefund(ev)
+	default:
+		n = unsubscribed(ev.Type)
+	}
+	n.EventID = ev.ID
+	return n, err
+}
+
+// stripeID is an expandable field: an id, an expanded object with an id, or null.
+type stripeID string
+
+func (s *stripeID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '{' {
+		var o struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			return err
+		}
+		*s = stripeID(o.ID)
+		return nil
+	}
+	var id *string
+	if err := json.Unmarshal(b, &id); err != nil {
+		return err
+	}
+	if id != nil {
+		*s = stripeID(*id)
+	}
+	return nil
+}
+
+type stripeSession struct {
+	ID                string          `json:"id"`
+	Mode              string          `json:"mode"`
+	PaymentStatus     string          `json:"payment_status"`
+	AmountTotal       *int64          `json:"amount_total"`
+	Currency          string          `json:"currency"`
+	PaymentIntent     stripeID        `json:"payment_intent"`
+	Invoice           stripeID        `json:"invoice"`
+	Subscription      stripeID        `json:"subscription"`
+	ClientReferenceID string          `json:"client_reference_id"`
+	Metadata          json.RawMessage `json:"metadata"`
+	TotalDetails      struct {
+		AmountTax int64 `json:"amount_tax"`
+	} `json:"total_details"`
+}
+
+// stripeCheckout reads checkout.session.completed. Only a paid one-time
+// checkout is money: subscription money is counted from invoice.paid, and
+// an unpaid session (an asynchronous method such as SEPA debit or ACH) pays
+// later through checkout.session.async_payment_succeeded, which tally does
+// not subscribe to (https://docs.stripe.com/checkout/fulfillment).
+func stripeCheckout(ev stripeEvent) (Notification, error) {
+	const kind = "checkout.session.completed"
+	var s stripeSession
+	if err := decode(stripeName, ev.Data.Object, &s); err != nil {
+		return Notification{}, err
+	}
+	if s.ID == "" {
+		return Notification{}, payloadErr(stripeName, "%s: no session id", kind)
+	}
+	link := Notification{Kind: kind, Type: Payment, CheckoutSession: s.ID,
+		VisitorID: visitorFrom(object(s.Metadata)), SubscriptionID: string(s.Subscription)}
+	if link.VisitorID == "" {
+		link.VisitorID = strings.TrimSpace(s.ClientReferenceID)
+	}
+	switch {
+	case s.Mode == "subscription":
+		link.CheckoutSubscriptionID = link.SubscriptionID
+		return ignore(link, "subscription checkout: its money is counted from invoice.paid"), nil
+	case s.Mode != "payment":
+		return ignore(link, "checkout in mode "+strconv.Quote(s.Mode)+" moves no money"), nil
+	case s.PaymentStatus != "paid":
+		return ignore(link, "checkout payment_status is "+strconv.Quote(s.PaymentStatus)+", not paid"), nil
+	case s.AmountTotal == nil || *s.AmountTotal <= 0:
+		return ignore(link, "checkout total is zero"), nil
+	}
+	cur, err := currency(stripeName, s.Currency)
+	if err != nil {
+		return Notification{}, err
+	}
+	n := link
+	n.Amount, n.Tax, n.Currency = *s.AmountTotal, s.TotalDetails.AmountTax, cur
+	n.PaymentRef = string(s.PaymentIntent)
+	n.OccurredAt = time.Unix(ev.Created, 0).UTC()
+	// A payment-mode checkout with invoice_creation also sends invoice.paid
+	// for the invoice it creates; keying the checkout by that invoice makes
+	// the two deduplicate instead of counting the money twice.
+	switch {
+	case s.Invoice != "":
+		n.TransactionID = string(s.Invoice)
+	case s.PaymentIntent != "":
+		n.TransactionID = string(s.PaymentIntent)
+	default:
+		n.TransactionID = s.ID
+	}
+	return n, nil
+}
+
+// ignore marks a notification ignored, keeping its ids and hints.
+func ignore(n Notification, reason string) Notification {
+	n.Ignored, n.IgnoreReason = true, reason
+	n.Amount, n.Tax, n.Currency, n.TransactionID = 0, 0, "", ""
+	return n
+}
+
+type stripeInvoiceData struct {
+	ID         string          `json:"id"`
+	AmountPaid *int64          `json:"amount_paid"`
+	Currency   string          `json:"currency"`
+	Metadata   json.RawMessage `json:"metadata"`
+	Tax        *int64          `json:"tax"` // before 2025-03-31.basil
+	TotalTaxes []struct {
+		Amount int64 `json:"amount"`
+	} `json:"total_taxes"` // 2025-03-31.basil and later
+	StatusTransitions struct {
+		PaidAt int64 `json:"paid_at"`
+	} `json:"status_transitions"`
+	// Before 2025-03-31.basil the invoice named its payment and subscription.
+	PaymentIntent       stripeID `json:"payment_intent"`
+	Charge              stripeID `json:"charge"`
+	Subscription        stripeID `json:"subscription"`
+	SubscriptionDetails struct {
+		Metadata json.RawMessage `json:"metadata"`
+	} `json:"subscription_details"`
+	// From 2025-03-31.basil on: parent.subscription_details and payments.
+	Parent struct {
+		SubscriptionDetails struct {
+			Subscription stripeID        `json:"subscription"`
+			Metadata     json.RawMessage `json:"metadata"`
+		} `json:"subscription_details"`
+	} `json:"parent"`
+	Payments struct {
+		Data []stripeInvoicePayment `json:"data"`
+	} `json:"payments"`
+}
+
+type stripeInvoicePayment struct {
+	Status  string `json:"status"`
+	Payment struct {
+		PaymentIntent stripeID `json:"payment_intent"`
+		Charge        stripeID `json:"charge"`
+	} `json:"payment"`
+	// Some preview versions put the ids at the top of the invoice payment.
+	PaymentIntent stripeID `json:"payment_intent"`
+	Charge        stripeID `json:"charge"`
+}
+
+// stripeInvoice reads invoice.paid, which covers the first invoice of a
+// subscription and every renewal. Zero-amount invoices (trials, 100%
+// coupons) move no money and are ignored.
+func stripeInvoice(ev stripeEvent) (Notification, error) {
+	const kind = "invoice.paid"
+	var in stripeInvoiceData
+	if err := decode(stripeName, ev.Data.Object, &in); err != nil {
+		return Notification{}, err
+	}
+	if in.ID == "" {
+		return Notification{}, payloadErr(stripeName, "%s: no invoice id", kind)
+	}
+	n := Notification{Kind: kind, Type: Payment, TransactionID: in.ID, PaymentRef: in.paymentRef(),
+		SubscriptionID: string(in.Subscription),
+		VisitorID: visitorFrom(object(in.Metadata), object(in.Parent.SubscriptionDetails.Metadata),
+			object(in.SubscriptionDetails.Metadata))}
+	if n.SubscriptionID == "" {
+		n.SubscriptionID = string(in.Parent.SubscriptionDetails.Subscription)
+	}
+	if in.AmountPaid == nil {
+		return Notification{}, payloadErr(stripeName, "%s: no amount_paid", kind)
+	}
+	if *in.AmountPaid <= 0 {
+		return ignore(n, "zero-amount invoice (a trial or a full discount)"), nil
+	}
+	cur, err := currency(stripeName, in.Currency)
+	if err != nil {
+		return Notification{}, err
+	}
+	n.Amount, n.Currency = *in.AmountPaid, cur
+	if in.TotalTaxes != nil {
+		for _, t := range in.TotalTaxes {
+			n.Tax += t.Amount
+		}
+	} else if in.Tax != nil {
+		n.Tax = *in.Tax
+	}
+	n.OccurredAt = time.Unix(ev.Created, 0).UTC()
+	if in.StatusTransitions.PaidAt > 0 {
+		n.OccurredAt = time.Unix(in.StatusTransitions.PaidAt, 0).UTC()
+	}
+	return n, nil
+}
+
+// paymentRef is the payment intent refunds of this invoice will name:
+// the invoice's own field before basil, else its paid invoice payment (only
+// present when the payload includes payments), else a bare charge.
+func (in stripeInvoiceData) paymentRef() string {
+	if in.PaymentIntent != "" {
+		return string(in.PaymentIntent)
+	}
+	for _, p := range in.Payments.Data {
+		if p.Status != "" && p.Status != "paid" {
+			continue
+		}
+		for _, id := range []stripeID{p.Payment.PaymentIntent, p.PaymentIntent, p.Payment.Charge, p.Charge} {
+			if id != "" {
+				return string(id)
+			}
+		}
+	}
+	return string(in.Charge)
+}
+
+type stripeCharge struct {
+	ID             string          `json:"id"`
+	AmountRefunded *int64          `json:"amount_refunded"`
+	Currency       string          `json:"currency"`
+	PaymentIntent  stripeID        `json:"payment_intent"`
+	Metadata       json.RawMessage `json:"metadata"`
+	Refunds        struct {
+		Data []struct {
+			ID       string `json:"id"`
+			Amount   int64  `json:"amount"`
+			Created  int64  `json:"created"`
+			Currency string `json:"currency"`
+			Status   string `json:"status"`
+		} `json:"data"`
+	} `json:"refunds"`
+}
+
+// stripeRefund reads charge.refunded, sent for every full or partial refund
+// of a charge with the charge as it is afterwards: amount_refunded is the
+// running total. Since API version 2022-11-15 the charge no longer embeds
+// its refunds (https://docs.stripe.com/changelog/2022-11-15/deprecates-charges-auto-expand),
+// so the amount of this refund alone is known only when the payload has
+// refunds.data (older versions, newest first) or previous_attributes;
+// otherwise the notification carries the running total, CumulativeRefund set.
+func stripeRefund(ev stripeEvent) (Notification, error) {
+	const kind = "charge.refunded"
+	var c stripeCharge
+	if err := decode(stripeName, ev.Data.Object, &c); err != nil {
+		return Notification{}, err
+	}
+	if c.ID == "" || c.AmountRefunded == nil {
+		return Notification{}, payloadErr(stripeName, "%s: no charge id or amount_refunded", kind)
+	}
+	n := Notification{Kind: kind, Type: Refund, RefundOf: string(c.PaymentIntent),
+		VisitorID: visitorFrom(object(c.Metadata)), OccurredAt: time.Unix(ev.Created, 0).UTC()}
+	if n.RefundOf == "" {
+		n.RefundOf = c.ID // a charge made without a PaymentIntent
+	}
+	if *c.AmountRefunded <= 0 {
+		return ignore(n, "nothing refunded on the charge"), nil
+	}
+	cur, err := currency(stripeName, c.Currency)
+	if err != nil {
+		return Notification{}, err
+	}
+	n.Currency = cur
+	n.TransactionID = c.ID + ":" + strconv.FormatInt(*c.AmountRefunded, 10)
+	n.Amount, n.CumulativeRefund = *c.AmountRefunded, true
+	for _, r := range c.Refunds.Data {
+		if r.Status == "failed" || r.Status == "canceled" || r.ID == "" || r.Amount <= 0 {
+			continue
+		}
+		n.TransactionID, n.Amount, n.CumulativeRefund = r.ID, r.Amount, false
+		if r.Created > 0 {
+			n.OccurredAt = time.Unix(r.Created, 0).UTC()
+		}
+		return n, nil
+	}
+	var prev struct {
+		AmountRefunded *int64 `json:"amount_refunded"`
+	}
+	if json.Unmarshal(ev.Data.PreviousAttributes, &prev) == nil && prev.AmountRefunded != nil &&
+		*prev.AmountRefunded >= 0 && *prev.AmountRefunded < *c.AmountRefunded {
+		n.Amount, n.CumulativeRefund = *c.AmountRefunded-*prev.AmountRefunded, false
+	}
+	return n, nil
+}

@@ -1,0 +1,220 @@
+package providers
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+const stripeSecret = "whsec_5WbX5kEWLlfzsGNjH64I8lOOqUB6e8FH"
+
+// signStripe signs as Stripe does: hex HMAC-SHA256(secret, "<t>.<body>").
+func signStripe(secret string, t int64, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(m, "%d.%s", t, body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func stripeHeader(v string) http.Header {
+	h := http.Header{}
+	h.Set("Stripe-Signature", v)
+	return h
+}
+
+func TestStripeVerify(t *testing.T) {
+	body := fixture(t, stripeName, "checkout.session.completed.json")
+	now := time.Unix(1763716932, 0)
+	ts := now.Add(-30 * time.Second).Unix()
+	good := signStripe(stripeSecret, ts, body)
+	signed := stripeHeader(fmt.Sprintf("t=%d,v1=%s", ts, good))
+	old := now.Add(-6 * time.Minute).Unix()
+	future := now.Add(6 * time.Minute).Unix()
+	// An independent known answer, computed with
+	// printf '%s' '1763716932.{"id":"evt_test_webhook","object":"event"}' | openssl dgst -sha256 -hmac "$secret".
+	kat := []byte(`{"id":"evt_test_webhook","object":"event"}`)
+	katSig := "ee2978ed368eca704c648f9e838ea4bf9f28966d95b52a88cb6604cd8663831d"
+
+	testVerify(t, stripeName, []verifyCase{
+		{name: "signed", header: signed, body: body, secret: stripeSecret, now: now},
+		{name: "known answer", header: stripeHeader("t=1763716932,v1=" + katSig), body: kat, secret: stripeSecret, now: now},
+		{name: "secret being rolled: one of two v1 matches, v0 ignored",
+			header: stripeHeader(fmt.Sprintf("t=%d,v1=%s,v1=%s,v0=%s", ts, signStripe("whsec_old", ts, body), good, "6ffbb59b2300aae63f272406069a9788598b792a944a07aba816edb039989a39")),
+			body:   body, secret: stripeSecret, now: now},
+		{name: "spaces after commas", header: stripeHeader(fmt.Sprintf("t=%d, v1=%s", ts, good)), body: body, secret: stripeSecret, now: now},
+		{name: "wrong secret", header: signed, body: body, secret: "whsec_someoneElsesSecret0000000000", now: now, wantErr: "does not match"},
+		{name: "tampered body", header: signed, body: append([]byte(" "), body...), secret: stripeSecret, now: now, wantErr: "does not match"},
+		{name: "missing header", header: http.Header{}, body: body, secret: stripeSecret, now: now, wantErr: "missing Stripe-Signature"},
+		{name: "not key=value", header: stripeHeader("garbage"), body: body, secret: stripeSecret, now: now, wantErr: "malformed"},
+		{name: "timestamp not a number", header: stripeHeader("t=yesterday,v1=" + good), body: body, secret: stripeSecret, now: now, wantErr: "malformed"},
+		{name: "no timestamp", header: stripeHeader("v1=" + good), body: body, secret: stripeSecret, now: now, wantErr: "malformed"},
+		{name: "no v1", header: stripeHeader(fmt.Sprintf("t=%d,v0=%s", ts, good)), body: body, secret: stripeSecret, now: now, wantErr: "malformed"},
+		{name: "v1 not hex", header: stripeHeader(fmt.Sprintf("t=%d,v1=zz%s", ts, good[2:])), body: body, secret: stripeSecret, now: now, wantErr: "malformed"},
+		{name: "stale", header: stripeHeader(fmt.Sprintf("t=%d,v1=%s", old, signStripe(stripeSecret, old, body))), body: body, secret: stripeSecret, now: now, wantErr: "stale timestamp"},
+		{name: "from the future", header: stripeHeader(fmt.Sprintf("t=%d,v1=%s", future, signStripe(stripeSecret, future, body))), body: body, secret: stripeSecret, now: now, wantErr: "stale timestamp"},
+		{name: "no secret configured", header: signed, body: body, secret: "", now: now, wantErr: "no signing secret"},
+	})
+}
+
+func TestStripeParse(t *testing.T) {
+	const (
+		cs    = "cs_test_a11YYufWQzNY63zpQ6QSNRQhkUpVph4WRmzW0zWJO2znZKdVujZ0N0S22u"
+		pi    = "pi_3MtwBwLkdIwHu7ix28a3tqPa"
+		sub   = "sub_1PvTp6LkdIwHu7ixZr3F0aYn"
+		subCS = "cs_test_b1qBn5rQjVd0cHkF3Xo8sTzWmL2aYpE7uN4gR6iC9vJ0wKxD1hM5fA3tS8"
+	)
+	testParse(t, stripeName, []parseCase{
+		{"checkout.session.completed.json", Notification{
+			Kind: "checkout.session.completed", EventID: "evt_1PvTm2LkdIwHu7ixGc0Rt3qA", Type: Payment,
+			TransactionID: pi, PaymentRef: pi, Amount: 2198, Currency: "USD", OccurredAt: time.Unix(1763716932, 0).UTC(),
+			VisitorID: "v_7f3c2a9e1b", CheckoutSession: cs,
+		}},
+		{"checkout.session.completed.subscription.json", Notification{
+			Kind: "checkout.session.completed", EventID: "evt_1PvTp8LkdIwHu7ixbK2yWm9Q", Type: Payment,
+			Ignored: true, IgnoreReason: "subscription checkout: its money is counted from invoice.paid",
+			VisitorID: "v_51d0e6c4aa", CheckoutSession: subCS, SubscriptionID: sub, CheckoutSubscriptionID: sub,
+		}},
+		{"checkout.session.completed.unpaid.json", Notification{
+			Kind: "checkout.session.completed", EventID: "evt_1PvTr1LkdIwHu7ixN8eQc5Vb", Type: Payment,
+			Ignored: true, IgnoreReason: `checkout payment_status is "unpaid", not paid`,
+			VisitorID: "v_7f3c2a9e1b", CheckoutSession: "cs_test_c7Hk2LmN9pQrS4tUvW1xYz3AbCdE5fGh8IjK0lMnO2pQrS6tUvW9xYz1AbCd",
+		}},
+		{"invoice.paid.json", Notification{
+			Kind: "invoice.paid", EventID: "evt_1PvTp9LkdIwHu7ixTq6uB0Xe", Type: Payment,
+			TransactionID: "in_1PvTp6LkdIwHu7ixQd4Ww1Kz", PaymentRef: "pi_3PvTp7LkdIwHu7ix0Lq2Xc9B",
+			Amount: 1500, Currency: "USD", OccurredAt: time.Unix(1763717103, 0).UTC(),
+			VisitorID: "v_51d0e6c4aa", SubscriptionID: sub,
+		}},
+		{"invoice.paid.2024-06-20.json", Notification{
+			Kind: "invoice.paid", EventID: "evt_1PHzq4LkdIwHu7ixsUe2Nq7L", Type: Payment,
+			TransactionID: "in_1PHzq2LkdIwHu7ixm4T5kP0r", PaymentRef: "pi_3PHzq3LkdIwHu7ix1y9Xb6Fm",
+			Amount: 2420, Tax: 420, Currency: "EUR", OccurredAt: time.Unix(1766395502, 0).UTC(), SubscriptionID: sub,
+		}},
+		{"invoice.paid.trial.json", Notification{
+			Kind: "invoice.paid", EventID: "evt_1PvTs3LkdIwHu7ixZ0trial1", Type: Payment,
+			Ignored: true, IgnoreReason: "zero-amount invoice (a trial or a full discount)",
+			VisitorID: "v_51d0e6c4aa", SubscriptionID: sub,
+		}},
+		{"charge.refunded.json", Notification{
+			Kind: "charge.refunded", EventID: "evt_3MtwBwLkdIwHu7ix0Rf1aQ7c", Type: Refund,
+			TransactionID: "ch_3MtwBwLkdIwHu7ix28nxg0zi:1000", RefundOf: pi, Amount: 1000, CumulativeRefund: true,
+			Currency: "USD", OccurredAt: time.Unix(1763890512, 0).UTC(),
+		}},
+		{"charge.refunded.2020-08-27.json", Notification{
+			Kind: "charge.refunded", EventID: "evt_3MtwBwLkdIwHu7ix1Lg8rT2d", Type: Refund,
+			TransactionID: "re_3MtwBwLkdIwHu7ix1Zq3LmWb", RefundOf: pi, Amount: 1198,
+			Currency: "USD", OccurredAt: time.Unix(1763977020, 0).UTC(),
+		}},
+		{"payment_intent.succeeded.json", Notification{
+			Kind: "payment_intent.succeeded", EventID: "evt_3MtwBwLkdIwHu7ix0hXjVaS1",
+			Ignored: true, IgnoreReason: `tally does not subscribe to "payment_intent.succeeded"`,
+		}},
+	})
+}
+
+func dataObject(m map[string]any) map[string]any {
+	return m["data"].(map[string]any)["object"].(map[string]any)
+}
+
+// TestStripeParseVariants covers shapes no fixture has: each case patches
+// a fixture and says how the notification differs from the fixture's own.
+func TestStripeParseVariants(t *testing.T) {
+	checkout := fixture(t, stripeName, "checkout.session.completed.json")
+	refund := fixture(t, stripeName, "charge.refunded.json")
+	invoice := fixture(t, stripeName, "invoice.paid.json")
+	testVariants(t, stripeName, []variantCase{
+		{"checkout with invoice_creation dedups with its invoice.paid", checkout,
+			func(m map[string]any) { dataObject(m)["invoice"] = "in_1PvTm1LkdIwHu7ixPostPay0" },
+			func(n *Notification) { n.TransactionID = "in_1PvTm1LkdIwHu7ixPostPay0" }},
+		{"checkout visitor from client_reference_id", checkout,
+			func(m map[string]any) {
+				dataObject(m)["metadata"] = map[string]any{}
+				dataObject(m)["client_reference_id"] = "v_from_ref"
+			},
+			func(n *Notification) { n.VisitorID = "v_from_ref" }},
+		{"checkout with an expanded payment_intent", checkout,
+			func(m map[string]any) {
+				dataObject(m)["payment_intent"] = map[string]any{"id": "pi_3MtwBwLkdIwHu7ix28a3tqPa", "object": "payment_intent"}
+			},
+			func(n *Notification) {}},
+		{"checkout with tax", checkout,
+			func(m map[string]any) {
+				dataObject(m)["total_details"] = map[string]any{"amount_discount": 0, "amount_shipping": 0, "amount_tax": 198}
+			},
+			func(n *Notification) { n.Tax = 198 }},
+		{"checkout with no payment required", checkout,
+			func(m map[string]any) {
+				dataObject(m)["payment_status"] = "no_payment_required"
+				dataObject(m)["amount_total"] = 0
+			},
+			func(n *Notification) {
+				*n = ignore(*n, `checkout payment_status is "no_payment_required", not paid`)
+				n.PaymentRef, n.OccurredAt = "", time.Time{}
+			}},
+		{"setup-mode checkout", checkout,
+			func(m map[string]any) { dataObject(m)["mode"] = "setup" },
+			func(n *Notification) {
+				*n = ignore(*n, `checkout in mode "setup" moves no money`)
+				n.PaymentRef, n.OccurredAt = "", time.Time{}
+			}},
+		{"refund with previous_attributes: this refund alone", refund,
+			func(m map[string]any) {
+				dataObject(m)["amount_refunded"] = 1500
+				m["data"].(map[string]any)["previous_attributes"] = map[string]any{"amount_refunded": 1000}
+			},
+			func(n *Notification) {
+				n.TransactionID, n.Amount, n.CumulativeRefund = "ch_3MtwBwLkdIwHu7ix28nxg0zi:1500", 500, false
+			}},
+		{"refund of a charge without a payment intent", refund,
+			func(m map[string]any) { dataObject(m)["payment_intent"] = nil },
+			func(n *Notification) { n.RefundOf = "ch_3MtwBwLkdIwHu7ix28nxg0zi" }},
+		{"invoice with taxes (basil total_taxes)", invoice,
+			func(m map[string]any) {
+				dataObject(m)["total_taxes"] = []any{map[string]any{"amount": 120}, map[string]any{"amount": 30}}
+			},
+			func(n *Notification) { n.Tax = 150 }},
+		{"invoice payment ids at the top of the invoice payment", invoice,
+			func(m map[string]any) {
+				pay := dataObject(m)["payments"].(map[string]any)["data"].([]any)[0].(map[string]any)
+				delete(pay, "payment")
+				pay["payment_intent"] = "pi_preview"
+			},
+			func(n *Notification) { n.PaymentRef = "pi_preview" }},
+		{"invoice without payments in the payload (basil default)", invoice,
+			func(m map[string]any) { delete(dataObject(m), "payments") },
+			func(n *Notification) { n.PaymentRef = "" }},
+	})
+}
+
+func TestStripeParseErrors(t *testing.T) {
+	checkout := string(fixture(t, stripeName, "checkout.session.completed.json"))
+	testPayloadErrors(t, stripeName, []payloadCase{
+		{"not JSON", "<html>"},
+		{"no type", `{"id":"evt_1","data":{"object":{}}}`},
+		{"checkout without id", `{"type":"checkout.session.completed","data":{"object":{"mode":"payment","payment_status":"paid","amount_total":100,"currency":"usd"}}}`},
+		{"checkout with a bad currency", strings.Replace(checkout, `"currency": "usd"`, `"currency": "dollars"`, 1)},
+		{"checkout with a fractional amount", strings.Replace(checkout, `"amount_total": 2198`, `"amount_total": 21.98`, 1)},
+		{"invoice without amount_paid", `{"type":"invoice.paid","data":{"object":{"id":"in_1","currency":"usd"}}}`},
+		{"refund without amount_refunded", `{"type":"charge.refunded","data":{"object":{"id":"ch_1","currency":"usd"}}}`},
+		{"data object not an object", `{"type":"invoice.paid","data":{"object":"in_1"}}`},
+	})
+}
+
+func FuzzParseStripe(f *testing.F) { fuzzParse(f, stripeName) }
+
+func FuzzVerifyStripe(f *testing.F) {
+	now := time.Unix(1763716932, 0)
+	for _, file := range fixtures(f, stripeName) {
+		body := fixture(f, stripeName, file)
+		f.Add(body, fmt.Sprintf("t=%d,v1=%s", now.Unix(), signStripe(stripeSecret, now.Unix(), body)))
+	}
+	f.Add([]byte("{}"), "t=,v1=,v1=00,t=1")
+	p, _ := Get(stripeName)
+	f.Fuzz(func(t *testing.T, body []byte, header string) {
+		checkVerifyError(t, p.Verify(stripeHeader(header), body, stripeSecret, now), stripeSecret)
+	})
+}

@@ -1,0 +1,299 @@
+// Package revenue records payments and refunds from the payments API, the
+// tracker's revenue events and the payment providers' webhooks into one
+// ledger (Postgres), deduplicated by (site, provider, transaction id, kind);
+// converts them into the site's base currency at the ECB rate of their day;
+// attributes them to the paying visitor's traffic source; and exports them
+// to ClickHouse for the revenue reports.
+package revenue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/money"
+)
+
+// Ledger is the Postgres side.
+type Ledger interface {
+	InsertPayment(ctx context.Context, p model.Payment) (model.Payment, bool, error)
+	PaymentByKey(ctx context.Context, site model.SiteID, provider, transactionID string, kind model.PaymentKind) (model.Payment, error)
+	PaymentByRef(ctx context.Context, site model.SiteID, provider, ref string) (model.Payment, error)
+	RefundedAmount(ctx context.Context, paymentID string) (int64, error)
+	UnexportedPayments(ctx context.Context, limit int, export func([]model.Payment) error) (int, error)
+	PendingPayments(ctx context.Context, limit int) ([]model.Payment, error)
+	SetConversion(ctx context.Context, id string, baseAmount int64, rate string, day time.Time) error
+	RateOn(ctx context.Context, currency string, day time.Time) (string, time.Time, bool, error)
+	CheckoutVisitor(ctx context.Context, site model.SiteID, checkoutSession string) (uint64, error)
+	RememberCheckout(ctx context.Context, site model.SiteID, checkoutSession string, visitor uint64) error
+	ProviderSecret(ctx context.Context, site model.SiteID, p model.Provider) (string, error)
+}
+
+// Warehouse is the ClickHouse side.
+type Warehouse interface {
+	VisitorSessions(ctx context.Context, site model.SiteID, visitor uint64, from, to time.Time) ([]model.SessionTouch, error)
+	InsertPayments(ctx context.Context, rows []model.Payment, writtenAt time.Time) error
+	ExistingPaymentIDs(ctx context.Context, ids []string) (map[string]bool, error)
+}
+
+// EventWriter stores event rows (the ingest write buffer), for payments that
+// name an event and so appear in the Events report.
+type EventWriter interface {
+	Write(ctx context.Context, rec model.Record) error
+}
+
+// Service is the revenue domain.
+type Service struct {
+	ledger    Ledger
+	warehouse Warehouse
+	events    EventWriter
+	now       func() time.Time
+	log       *slog.Logger
+	exported  chan struct{} // wakes the exporter
+}
+
+// NewService wires the revenue service.
+func NewService(ledger Ledger, warehouse Warehouse, events EventWriter, now func() time.Time, log *slog.Logger) *Service {
+	return &Service{ledger: ledger, warehouse: warehouse, events: events, now: now, log: log, exported: make(chan struct{}, 1)}
+}
+
+// ErrNothingToRefund: a refund of a payment whose refunds are all recorded.
+var ErrNothingToRefund = errs.InvalidField("amount", "the payment has no amount left to refund")
+
+// AttributionWindow is how far back a payment looks for the visits that led to it.
+const AttributionWindow = 90 * 24 * time.Hour
+
+// Incoming is a payment, refund or failed attempt about to be recorded.
+type Incoming struct {
+	Site          model.Site
+	Provider      string
+	TransactionID string
+	Kind          model.PaymentKind
+	Amount        int64 // positive minor units
+	Currency      string
+	OccurredAt    time.Time
+	PaymentRef    string
+	RefundOf      string // the provider's ref of the refunded payment
+	// CumulativeRefund: Amount is the total refunded so far for RefundOf
+	// (Stripe's amount_refunded); the refunds already recorded are subtracted.
+	CumulativeRefund bool
+	// The visitor: known id, else the client's id (analytics_vid), else the
+	// checkout session or subscription the tracker or a checkout linked to one.
+	Visitor         uint64
+	ClientVisitorID string
+	CheckoutSession string
+	SubscriptionID  string
+	EventName       string
+	// EmitEvent writes an event row too, so the payment shows in the Events report.
+	EmitEvent bool
+	Metadata  []byte
+	// Hint is the attribution of the session the payment happened in, when
+	// the tracker sent it (not yet in ClickHouse).
+	Hint *model.Touch
+}
+
+// Recorded is the outcome of Record.
+type Recorded struct {
+	Payment   model.Payment
+	Duplicate bool
+}
+
+// Record stores an incoming payment once: resolves the visitor, links a
+// refund to its payment, attributes, converts, and inserts into the ledger
+// (a duplicate returns the first copy).
+func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
+	p := model.Payment{SiteID: in.Site.ID, Provider: in.Provider, TransactionID: in.TransactionID, Kind: in.Kind,
+		Amount: in.Amount, Currency: in.Currency, OccurredAt: in.OccurredAt.UTC().Truncate(time.Second),
+		PaymentRef: in.PaymentRef, EventName: in.EventName, Metadata: in.Metadata, BaseCurrency: in.Site.BaseCurrency}
+	if p.EventName == "" {
+		p.EventName = string(in.Kind)
+	}
+	var err error
+	if in.Kind == model.KindRefund && in.RefundOf != "" {
+		if err := s.linkRefund(ctx, &p, in); err != nil {
+			return Recorded{}, err
+		}
+	}
+	if p.VisitorID == 0 {
+		if p.VisitorID, err = s.visitor(ctx, in); err != nil {
+			return Recorded{}, err
+		}
+	}
+	if p.Attribution == nil && p.VisitorID != 0 {
+		if p.Attribution, err = s.attribute(ctx, in.Site.ID, p.VisitorID, p.OccurredAt, in.Hint); err != nil {
+			return Recorded{}, err
+		}
+	}
+	if p.Amount <= 0 {
+		// a cumulative refund total that adds nothing: a redelivery, or a
+		// state tally has already recorded
+		if first, err := s.ledger.PaymentByKey(ctx, p.SiteID, p.Provider, p.TransactionID, p.Kind); err == nil {
+			return Recorded{Payment: first, Duplicate: true}, nil
+		}
+		return Recorded{}, ErrNothingToRefund
+	}
+	if err := s.convert(ctx, &p); err != nil {
+		return Recorded{}, err
+	}
+	stored, inserted, err := s.ledger.InsertPayment(ctx, p)
+	if err != nil {
+		return Recorded{}, fmt.Errorf("revenue: record: %w", err)
+	}
+	if inserted {
+		if in.EmitEvent && p.Kind == model.KindPayment {
+			s.emitEvent(ctx, stored)
+		}
+		s.wake()
+	}
+	return Recorded{Payment: stored, Duplicate: !inserted}, nil
+}
+
+// linkRefund finds the refunded payment; the refund inherits its visitor and
+// attribution, and a cumulative amount becomes this refund's share.
+func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming) error {
+	paid, err := s.ledger.PaymentByRef(ctx, in.Site.ID, in.Provider, in.RefundOf)
+	if errors.Is(err, errs.ErrNotFound) {
+		return nil // a refund of a payment tally never saw: recorded on its own
+	}
+	if err != nil {
+		return fmt.Errorf("revenue: link refund: %w", err)
+	}
+	p.RefundOf, p.VisitorID, p.Attribution = paid.ID, paid.VisitorID, paid.Attribution
+	if in.CumulativeRefund {
+		done, err := s.ledger.RefundedAmount(ctx, paid.ID)
+		if err != nil {
+			return fmt.Errorf("revenue: link refund: %w", err)
+		}
+		p.Amount -= done
+	}
+	return nil
+}
+
+// visitor finds the paying visitor from what the payment carries.
+func (s *Service) visitor(ctx context.Context, in Incoming) (uint64, error) {
+	if in.Visitor != 0 {
+		return in.Visitor, nil
+	}
+	if in.ClientVisitorID != "" {
+		return clientVisitor(in.Site.ID, in.ClientVisitorID), nil
+	}
+	for _, key := range []string{in.CheckoutSession, subscriptionKey(in.SubscriptionID)} {
+		if key == "" {
+			continue
+		}
+		v, err := s.ledger.CheckoutVisitor(ctx, in.Site.ID, key)
+		if err == nil {
+			return v, nil
+		}
+		if !errors.Is(err, errs.ErrNotFound) {
+			return 0, fmt.Errorf("revenue: checkout visitor: %w", err)
+		}
+	}
+	return 0, nil
+}
+
+func subscriptionKey(id string) string {
+	if id == "" {
+		return ""
+	}
+	return "subscription:" + id
+}
+
+// attribute applies the attribution rule: the last session with a
+// non-direct source before the payment (else the last session), and the
+// first session, within the attribution window. No session: unattributed.
+func (s *Service) attribute(ctx context.Context, site model.SiteID, visitor uint64, at time.Time, hint *model.Touch) (*model.PaymentAttribution, error) {
+	sessions, err := s.warehouse.VisitorSessions(ctx, site, visitor, at.Add(-AttributionWindow), at)
+	if err != nil {
+		return nil, fmt.Errorf("revenue: attribute: %w", err)
+	}
+	if hint != nil {
+		sessions = append(sessions, model.SessionTouch{Start: at, Touch: *hint})
+	}
+	if len(sessions) == 0 {
+		return nil, nil
+	}
+	a := &model.PaymentAttribution{First: sessions[0].Touch, Last: sessions[len(sessions)-1].Touch}
+	for i := len(sessions) - 1; i >= 0; i-- {
+		if sessions[i].Touch.SourceType != model.SourceDirect {
+			a.Last = sessions[i].Touch
+			break
+		}
+	}
+	return a, nil
+}
+
+// convert sets the base amount when the rates of the payment's day are known.
+func (s *Service) convert(ctx context.Context, p *model.Payment) error {
+	base, rate, day, ok, err := s.baseAmount(ctx, p.Amount, p.Currency, p.BaseCurrency, p.OccurredAt)
+	if err != nil || !ok {
+		return err
+	}
+	p.BaseAmount, p.FXRate, p.FXDay = &base, rate, &day
+	return nil
+}
+
+// baseAmount converts at the ECB rates of the day; ok is false while a rate
+// is not published yet (the payment then waits, it is never guessed).
+func (s *Service) baseAmount(ctx context.Context, amount int64, from, to string, at time.Time) (int64, string, time.Time, bool, error) {
+	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
+	if from == to {
+		return amount, "1", day, true, nil
+	}
+	rates := map[string]string{"EUR": "1"}
+	for _, cur := range []string{from, to} {
+		if cur == "EUR" {
+			continue
+		}
+		rate, on, settled, err := s.ledger.RateOn(ctx, cur, day)
+		if errors.Is(err, errs.ErrNotFound) || (err == nil && !on.Equal(day) && !settled) {
+			return 0, "", day, false, nil
+		}
+		if err != nil {
+			return 0, "", day, false, fmt.Errorf("revenue: rate of %s: %w", cur, err)
+		}
+		rates[cur] = rate
+	}
+	base, rate, err := money.Convert(amount, from, to, rates[from], rates[to])
+	if err != nil {
+		return 0, "", day, false, fmt.Errorf("revenue: convert: %w", err)
+	}
+	return base, rate, day, true, nil
+}
+
+// emitEvent writes the payment as a custom event with revenue.
+func (s *Service) emitEvent(ctx context.Context, p model.Payment) {
+	row := &model.EventRow{SiteID: p.SiteID, Timestamp: p.OccurredAt, EventID: p.ID, Name: p.EventName,
+		VisitorID: p.VisitorID, RevenueAmount: p.Amount, RevenueCurrency: p.Currency}
+	if a := p.Attribution; a != nil {
+		row.Pathname = a.Last.EntryPage
+		row.Attribution = model.Attribution{ReferrerSource: a.Last.Source, SourceType: a.Last.SourceType,
+			UTMSource: a.Last.UTMSource, UTMMedium: a.Last.UTMMedium, UTMCampaign: a.Last.UTMCampaign,
+			UTMContent: a.Last.UTMContent, CountryCode: a.Last.CountryCode, Device: a.Last.Device}
+	}
+	if err := s.events.Write(ctx, model.Record{Event: row}); err != nil {
+		s.log.Warn("revenue: the payment's event could not be stored", "payment_id", p.ID, "err", err)
+	}
+}
+
+// wake asks the exporter to run now.
+func (s *Service) wake() {
+	select {
+	case s.exported <- struct{}{}:
+	default:
+	}
+}
+
+// RecordTracked records the revenue of a custom event (the tracker's
+// analytics('event', name, {revenue}) or the Events API) as a payment, so it
+// counts in the revenue reports. The event id deduplicates.
+func (s *Service) RecordTracked(ctx context.Context, site model.Site, eventID string, at time.Time, visitor uint64,
+	name string, amount int64, currency string, hint *model.Touch) error {
+	_, err := s.Record(ctx, Incoming{Site: site, Provider: "tracker", TransactionID: eventID, Kind: model.KindPayment,
+		Amount: amount, Currency: currency, OccurredAt: at, PaymentRef: eventID, Visitor: visitor, EventName: name, Hint: hint})
+	return err
+}

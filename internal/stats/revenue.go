@@ -1,0 +1,139 @@
+package stats
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// PendingCounter counts payments that wait for an exchange rate.
+type PendingCounter interface {
+	CountPending(ctx context.Context, site model.SiteID, from, to time.Time) (int64, error)
+}
+
+// Attribution models of the revenue report.
+const (
+	LastTouch  = "last_touch"
+	FirstTouch = "first_touch"
+)
+
+// Labels of revenue rows without a value.
+const (
+	UnattributedLabel = "Unattributed"
+	NoneLabel         = "(none)"
+)
+
+// Revenue reports payments and refunds converted into the site's base
+// currency: totals, a daily series, and optionally a breakdown by the
+// attributed source, entry page, campaign, country or device.
+func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api.RevenueResponse, error) {
+	var res api.RevenueResponse
+	sc, err := s.resolve(ctx, p, r)
+	if err != nil {
+		return res, err
+	}
+	sc.sample = 0 // money is never sampled
+	metrics := []Metric{Revenue, Refunds, PaymentCount, RefundCount, PayingVisitors}
+	base := Eq(BaseCurrency, sc.site.BaseCurrency)
+	q := sc.query(Payments, []Dimension{Day(sc.tz)}, metrics, base)
+	q.WithTotals = true
+	var daily, rows []Row
+	var totals []float64
+	var pending int64
+	fns := []func(context.Context) error{
+		func(ctx context.Context) (err error) { daily, totals, err = s.rowsAndTotals(ctx, q); return err },
+		func(ctx context.Context) (err error) {
+			pending, err = s.pending.CountPending(ctx, sc.site.ID, sc.from, sc.to)
+			return err
+		},
+	}
+	if r.Breakdown != "" {
+		bq := sc.query(Payments, []Dimension{Attributed, RevenueBy(r.Breakdown, r.Model == FirstTouch)}, metrics, base)
+		fns = append(fns, func(ctx context.Context) (err error) { rows, err = s.rows(ctx, bq); return err })
+	}
+	if err := parallel(ctx, fns...); err != nil {
+		return res, err
+	}
+	res.Data = api.RevenueReport{Currency: sc.site.BaseCurrency, Totals: revenueTotals(totals), Breakdown: revenueRows(rows, r.Breakdown != "")}
+	byDay := map[string][]float64{}
+	for _, row := range daily {
+		byDay[row.Dims[0]] = row.Metrics
+	}
+	for d := r.DateFrom; !d.After(r.DateTo); d = d.AddDate(0, 0, 1) {
+		key := d.Format(time.DateOnly)
+		t := revenueTotals(byDay[key])
+		res.Data.Timeseries = append(res.Data.Timeseries, api.RevenuePoint{Date: key, Revenue: t.Revenue, Refunds: t.Refunds, Net: t.Net})
+	}
+	res.Meta = api.RevenueMeta{StatsMeta: sc.meta(), Breakdown: r.Breakdown, Model: r.Model, PendingConversion: pending}
+	return res, nil
+}
+
+func revenueTotals(m []float64) api.RevenueTotals {
+	if len(m) < 5 {
+		return api.RevenueTotals{}
+	}
+	t := api.RevenueTotals{Revenue: count(m[0]), Refunds: count(m[1]), Payments: count(m[2]), RefundCount: count(m[3]),
+		PayingVisitors: count(m[4])}
+	t.Net = t.Revenue - t.Refunds
+	return t
+}
+
+// revenueRows labels and orders a breakdown: by revenue, then net, then value.
+func revenueRows(rows []Row, want bool) []api.RevenueRow {
+	if !want {
+		return nil
+	}
+	out := make([]api.RevenueRow, 0, len(rows))
+	merged := map[string]int{}
+	for _, row := range rows {
+		value := row.Dims[1]
+		switch {
+		case row.Dims[0] == "0":
+			value = UnattributedLabel
+		case value == "":
+			value = NoneLabel
+		}
+		t := revenueTotals(row.Metrics)
+		if i, ok := merged[value]; ok { // (none) of attributed rows is one row
+			o := &out[i].RevenueTotals
+			o.Revenue, o.Refunds, o.Net = o.Revenue+t.Revenue, o.Refunds+t.Refunds, o.Net+t.Net
+			o.Payments, o.RefundCount, o.PayingVisitors = o.Payments+t.Payments, o.RefundCount+t.RefundCount, o.PayingVisitors+t.PayingVisitors
+			continue
+		}
+		merged[value] = len(out)
+		out = append(out, api.RevenueRow{Value: value, RevenueTotals: t})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Revenue != out[j].Revenue {
+			return out[i].Revenue > out[j].Revenue
+		}
+		if out[i].Net != out[j].Net {
+			return out[i].Net > out[j].Net
+		}
+		return out[i].Value < out[j].Value
+	})
+	return out
+}
+
+// parseRevenue checks the revenue report's extra parameters.
+func parseRevenue(r *Request, breakdown, model string) error {
+	if breakdown != "" {
+		if _, ok := RevenueBreakdowns[breakdown]; !ok {
+			return errs.InvalidField("breakdown", "must be source, page, campaign, country or device")
+		}
+	}
+	switch model {
+	case "":
+		model = LastTouch
+	case LastTouch, FirstTouch:
+	default:
+		return errs.InvalidField("model", "must be last_touch or first_touch")
+	}
+	r.Breakdown, r.Model = breakdown, model
+	return nil
+}
