@@ -233,3 +233,23 @@ func TestKillDuringIngestLosesNothing(t *testing.T) {
 		t.Logf("log of the restarted server:\n%s", srv.logs.String())
 	}
 }
+
+func TestRatesImport(t *testing.T) {
+	cfg := testenv.Config(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "eurofxref-hist.csv")
+	csv := "Date,USD,JPY,CYP,\n2026-05-08,1.1512,181.03,N/A,\n2026-05-07,1.1498,180.50,N/A,\n"
+	if err := os.WriteFile(file, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]int
+	runCLI(t, cfg, &raw, "rates", "import", file, "--json")
+	if raw["rates"] != 4 || raw["days"] != 2 || raw["payments_converted"] != 0 {
+		t.Errorf("import said %v, want 4 rates of 2 days", raw)
+	}
+	cmd := exec.Command(tallyBin, "rates", "import", filepath.Join(dir, "missing.csv"))
+	cmd.Env = environ(cfg)
+	if err := cmd.Run(); err == nil {
+		t.Error("importing a missing file succeeded")
+	}
+}
