@@ -29,6 +29,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ingest/referrer"
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/ingest/useragent"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/realtime"
@@ -117,7 +118,10 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Limiter = ratelimit.New(a.Redis, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue,
 		Sites: a.Accounts, SiteLookup: access, Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes,
-		TrustedProxies: cfg.TrustedProxyNets(), TrackerPerMinute: cfg.TrackerPerMinute})
+		TrustedProxies: cfg.TrustedProxyNets(), Limits: httpapi.Limits{
+			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
+				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
+			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute}})
 	return nil
 }
 

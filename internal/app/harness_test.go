@@ -144,3 +144,16 @@ func (h *harness) waitCount(want int64, query string, args ...any) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+type configT = config.Config
+
+// testenvConfigWith is a per-test configuration adjusted by fn.
+func testenvConfigWith(t testing.TB, fn func(*config.Config)) *config.Config {
+	cfg := testenv.Config(t)
+	fn(cfg)
+	return cfg
+}
+
+func statsParams(h *harness) client.StatsParams {
+	return client.StatsParams{SiteID: string(h.siteID), DateFrom: "2026-05-01", DateTo: "2026-05-07"}
+}

@@ -73,6 +73,18 @@ type Config struct {
 	// believed for the client address; empty = use the connection's address
 	// (TALLY_TRUSTED_PROXIES, comma-separated).
 	TrustedProxies []string `env:"TALLY_TRUSTED_PROXIES" envSeparator:","`
+	// Events API limits per API key (or login) and rolling hour, by the
+	// owner's plan; an enterprise account's own limit overrides its default
+	// (TALLY_FREE_EVENTS_PER_HOUR, TALLY_PRO_EVENTS_PER_HOUR, TALLY_ENTERPRISE_EVENTS_PER_HOUR).
+	FreeEventsPerHour       int `env:"TALLY_FREE_EVENTS_PER_HOUR" envDefault:"1000"`
+	ProEventsPerHour        int `env:"TALLY_PRO_EVENTS_PER_HOUR" envDefault:"10000"`
+	EnterpriseEventsPerHour int `env:"TALLY_ENTERPRISE_EVENTS_PER_HOUR" envDefault:"100000"`
+	// StatsPerHour limits stats requests per API key (or login) and rolling
+	// hour (TALLY_STATS_PER_HOUR).
+	StatsPerHour int `env:"TALLY_STATS_PER_HOUR" envDefault:"3600"`
+	// LoginAttempts limits login attempts per email and client address in
+	// 15 minutes, against password guessing (TALLY_LOGIN_ATTEMPTS).
+	LoginAttempts int `env:"TALLY_LOGIN_ATTEMPTS" envDefault:"10"`
 	// TrackerPerMinute limits tracking-script events per client address and
 	// minute (TALLY_TRACKER_PER_MINUTE).
 	TrackerPerMinute int `env:"TALLY_TRACKER_PER_MINUTE" envDefault:"600"`
@@ -167,6 +179,13 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.ECBFetchInterval < time.Minute {
 		problems = append(problems, errors.New("TALLY_ECB_FETCH_INTERVAL must be at least 1m"))
+	}
+	for name, v := range map[string]int{"TALLY_FREE_EVENTS_PER_HOUR": c.FreeEventsPerHour, "TALLY_PRO_EVENTS_PER_HOUR": c.ProEventsPerHour,
+		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": c.EnterpriseEventsPerHour, "TALLY_STATS_PER_HOUR": c.StatsPerHour,
+		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts} {
+		if v <= 0 {
+			problems = append(problems, fmt.Errorf("%s must be positive", name))
+		}
 	}
 	if c.TrackerPerMinute <= 0 {
 		problems = append(problems, errors.New("TALLY_TRACKER_PER_MINUTE must be positive"))

@@ -15,6 +15,7 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
@@ -46,9 +47,16 @@ func (f failingIngest) TrackBrowser(ctx context.Context, in ingest.Input) (strin
 	return f.Track(ctx, auth.Principal{}, in)
 }
 
+// allowAll is a limiter that never limits.
+type allowAll struct{}
+
+func (allowAll) Allow(context.Context, string, ratelimit.Limit) (ratelimit.Result, error) {
+	return ratelimit.Result{Allowed: true, Limit: 1, Remaining: 1}, nil
+}
+
 func serve(t *testing.T, ing Ingester) (*httptest.Server, *bytes.Buffer) {
 	var logs bytes.Buffer
-	s := New(Deps{Auth: stubAuth{}, Ingest: ing, Stats: struct{ Stats }{}, Goals: struct{ Goals }{}, Log: slog.New(slog.NewTextHandler(&logs, nil)), MaxEventBody: 1024})
+	s := New(Deps{Auth: stubAuth{}, Ingest: ing, Stats: struct{ Stats }{}, Goals: struct{ Goals }{}, Limiter: allowAll{}, Log: slog.New(slog.NewTextHandler(&logs, nil)), MaxEventBody: 1024})
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 	return srv, &logs

@@ -26,7 +26,7 @@ func (s *Server) goalRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	write := append(mw, bodyLimit(64<<10))
 	g.GET("/goals", s.listGoals, mw...)
 	g.POST("/goals", s.createGoal, write...)
-	g.GET("/goals/conversions", report(stats.Endpoint{}, s.deps.Stats.Conversions), mw...)
+	g.GET("/goals/conversions", report(stats.Endpoint{}, s.deps.Stats.Conversions), append(mw, s.limitStats)...)
 	g.GET("/goals/:id", s.getGoal, mw...)
 	g.PUT("/goals/:id", s.updateGoal, write...)
 	g.DELETE("/goals/:id", s.deleteGoal, mw...)

@@ -1,11 +1,16 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
@@ -16,6 +21,12 @@ func (s *Server) health(c echo.Context) error {
 func (s *Server) login(c echo.Context) error {
 	var req api.LoginRequest
 	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	// Against password guessing: attempts per email and client address.
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(req.Email)) + "|" + c.RealIP()))
+	lim := ratelimit.Limit{N: s.deps.Limits.LoginAttempts, Period: 15 * time.Minute}
+	if err := s.checkLimit(c, "login:"+hex.EncodeToString(sum[:12]), lim); err != nil {
 		return err
 	}
 	res, err := s.deps.Auth.Login(c.Request().Context(), req.Email, req.Password)

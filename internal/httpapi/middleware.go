@@ -14,6 +14,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 )
 
@@ -102,30 +103,69 @@ type RateLimiter interface {
 	Allow(ctx context.Context, key string, lim ratelimit.Limit) (ratelimit.Result, error)
 }
 
-// rateLimit limits requests by the key and limit keyOf picks. Every answer
-// carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset
-// (seconds until the full limit is back); a refusal is 429 with Retry-After.
-// When Redis cannot answer, requests pass: limits are a guard, not a reason
-// to drop events.
+// rateLimit limits requests by the key and limit keyOf picks.
 func (s *Server) rateLimit(keyOf func(c echo.Context) (string, ratelimit.Limit)) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			key, lim := keyOf(c)
-			res, err := s.deps.Limiter.Allow(c.Request().Context(), key, lim)
-			if err != nil {
-				s.deps.Log.Warn("rate limit unavailable; request allowed", "err", err)
-			}
-			h := c.Response().Header()
-			h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
-			h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
-			h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
-			if !res.Allowed {
-				return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter,
-					Message: fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d s", lim.N, lim.Period, ceilSeconds(res.RetryAfter))}
+			if err := s.checkLimit(c, key, lim); err != nil {
+				return err
 			}
 			return next(c)
 		}
 	}
+}
+
+// checkLimit counts the request against a limit. Every answer carries
+// X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (seconds
+// until the full limit is back); a refusal is 429 with Retry-After. When Redis
+// cannot answer, requests pass: limits are a guard, not a reason to drop
+// events (the failure is logged and counted).
+func (s *Server) checkLimit(c echo.Context, key string, lim ratelimit.Limit) error {
+	res, err := s.deps.Limiter.Allow(c.Request().Context(), key, lim)
+	if err != nil {
+		s.deps.Log.Warn("rate limit unavailable; request allowed", "err", err)
+	}
+	h := c.Response().Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
+	if !res.Allowed {
+		return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter,
+			Message: fmt.Sprintf("rate limit of %d requests per %s exceeded; retry in %d s", lim.N, lim.Period, ceilSeconds(res.RetryAfter))}
+	}
+	return nil
+}
+
+// callerKey names the credential a limit counts against: the API key, or
+// the user of a login token.
+func callerKey(p auth.Principal) string {
+	if p.IsKey() {
+		return "key:" + string(p.KeyID)
+	}
+	return "user:" + string(p.UserID)
+}
+
+// limitEvents applies the Events API limit of the caller's plan.
+func (s *Server) limitEvents(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.rateLimit(func(c echo.Context) (string, ratelimit.Limit) {
+		p := principal(c)
+		n := p.EventsPerHour
+		if n <= 0 {
+			n = s.deps.Limits.EventsPerHour[p.Plan]
+		}
+		if n <= 0 {
+			n = s.deps.Limits.EventsPerHour[model.PlanFree]
+		}
+		return "events:" + callerKey(p), ratelimit.PerHour(n)
+	})(next)
+}
+
+// limitStats applies the stats limit per credential.
+func (s *Server) limitStats(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.rateLimit(func(c echo.Context) (string, ratelimit.Limit) {
+		return "stats:" + callerKey(principal(c)), ratelimit.PerHour(s.deps.Limits.StatsPerHour)
+	})(next)
 }
 
 // ceilSeconds rounds a duration up to whole seconds (at least 1 when positive).

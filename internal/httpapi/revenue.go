@@ -26,7 +26,7 @@ const maxWebhookBody = 1 << 20
 
 func (s *Server) revenueRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	g.POST("/stats/payments", s.payment, append(mw, bodyLimit(64<<10))...)
-	g.GET("/stats/revenue", report(stats.Endpoint{Revenue: true}, s.deps.Stats.Revenue), mw...)
+	g.GET("/stats/revenue", report(stats.Endpoint{Revenue: true}, s.deps.Stats.Revenue), append(mw, s.limitStats)...)
 	g.POST("/webhooks/:provider", s.webhook, bodyLimit(maxWebhookBody))
 }
 

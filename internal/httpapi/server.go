@@ -16,6 +16,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/revenue"
 )
 
@@ -47,7 +48,19 @@ type Deps struct {
 	MaxEventBody int64
 	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed.
 	TrustedProxies []*net.IPNet
-	// TrackerPerMinute limits tracker events per client address.
+	// Limits are the request rate limits.
+	Limits Limits
+}
+
+// Limits are the rate limits of the API.
+type Limits struct {
+	// EventsPerHour by plan (free, pro, enterprise); an account's own
+	// limit (Principal.EventsPerHour) overrides.
+	EventsPerHour map[model.Plan]int
+	StatsPerHour  int
+	// LoginAttempts per email and client address in 15 minutes.
+	LoginAttempts int
+	// TrackerPerMinute per client address.
 	TrackerPerMinute int
 }
 
@@ -80,10 +93,10 @@ func New(deps Deps) *Server {
 
 	// Middleware is attached per route, not per group: echo answers 404
 	// instead of 405 for a group that has middleware.
-	ingest := []echo.MiddlewareFunc{s.authenticate, bodyLimit(deps.MaxEventBody)}
+	ingest := []echo.MiddlewareFunc{s.authenticate, s.limitEvents, bodyLimit(deps.MaxEventBody)}
 	v1.POST("/events/pageview", s.pageview, ingest...)
 	v1.POST("/events/custom", s.custom, ingest...)
-	s.statsRoutes(v1, s.authenticate)
+	s.statsRoutes(v1, s.authenticate, s.limitStats)
 	s.goalRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)
 	return s

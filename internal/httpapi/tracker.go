@@ -56,7 +56,7 @@ func (s *Server) preflight(c echo.Context) error {
 func (s *Server) limitByClient(next echo.HandlerFunc) echo.HandlerFunc {
 	return s.rateLimit(func(c echo.Context) (string, ratelimit.Limit) {
 		sum := sha256.Sum256([]byte(c.RealIP()))
-		return "e:" + hex.EncodeToString(sum[:12]), ratelimit.PerMinute(s.deps.TrackerPerMinute)
+		return "e:" + hex.EncodeToString(sum[:12]), ratelimit.PerMinute(s.deps.Limits.TrackerPerMinute)
 	})(next)
 }
 

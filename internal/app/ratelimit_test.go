@@ -1,0 +1,149 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// freeKey makes a user on the free plan with a site and a fresh key.
+func freeKey(t *testing.T, h *harness, email string) (site, key string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: email, Password: password, Name: "Free", Plan: model.PlanFree}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: email, Domain: "free.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: email, Name: "free"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(s.ID), k.Secret
+}
+
+// sendPageview posts one pageview and returns the response.
+func sendPageview(t *testing.T, base, key, site string, i int) *http.Response {
+	body := fmt.Sprintf(`{"site_id":%q,"url":"https://free.example.com/p/%d","visitor_id":"v%d"}`, site, i, i%50)
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/events/pageview", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// limitRun sends 1,000 pageviews from 16 concurrent clients spread over the
+// given servers, then one more; all 1,000 must pass and the 1,001st must be 429.
+func limitRun(t *testing.T, servers []string, site, key string) {
+	const limit = 1000
+	var sent, created atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for {
+				i := sent.Add(1)
+				if i > limit {
+					return
+				}
+				resp := sendPageview(t, servers[w%len(servers)], key, site, int(i))
+				if resp == nil {
+					return
+				}
+				if resp.StatusCode != http.StatusCreated {
+					t.Errorf("request %d: %d", i, resp.StatusCode)
+					continue
+				}
+				created.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if created.Load() != limit {
+		t.Fatalf("%d of %d requests passed", created.Load(), limit)
+	}
+	resp := sendPageview(t, servers[0], key, site, limit+1)
+	t.Logf("1,000 events in %v; the 1,001st: %d, Retry-After %s, limit %s, remaining %s, reset %s", elapsed.Round(time.Millisecond),
+		resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("X-RateLimit-Limit"),
+		resp.Header.Get("X-RateLimit-Remaining"), resp.Header.Get("X-RateLimit-Reset"))
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("the 1,001st event: %d, want 429 (the run took %v; GCRA frees one request every 3.6 s)", resp.StatusCode, elapsed)
+	}
+	// GCRA at 1,000/hour frees one request every 3.6 s after the burst: the
+	// true wait is what is left of those 3.6 s, in whole seconds rounded up.
+	retry, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	wantMax := int((3600*time.Millisecond - elapsed + time.Second - 1) / time.Second)
+	if err != nil || retry < 1 || retry > max(wantMax, 1) {
+		t.Errorf("Retry-After %q, want 1..%d whole seconds", resp.Header.Get("Retry-After"), max(wantMax, 1))
+	}
+	if resp.Header.Get("X-RateLimit-Limit") != "1000" || resp.Header.Get("X-RateLimit-Remaining") != "0" {
+		t.Errorf("headers: limit %q remaining %q", resp.Header.Get("X-RateLimit-Limit"), resp.Header.Get("X-RateLimit-Remaining"))
+	}
+	if reset, err := strconv.Atoi(resp.Header.Get("X-RateLimit-Reset")); err != nil || reset < 3590 || reset > 3600 {
+		t.Errorf("X-RateLimit-Reset %q, want about 3600 s (the full hour back)", resp.Header.Get("X-RateLimit-Reset"))
+	}
+	// once the wait is over, one request passes again
+	time.Sleep(time.Duration(retry) * time.Second)
+	if resp := sendPageview(t, servers[0], key, site, limit+2); resp.StatusCode != http.StatusCreated {
+		t.Errorf("after Retry-After: %d, want 201", resp.StatusCode)
+	}
+}
+
+func TestEventsRateLimitFreePlan(t *testing.T) {
+	h := newHarness(t)
+	site, key := freeKey(t, h, "free@example.com")
+	limitRun(t, []string{h.srv.URL}, site, key)
+}
+
+func TestEventsRateLimitAcrossInstances(t *testing.T) {
+	h := newHarness(t)
+	other := h.secondInstance()
+	site, key := freeKey(t, h, "free2@example.com")
+	limitRun(t, []string{h.srv.URL, other.srv.URL}, site, key)
+}
+
+func TestLoginAndStatsLimits(t *testing.T) {
+	cfg := testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 3; c.StatsPerHour = 5 })
+	h := newHarnessWith(t, cfg)
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := h.client("").Login(ctx, h.email, "wrong password"); err == nil {
+			t.Fatal("a wrong password logged in")
+		} else if e := apiError(t, err); e.Status != 401 {
+			t.Fatalf("attempt %d: %d", i+1, e.Status)
+		}
+	}
+	_, err := h.client("").Login(ctx, h.email, password) // even the right password waits now
+	if e := apiError(t, err); e.Status != 429 || e.Code != "rate_limit_exceeded" || e.RetryAfter <= 0 {
+		t.Errorf("4th attempt: %d %s retry %v, want 429 with Retry-After", e.Status, e.Code, e.RetryAfter)
+	}
+	if _, err := h.client("").Login(ctx, "someone-else@example.com", "x"); apiError(t, err).Status != 401 {
+		t.Error("another email from the same address is limited too")
+	}
+	p := statsParams(h)
+	for i := range 5 {
+		if _, err := h.client(h.key).Devices(ctx, p); err != nil {
+			t.Fatalf("stats request %d: %v", i+1, err)
+		}
+	}
+	_, err = h.client(h.key).Countries(ctx, p)
+	if e := apiError(t, err); e.Status != 429 {
+		t.Errorf("6th stats request: %d, want 429", e.Status)
+	}
+}
