@@ -39,8 +39,11 @@ func describe(err error) string {
 
 // flagName is the command-line flag of a service field name.
 func flagName(field string) string {
-	if field == "site_id" {
+	switch field {
+	case "site_id":
 		return "site"
+	case "base_currency":
+		return "currency"
 	}
 	return strings.ReplaceAll(field, "_", "-")
 }

@@ -56,7 +56,7 @@ func ValidateSite(domain, timezone, baseCurrency string) (model.Site, error) {
 		cur = "USD"
 	}
 	if !currency.IsValid(cur) {
-		return model.Site{}, errs.InvalidField("currency", "must be an ISO 4217 currency code such as EUR")
+		return model.Site{}, errs.InvalidField("base_currency", "must be an ISO 4217 currency code such as EUR")
 	}
 	return model.Site{Domain: d, Timezone: timezone, BaseCurrency: cur}, nil
 }

@@ -54,6 +54,7 @@ type App struct {
 	Goals    *goals.Service
 	Limiter  *ratelimit.Limiter
 	Revenue  *revenue.Service
+	Deleter  *accounts.Deleter
 	API      *httpapi.Server
 
 	geo     *geo.DB
@@ -109,15 +110,16 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
 	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
 	access := accounts.NewAccess(a.PG, a.now)
+	sessions := session.NewManager(a.Redis, cfg.RedisPrefix)
+	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
-	a.Ingest = ingest.NewService(access, enricher, session.NewManager(a.Redis, cfg.RedisPrefix),
-		a.Buffer, a.PG, a.Revenue, a.now, log)
+	a.Ingest = ingest.NewService(access, enricher, sessions, a.Buffer, a.PG, a.Revenue, a.now, log)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents,
 		a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.Redis, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue,
-		Sites: a.Accounts, SiteLookup: access, Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes,
+		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes,
 		TrustedProxies: cfg.TrustedProxyNets(), Limits: httpapi.Limits{
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
@@ -218,6 +220,7 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { a.Auth.RunUsageFlusher(ctx, 30*time.Second) })
 	wg.Go(func() { a.prepareSalts(ctx) })
 	wg.Go(func() { a.Revenue.RunExporter(ctx) })
+	wg.Go(func() { a.Deleter.Run(ctx, 30*time.Second) })
 	if a.cfg.ECBRatesURL != "" {
 		wg.Go(func() { a.fetchRates(ctx) })
 	}

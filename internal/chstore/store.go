@@ -16,6 +16,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/tally-analytics/tally/internal/model"
 )
 
 // Options configure the connection.
@@ -121,4 +123,15 @@ func adminExec(ctx context.Context, o Options, name, stmt string) error {
 // QueryRow runs a query returning one row; args bind to ? placeholders.
 func (s *Store) QueryRow(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
 	return s.conn.QueryRow(ctx, query, args...)
+}
+
+// DeleteSite removes every row of a site from the statistics tables. The
+// deletions are ClickHouse mutations: they finish in the background.
+func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
+	for _, table := range []string{"events", "sessions", "bot_events", "payments"} {
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+table+" DELETE WHERE site_id = ?", string(site)); err != nil {
+			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
+		}
+	}
+	return nil
 }

@@ -39,6 +39,8 @@ type Deps struct {
 	Stats   Stats
 	Goals   Goals
 	Revenue Revenue
+	// SitesAPI manages sites (the sites:manage scope).
+	SitesAPI SitesAPI
 	// Sites and SiteLookup find sites for the payment and webhook routes.
 	Sites      revenue.Sites
 	SiteLookup revenue.SiteLookup
@@ -99,6 +101,7 @@ func New(deps Deps) *Server {
 	s.statsRoutes(v1, s.authenticate, s.limitStats)
 	s.goalRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)
+	s.siteRoutes(v1, s.authenticate)
 	return s
 }
 

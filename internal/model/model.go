@@ -144,3 +144,15 @@ type Goal struct {
 	EventName string
 	CreatedAt time.Time
 }
+
+// Membership is a site with a user's role on it.
+type Membership struct {
+	Site Site
+	Role Role
+}
+
+// SiteDeletion is a queued removal of a deleted site's data.
+type SiteDeletion struct {
+	SiteID      SiteID
+	RequestedAt time.Time
+}

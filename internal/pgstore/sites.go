@@ -85,3 +85,75 @@ func (s *Store) ProviderSecret(ctx context.Context, site model.SiteID, p model.P
 		string(site), string(p)).Scan(&secret)
 	return secret, translate("pgstore: provider secret", err)
 }
+
+// UpdateSite replaces a site's domain, time zone and base currency.
+func (s *Store) UpdateSite(ctx context.Context, site model.Site) (model.Site, error) {
+	updated, err := scanSite(s.pool.QueryRow(ctx, `UPDATE sites SET domain = $2, timezone = $3, base_currency = $4
+		WHERE id = $1 RETURNING `+siteColumns, string(site.ID), site.Domain, site.Timezone, site.BaseCurrency))
+	return updated, translate("pgstore: update site", err)
+}
+
+// HasPayments reports whether a site has recorded payments.
+func (s *Store) HasPayments(ctx context.Context, site model.SiteID) (bool, error) {
+	var has bool
+	err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM payments WHERE site_id = $1)", string(site)).Scan(&has)
+	return has, translate("pgstore: has payments", err)
+}
+
+// DeleteSite deletes a site and everything Postgres holds for it, and
+// queues the removal of its data elsewhere, in one transaction.
+func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM sites WHERE id = $1", string(site))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return pgx.ErrNoRows
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO site_deletions (site_id) VALUES ($1)
+			ON CONFLICT (site_id) DO UPDATE SET requested_at = now(), done_at = NULL`, string(site))
+		return err
+	})
+	return translate("pgstore: delete site", err)
+}
+
+// PendingDeletions lists the deletions not finished yet.
+func (s *Store) PendingDeletions(ctx context.Context) ([]model.SiteDeletion, error) {
+	rows, err := s.pool.Query(ctx, "SELECT site_id, requested_at FROM site_deletions WHERE done_at IS NULL ORDER BY requested_at")
+	if err != nil {
+		return nil, translate("pgstore: pending deletions", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.SiteDeletion, error) {
+		var d model.SiteDeletion
+		var id string
+		err := r.Scan(&id, &d.RequestedAt)
+		d.SiteID = model.SiteID(id)
+		return d, err
+	})
+	return out, translate("pgstore: pending deletions", err)
+}
+
+// FinishDeletion marks a deletion done.
+func (s *Store) FinishDeletion(ctx context.Context, site model.SiteID) error {
+	_, err := s.pool.Exec(ctx, "UPDATE site_deletions SET done_at = now() WHERE site_id = $1", string(site))
+	return translate("pgstore: finish deletion", err)
+}
+
+// Memberships lists the sites a user is a member of with their role, oldest first.
+func (s *Store) Memberships(ctx context.Context, user model.UserID) ([]model.Membership, error) {
+	rows, err := s.pool.Query(ctx, `SELECT s.id, s.domain, s.timezone, s.base_currency, s.created_at, m.role
+		FROM sites s JOIN site_members m ON m.site_id = s.id
+		WHERE m.user_id = $1 ORDER BY s.created_at, s.id`, string(user))
+	if err != nil {
+		return nil, translate("pgstore: memberships", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.Membership, error) {
+		var m model.Membership
+		var id, role string
+		err := r.Scan(&id, &m.Site.Domain, &m.Site.Timezone, &m.Site.BaseCurrency, &m.Site.CreatedAt, &role)
+		m.Site.ID, m.Role = model.SiteID(id), model.Role(role)
+		return m, err
+	})
+	return out, translate("pgstore: memberships", err)
+}

@@ -160,3 +160,18 @@ func decodeState(v any) (state, error) {
 	}
 	return s, nil
 }
+
+// DeleteSite forgets the sessions and the realtime state of a site.
+func (m *Manager) DeleteSite(ctx context.Context, site model.SiteID) error {
+	seen, current := realtime.Keys(m.prefix, site)
+	if err := m.rdb.Del(ctx, seen, current).Err(); err != nil {
+		return fmt.Errorf("session: delete site: %w", err)
+	}
+	iter := m.rdb.Scan(ctx, 0, m.prefix+"s:"+string(site)+":*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if err := m.rdb.Del(ctx, iter.Val()).Err(); err != nil {
+			return fmt.Errorf("session: delete site: %w", err)
+		}
+	}
+	return iter.Err()
+}

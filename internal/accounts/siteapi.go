@@ -1,0 +1,123 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// SiteStore is what the Sites API needs beyond Store.
+type SiteStore interface {
+	Memberships(ctx context.Context, user model.UserID) ([]model.Membership, error)
+	UpdateSite(ctx context.Context, site model.Site) (model.Site, error)
+	DeleteSite(ctx context.Context, site model.SiteID) error
+	HasPayments(ctx context.Context, site model.SiteID) (bool, error)
+}
+
+// SiteChange is the input of the Sites API; empty fields keep their value
+// (on create: the defaults UTC and USD).
+type SiteChange struct {
+	Domain, Timezone, BaseCurrency string
+}
+
+// Sites is the Sites API: every operation needs the sites:manage scope.
+type Sites struct {
+	*Service
+	store SiteStore
+}
+
+// NewSites wires the Sites API over the accounts service.
+func NewSites(svc *Service, store SiteStore) *Sites { return &Sites{Service: svc, store: store} }
+
+// List returns the sites the caller is a member of, with their role.
+func (s *Sites) List(ctx context.Context, p auth.Principal) ([]model.Membership, error) {
+	if err := p.Require(model.ScopeSitesManage); err != nil {
+		return nil, err
+	}
+	return s.store.Memberships(ctx, p.UserID)
+}
+
+// Create makes a site owned by the caller.
+func (s *Sites) Create(ctx context.Context, p auth.Principal, in SiteChange) (model.Membership, error) {
+	if err := p.Require(model.ScopeSitesManage); err != nil {
+		return model.Membership{}, err
+	}
+	site, err := ValidateSite(in.Domain, in.Timezone, in.BaseCurrency)
+	if err != nil {
+		return model.Membership{}, err
+	}
+	site.ID = model.SiteID(auth.RandomString(12, idAlphabet))
+	created, err := s.Service.store.CreateSite(ctx, site, p.UserID)
+	return model.Membership{Site: created, Role: model.RoleOwner}, err
+}
+
+// Get returns one of the caller's sites.
+func (s *Sites) Get(ctx context.Context, p auth.Principal, id model.SiteID) (model.Membership, error) {
+	if err := p.Require(model.ScopeSitesManage); err != nil {
+		return model.Membership{}, err
+	}
+	site, role, err := s.Site(ctx, p.UserID, id)
+	return model.Membership{Site: site, Role: role}, err
+}
+
+// Update changes a site's domain, time zone or base currency (owners and
+// admins). The base currency is fixed once payments were converted into it.
+func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, in SiteChange) (model.Membership, error) {
+	if err := p.Require(model.ScopeSitesManage); err != nil {
+		return model.Membership{}, err
+	}
+	site, role, err := s.Site(ctx, p.UserID, id)
+	if err != nil {
+		return model.Membership{}, err
+	}
+	if !role.CanWrite() {
+		return model.Membership{}, errs.E(errs.Forbidden, "forbidden", "viewers cannot change the site")
+	}
+	next, err := ValidateSite(or(in.Domain, site.Domain), or(in.Timezone, site.Timezone), or(in.BaseCurrency, site.BaseCurrency))
+	if err != nil {
+		return model.Membership{}, err
+	}
+	if next.BaseCurrency != site.BaseCurrency {
+		has, err := s.store.HasPayments(ctx, id)
+		if err != nil {
+			return model.Membership{}, err
+		}
+		if has {
+			return model.Membership{}, errs.E(errs.Conflict, "conflict",
+				"the base currency cannot change once payments were converted into it").WithField("base_currency")
+		}
+	}
+	next.ID = id
+	updated, err := s.store.UpdateSite(ctx, next)
+	return model.Membership{Site: updated, Role: role}, err
+}
+
+// Delete removes a site (owners only). Postgres forgets it at once; its
+// statistics, payments and realtime state are removed in the background.
+func (s *Sites) Delete(ctx context.Context, p auth.Principal, id model.SiteID) error {
+	if err := p.Require(model.ScopeSitesManage); err != nil {
+		return err
+	}
+	_, role, err := s.Site(ctx, p.UserID, id)
+	if err != nil {
+		return err
+	}
+	if role != model.RoleOwner {
+		return errs.E(errs.Forbidden, "forbidden", "only the owner can delete a site")
+	}
+	err = s.store.DeleteSite(ctx, id)
+	if errors.Is(err, errs.ErrNotFound) {
+		return errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
+	}
+	return err
+}
+
+func or(v, fallback string) string {
+	if v == "" {
+		return fallback
+	}
+	return v
+}

@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// SitesAPI manages sites.
+type SitesAPI interface {
+	List(ctx context.Context, p auth.Principal) ([]model.Membership, error)
+	Create(ctx context.Context, p auth.Principal, in accounts.SiteChange) (model.Membership, error)
+	Get(ctx context.Context, p auth.Principal, id model.SiteID) (model.Membership, error)
+	Update(ctx context.Context, p auth.Principal, id model.SiteID, in accounts.SiteChange) (model.Membership, error)
+	Delete(ctx context.Context, p auth.Principal, id model.SiteID) error
+}
+
+func (s *Server) siteRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
+	write := append(mw, bodyLimit(64<<10))
+	g.GET("/sites", s.listSites, mw...)
+	g.POST("/sites", s.createSite, write...)
+	g.GET("/sites/:id", s.getSite, mw...)
+	g.PUT("/sites/:id", s.updateSite, write...)
+	g.DELETE("/sites/:id", s.deleteSite, mw...)
+}
+
+func siteView(m model.Membership) api.Site {
+	return api.Site{SiteID: string(m.Site.ID), Domain: m.Site.Domain, Timezone: m.Site.Timezone,
+		BaseCurrency: m.Site.BaseCurrency, Role: string(m.Role), CreatedAt: m.Site.CreatedAt.UTC()}
+}
+
+func siteChange(r api.SiteRequest) accounts.SiteChange {
+	return accounts.SiteChange{Domain: r.Domain, Timezone: r.Timezone, BaseCurrency: r.BaseCurrency}
+}
+
+func (s *Server) listSites(c echo.Context) error {
+	list, err := s.deps.SitesAPI.List(c.Request().Context(), principal(c))
+	if err != nil {
+		return err
+	}
+	res := api.SitesResponse{Data: make([]api.Site, len(list))}
+	for i, m := range list {
+		res.Data[i] = siteView(m)
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+func (s *Server) createSite(c echo.Context) error {
+	var req api.SiteRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	m, err := s.deps.SitesAPI.Create(c.Request().Context(), principal(c), siteChange(req))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, api.SiteResponse{Data: siteView(m)})
+}
+
+func (s *Server) getSite(c echo.Context) error {
+	m, err := s.deps.SitesAPI.Get(c.Request().Context(), principal(c), model.SiteID(c.Param("id")))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, api.SiteResponse{Data: siteView(m)})
+}
+
+func (s *Server) updateSite(c echo.Context) error {
+	var req api.SiteRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	m, err := s.deps.SitesAPI.Update(c.Request().Context(), principal(c), model.SiteID(c.Param("id")), siteChange(req))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, api.SiteResponse{Data: siteView(m)})
+}
+
+func (s *Server) deleteSite(c echo.Context) error {
+	id := c.Param("id")
+	if err := s.deps.SitesAPI.Delete(c.Request().Context(), principal(c), model.SiteID(id)); err != nil {
+		return err
+	}
+	var res api.SiteDeletion
+	res.Data.SiteID, res.Data.Status = id, "deleting"
+	res.Message = "The site is deleted. Its statistics, payments and realtime data are being removed in the background."
+	return c.JSON(http.StatusAccepted, res)
+}
