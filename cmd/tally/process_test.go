@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,7 +52,7 @@ func environ(cfg *config.Config) []string {
 		"TALLY_CLICKHOUSE_ADDR": cfg.ClickHouseAddr, "TALLY_CLICKHOUSE_DATABASE": cfg.ClickHouseDatabase,
 		"TALLY_REDIS_URL": cfg.RedisURL, "TALLY_REDIS_PREFIX": cfg.RedisPrefix, "TALLY_WAL_DIR": cfg.WALDir,
 		"TALLY_FLUSH_INTERVAL": cfg.FlushInterval.String(), "TALLY_JWT_SECRET": "test-secret-test-secret-test-secret",
-		"TALLY_LOG_LEVEL": "info",
+		"TALLY_LOG_LEVEL": "debug",
 	} {
 		env = append(env, k+"="+v)
 	}
@@ -65,6 +66,9 @@ func runCLI(t *testing.T, cfg *config.Config, out any, args ...string) {
 	cmd.Env = environ(cfg)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if run := testenv.RunLog(); run != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, run)
+	}
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("tally %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -86,7 +90,11 @@ func startServer(t *testing.T, cfg *config.Config) *server {
 	cmd := exec.Command(tallyBin, "serve")
 	cmd.Env = environ(cfg)
 	logs := &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
+	var out io.Writer = logs
+	if run := testenv.RunLog(); run != nil {
+		out = io.MultiWriter(logs, run)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

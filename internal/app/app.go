@@ -120,7 +120,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Limiter = ratelimit.New(a.Redis, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue,
 		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes,
-		TrustedProxies: cfg.TrustedProxyNets(), Limits: httpapi.Limits{
+		TrustedProxies: cfg.TrustedProxyNets(), ForceHTTPS: cfg.ForceHTTPS(), Limits: httpapi.Limits{
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
 			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute}})

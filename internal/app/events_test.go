@@ -145,3 +145,59 @@ func TestErrorEnvelopeForRoutingErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestSecurityHeadersAndHTTPS(t *testing.T) {
+	cfg := testenvConfigWith(t, func(c *configT) { c.RedirectHTTPS = "true"; c.TrustedProxies = []string{"127.0.0.1/32"} })
+	h := newHarnessWith(t, cfg)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest(http.MethodGet, h.srv.URL+"/api/v1/auth/verify?x=1", nil)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != "https://"+req.URL.Host+"/api/v1/auth/verify?x=1" {
+		t.Errorf("plain HTTP: %d to %q, want 308 to the HTTPS URL", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	req.Header.Set("X-Forwarded-Proto", "https") // from a trusted proxy (the test client is on 127.0.0.1)
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	resp, err = noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("HTTPS behind a trusted proxy: %d, want 200", resp.StatusCode)
+	}
+	for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+		"Strict-Transport-Security": "max-age=31536000; includeSubDomains", "Referrer-Policy": "no-referrer"} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if resp, err := noRedirect.Get(h.srv.URL + "/health"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("/health over plain HTTP must stay reachable: %v %v", resp.StatusCode, err)
+	}
+
+	// X-Forwarded-Proto from an untrusted peer does not count
+	plain := testenvConfigWith(t, func(c *configT) { c.RedirectHTTPS = "true" })
+	h2 := newHarnessWith(t, plain)
+	req, _ = http.NewRequest(http.MethodGet, h2.srv.URL+"/api/v1/auth/verify", nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	resp, err = noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPermanentRedirect {
+		t.Errorf("X-Forwarded-Proto from an untrusted peer: %d, want 308", resp.StatusCode)
+	}
+	// bodies have a size limit on every route, and answer 413 in the envelope
+	h3 := newHarness(t)
+	for _, path := range []string{"/api/v1/goals", "/api/v1/auth/login", "/e", "/api/v1/webhooks/provider_a?site_id=x"} {
+		status, e := post(t, h3, path, h3.key, strings.Repeat("x", 2<<20))
+		if status != 413 || e.Error.Code != "payload_too_large" {
+			t.Errorf("%s with a 2 MiB body: %d %+v", path, status, e)
+		}
+	}
+}

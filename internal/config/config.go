@@ -69,6 +69,11 @@ type Config struct {
 	// this runs on a sample of visitors, scaled back; 0 = never sample
 	// (TALLY_SAMPLE_ABOVE_EVENTS).
 	SampleAboveEvents int64 `env:"TALLY_SAMPLE_ABOVE_EVENTS" envDefault:"20000000"`
+	// RedirectHTTPS sends plain-HTTP requests to HTTPS (308): "auto" (on in
+	// production), "true" or "false". A request counts as HTTPS when it
+	// arrived over TLS, or with X-Forwarded-Proto: https from a trusted proxy
+	// (TALLY_REDIRECT_HTTPS).
+	RedirectHTTPS string `env:"TALLY_REDIRECT_HTTPS" envDefault:"auto"`
 	// TrustedProxies are CIDRs of reverse proxies whose X-Forwarded-For is
 	// believed for the client address; empty = use the connection's address
 	// (TALLY_TRUSTED_PROXIES, comma-separated).
@@ -116,6 +121,11 @@ func Load() (*Config, []string, error) {
 
 // Production reports whether the server runs in production mode.
 func (c *Config) Production() bool { return c.Env == EnvProduction }
+
+// ForceHTTPS reports whether plain-HTTP requests are redirected to HTTPS.
+func (c *Config) ForceHTTPS() bool {
+	return c.RedirectHTTPS == "true" || (c.RedirectHTTPS == "auto" && c.Production())
+}
 
 // TrustedProxyNets parses TrustedProxies (validated by Load).
 func (c *Config) TrustedProxyNets() []*net.IPNet {
@@ -171,6 +181,16 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.WALMaxBytes != 0 && c.WALMaxBytes < 2*c.WALSegmentBytes {
 		problems = append(problems, errors.New("TALLY_WAL_MAX_BYTES must be 0 (unlimited) or at least two segments"))
+	}
+	switch c.RedirectHTTPS {
+	case "auto", "true", "false":
+	default:
+		problems = append(problems, errors.New("TALLY_REDIRECT_HTTPS must be auto, true or false"))
+	}
+	switch c.RedirectHTTPS {
+	case "auto", "true", "false":
+	default:
+		problems = append(problems, errors.New("TALLY_REDIRECT_HTTPS must be auto, true or false"))
 	}
 	for _, cidr := range c.TrustedProxies {
 		if _, _, err := net.ParseCIDR(strings.TrimSpace(cidr)); err != nil {

@@ -52,6 +52,8 @@ type Deps struct {
 	TrustedProxies []*net.IPNet
 	// Limits are the request rate limits.
 	Limits Limits
+	// ForceHTTPS redirects plain-HTTP requests to HTTPS and sends HSTS.
+	ForceHTTPS bool
 }
 
 // Limits are the rate limits of the API.
@@ -83,7 +85,7 @@ func New(deps Deps) *Server {
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = ipExtractor(deps.TrustedProxies)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return auth.RandomString(16, "0123456789abcdef") }}))
-	e.Use(s.recoverPanics, s.logRequests)
+	e.Use(s.recoverPanics, s.logRequests, s.redirectHTTPS, s.securityHeaders, bodyLimit(maxAnyBody))
 
 	s.trackerRoutes()
 	e.GET("/health", s.health)

@@ -24,6 +24,7 @@ func (s *Server) trackerRoutes() {
 func (s *Server) script(c echo.Context) error {
 	h := c.Response().Header()
 	h.Set("Cache-Control", "public, max-age=3600")
+	h.Set("Cross-Origin-Resource-Policy", "cross-origin") // pages of other origins load it
 	h.Set("ETag", tracker.ETag)
 	if c.Request().Header.Get("If-None-Match") == tracker.ETag {
 		return c.NoContent(http.StatusNotModified)

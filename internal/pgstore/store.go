@@ -30,6 +30,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	// no statement may hold a connection for long
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = "30000"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: connect: %w", err)

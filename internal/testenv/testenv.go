@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,13 +151,61 @@ func Config(t testing.TB) *config.Config {
 	return cfg
 }
 
-// Logger writes to the test log when -v is given and discards otherwise.
+// Logger writes to the test log when -v is given, and at debug level to a
+// file in TALLY_TEST_LOG_DIR when it is set: the log of a whole test run,
+// which a last test scans for secrets and addresses.
 func Logger(t testing.TB) *slog.Logger {
+	var writers []io.Writer
 	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		writers = append(writers, testWriter{t})
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	if f := runLog(); f != nil {
+		writers = append(writers, f)
+	}
+	return slog.New(slog.NewTextHandler(io.MultiWriter(writers...), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+var (
+	runLogOnce sync.Once
+	runLogFile *lockedWriter
+)
+
+type lockedWriter struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Write(p)
+}
+
+// runLog is this test process's file in TALLY_TEST_LOG_DIR, or nil.
+func runLog() io.Writer {
+	runLogOnce.Do(func() {
+		dir := os.Getenv("TALLY_TEST_LOG_DIR")
+		if dir == "" {
+			return
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return
+		}
+		f, err := os.CreateTemp(dir, "run-*.log")
+		if err != nil {
+			return
+		}
+		runLogFile = &lockedWriter{f: f}
+	})
+	if runLogFile == nil {
+		return nil
+	}
+	return runLogFile
+}
+
+// RunLog is where a test should copy the output of processes it starts, so
+// that the run's log holds it too; nil when there is no run log.
+func RunLog() io.Writer { return runLog() }
 
 type testWriter struct{ t testing.TB }
 

@@ -1,0 +1,69 @@
+// Package logscan checks the log of a whole test run: no credential, secret,
+// password or client address may appear in what tally logs. It runs after
+// the other tests (go tool task test runs it last, with TALLY_TEST_LOG_SCAN=1).
+package logscan
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// forbidden are what the tests send that must never be logged.
+var forbidden = []struct {
+	what string
+	re   *regexp.Regexp
+}{
+	{"an API key", regexp.MustCompile(`sk_(test|live)_[0-9A-Za-z]{8,}`)},
+	{"a login token (JWT)", regexp.MustCompile(`eyJ[0-9A-Za-z_-]{10,}\.[0-9A-Za-z_-]{10,}`)},
+	{"a test password", regexp.MustCompile(`correct horse battery|password-1|tally-demo-password|wrong password`)},
+	{"a webhook secret", regexp.MustCompile(`whsec_[0-9A-Za-z+/=_]{6,}|lemon-squeezy-signing-secret|pdl_ntfset_`)},
+	{"a JWT signing secret", regexp.MustCompile(`test-secret-test-secret`)},
+	// every client address the tests use: documentation ranges, the geo
+	// fixtures, private and Googlebot addresses
+	{"a client address", regexp.MustCompile(`\b(81\.2\.(69|70|71)|216\.160\.83|67\.43\.156|203\.0\.113|198\.51\.100|10\.0\.0|66\.249\.66)\.\d{1,3}\b`)},
+}
+
+func TestLogsHoldNoSecrets(t *testing.T) {
+	if os.Getenv("TALLY_TEST_LOG_SCAN") != "1" {
+		t.Skip("runs after the other tests, with TALLY_TEST_LOG_SCAN=1 (go tool task test)")
+	}
+	dir := os.Getenv("TALLY_TEST_LOG_DIR")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if dir == "" || len(files) == 0 {
+		t.Fatalf("no test-run log in TALLY_TEST_LOG_DIR=%q: the integration tests did not log", dir)
+	}
+	lines := 0
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for n := 1; sc.Scan(); n++ {
+			lines++
+			line := sc.Text()
+			for _, f := range forbidden {
+				if f.re.MatchString(line) {
+					t.Errorf("%s in the log, %s:%d: %s", f.what, filepath.Base(fh.Name()), n, trim(line))
+				}
+			}
+		}
+		fh.Close()
+	}
+	if lines < 100 {
+		t.Errorf("the run's log has %d lines; the integration tests log far more", lines)
+	}
+	t.Logf("scanned %d lines in %d files", lines, len(files))
+}
+
+func trim(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return strings.TrimSpace(s)
+}
