@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
