@@ -82,6 +82,13 @@ type event struct {
 	browser         bool
 }
 
+// Validate checks an event against every rule that needs no site lookup
+// (the batch endpoint and the fuzz targets use it).
+func Validate(in Input) error {
+	_, err := validate(in)
+	return err
+}
+
 // validate checks every rule and returns the first violation as an
 // invalid_request (or invalid_props) error naming its field.
 func validate(in Input) (event, error) {

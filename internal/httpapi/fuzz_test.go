@@ -1,0 +1,55 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/ingest"
+)
+
+// validating is an Ingester that runs the real validation and stores nothing.
+type validating struct{}
+
+func (validating) Track(_ context.Context, _ auth.Principal, in ingest.Input) (string, error) {
+	return "id", ingest.Validate(in)
+}
+
+func (validating) TrackBrowser(_ context.Context, in ingest.Input) (string, error) {
+	in.Browser = true
+	return "id", ingest.Validate(in)
+}
+
+// FuzzTrackerBody posts arbitrary bodies to /e: the answer is always 202 or
+// a 4xx with the error envelope, never a 5xx or a panic.
+func FuzzTrackerBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"site_id":"s","event_name":"pageview","url":"https://example.com/","referrer":"https://google.com/","visitor_id":"abc"}`,
+		`{"site_id":"s","event_name":"Signup","url":"https://example.com/","props":{"plan":"pro"},"revenue":{"amount":49.99,"currency":"EUR"}}`,
+		`{"site_id":"s","event_name":"pageview","url":"https://example.com/?session_id=cs_1","checkout_session_id":"cs_1"}`,
+		`{"event_name":7}`, `[]`, `null`, ``, `{"revenue":{"amount":"x"}}`, `{"props":{"a":[1]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	s := New(Deps{Auth: stubAuth{}, Ingest: validating{}, Stats: struct{ Stats }{}, Goals: struct{ Goals }{},
+		Limiter: allowAll{}, Log: discardLog(), MaxEventBody: 64 << 10})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/e", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "text/plain")
+		req.Header.Set("User-Agent", "Mozilla/5.0")
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		switch {
+		case rec.Code == http.StatusAccepted:
+		case rec.Code >= 400 && rec.Code < 500:
+			if !bytes.Contains(rec.Body.Bytes(), []byte(`"error":{"code":`)) {
+				t.Fatalf("%d without the error envelope: %s", rec.Code, rec.Body)
+			}
+		default:
+			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body)
+		}
+	})
+}
