@@ -1,0 +1,244 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// route is one authenticated endpoint: how to call it for a site and goal,
+// and the scope it needs ("" = any credential).
+type route struct {
+	method, path, body string
+	scope              model.Scope
+	// fresh: the call consumes its site or goal (DELETE), so each call gets new ones
+	fresh bool
+	// write: the call changes the site, which a viewer may not do
+	write bool
+	// ownerOnly: only the site's owner may (DELETE site)
+	ownerOnly bool
+}
+
+const week = "date_from=2026-05-01&date_to=2026-05-07"
+
+var authenticatedRoutes = []route{
+	{method: "GET", path: "/api/v1/auth/verify"},
+	{method: "POST", path: "/api/v1/events/pageview", body: `{"site_id":"{site}","url":"https://matrix.example/"}`, scope: model.ScopeEventsWrite, write: true},
+	{method: "POST", path: "/api/v1/events/custom", body: `{"site_id":"{site}","url":"https://matrix.example/","event_name":"e"}`, scope: model.ScopeEventsWrite, write: true},
+	{method: "POST", path: "/api/v1/stats/payments", body: `{"site_id":"{site}","amount":100,"currency":"USD"}`, scope: model.ScopeEventsWrite, write: true},
+	{method: "GET", path: "/api/v1/stats/overview?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/pages?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/sources?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/entry-pages?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/exit-pages?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/devices?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/browsers?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/operating-systems?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/countries?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/regions?site_id={site}&country=US&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/cities?site_id={site}&region=US-CA&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/events?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/realtime?site_id={site}", scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/revenue?site_id={site}&breakdown=source&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/goals?site_id={site}", scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/goals/conversions?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/goals/{goal}", scope: model.ScopeStatsRead},
+	{method: "POST", path: "/api/v1/goals", body: `{"site_id":"{site}","goal_name":"n","goal_type":"custom_event","event_name":"{unique}"}`, scope: model.ScopeGoalsManage, write: true},
+	{method: "PUT", path: "/api/v1/goals/{goal}", body: `{"goal_name":"renamed","goal_type":"custom_event","event_name":"{unique}"}`, scope: model.ScopeGoalsManage, write: true},
+	{method: "DELETE", path: "/api/v1/goals/{goal}", scope: model.ScopeGoalsManage, fresh: true, write: true},
+	{method: "GET", path: "/api/v1/sites", scope: model.ScopeSitesManage},
+	{method: "POST", path: "/api/v1/sites", body: `{"domain":"new.matrix.example"}`, scope: model.ScopeSitesManage},
+	{method: "GET", path: "/api/v1/sites/{site}", scope: model.ScopeSitesManage},
+	{method: "PUT", path: "/api/v1/sites/{site}", body: `{"timezone":"Europe/Paris"}`, scope: model.ScopeSitesManage, write: true},
+	{method: "DELETE", path: "/api/v1/sites/{site}", scope: model.ScopeSitesManage, fresh: true, write: true, ownerOnly: true},
+}
+
+// matrixAccount is a user with a site, a goal on it, and one key per scope.
+type matrixAccount struct {
+	email string
+	keys  map[model.Scope]string
+	site  model.SiteID
+	goal  string
+}
+
+func newMatrixAccount(t *testing.T, h *harness, email string) *matrixAccount {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: email, Password: password, Name: "M", Plan: model.PlanPro}); err != nil {
+		t.Fatal(err)
+	}
+	a := &matrixAccount{email: email, keys: map[model.Scope]string{}}
+	for _, s := range model.AllScopes {
+		k, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: email, Name: string(s), Scopes: []model.Scope{s}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.keys[s] = k.Secret
+	}
+	a.site, a.goal = a.fresh(t, h)
+	return a
+}
+
+// fresh makes a new site of the account with a goal on it.
+func (a *matrixAccount) fresh(t *testing.T, h *harness) (model.SiteID, string) {
+	t.Helper()
+	ctx := context.Background()
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: a.email, Domain: "matrix.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g api.GoalResponse
+	status, body := call(t, h, a.keys[model.ScopeAdminFull], "POST", "/api/v1/goals",
+		`{"site_id":"`+string(site.ID)+`","goal_name":"g","goal_type":"pageview","page_path":"/g/`+uniqueSuffix()+`"}`)
+	if status != 201 || json.Unmarshal(body, &g) != nil {
+		t.Fatalf("creating a goal: %d %s", status, body)
+	}
+	return site.ID, g.Data.GoalID
+}
+
+var counter int
+
+func uniqueSuffix() string { counter++; return strings.Repeat("x", counter%7+1) + string(rune('a'+counter%26)) + itoa(counter) }
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func call(t *testing.T, h *harness, token, method, path, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (r route) fill(site model.SiteID, goal string) (string, string) {
+	repl := strings.NewReplacer("{site}", string(site), "{goal}", goal, "{unique}", "u"+uniqueSuffix())
+	return repl.Replace(r.path), repl.Replace(r.body)
+}
+
+func errorCode(body []byte) string {
+	var e api.Error
+	json.Unmarshal(body, &e)
+	return e.Error.Code
+}
+
+// Every authenticated endpoint with a key of every single scope: the right
+// scope (or admin:full) passes, any other is 403 forbidden.
+func TestScopeMatrix(t *testing.T) {
+	h := newHarness(t)
+	a := newMatrixAccount(t, h, "matrix@example.com")
+	for _, r := range authenticatedRoutes {
+		for _, scope := range model.AllScopes {
+			t.Run(r.method+" "+r.path+" with "+string(scope), func(t *testing.T) {
+				site, goal := a.site, a.goal
+				if r.fresh {
+					site, goal = a.fresh(t, h)
+				}
+				path, body := r.fill(site, goal)
+				status, resp := call(t, h, a.keys[scope], r.method, path, body)
+				allowed := r.scope == "" || scope == r.scope || scope == model.ScopeAdminFull
+				switch {
+				case allowed && status >= 300:
+					t.Errorf("allowed, but %d %s", status, resp)
+				case !allowed && (status != 403 || errorCode(resp) != "forbidden"):
+					t.Errorf("without %s: %d %s, want 403 forbidden", r.scope, status, resp)
+				}
+			})
+		}
+	}
+}
+
+// Every write of a site by each role: owners do all, admins all but
+// deleting the site, viewers none (403); every read is open to all roles.
+func TestRoleMatrix(t *testing.T) {
+	h := newHarness(t)
+	owner := newMatrixAccount(t, h, "owner@matrix.example")
+	members := map[model.Role]*matrixAccount{
+		model.RoleAdmin:  newMatrixAccount(t, h, "admin@matrix.example"),
+		model.RoleViewer: newMatrixAccount(t, h, "viewer@matrix.example"),
+	}
+	ctx := context.Background()
+	for _, r := range authenticatedRoutes {
+		if !strings.Contains(r.path, "{site}") && !strings.Contains(r.path, "{goal}") && !strings.Contains(r.body, "{site}") {
+			continue // not about one site
+		}
+		for role, m := range members {
+			t.Run(r.method+" "+r.path+" as "+string(role), func(t *testing.T) {
+				site, goal := owner.site, owner.goal
+				if r.fresh {
+					site, goal = owner.fresh(t, h)
+				}
+				if err := h.app.Accounts.AddMember(ctx, site, m.email, role); err != nil {
+					t.Fatal(err)
+				}
+				path, body := r.fill(site, goal)
+				status, resp := call(t, h, m.keys[model.ScopeAdminFull], r.method, path, body)
+				allowed := !r.write || (role == model.RoleAdmin && !r.ownerOnly)
+				switch {
+				case allowed && status >= 300:
+					t.Errorf("a %s may, but %d %s", role, status, resp)
+				case !allowed && (status != 403 || errorCode(resp) != "forbidden"):
+					t.Errorf("a %s may not: %d %s, want 403 forbidden", role, status, resp)
+				}
+			})
+		}
+	}
+}
+
+// Another account reaches nothing of this one: every endpoint with its
+// full-scope key against this account's site and goal answers as if they
+// did not exist, and nothing changes.
+func TestTenantIsolation(t *testing.T) {
+	h := newHarness(t)
+	victim := newMatrixAccount(t, h, "victim@matrix.example")
+	intruder := newMatrixAccount(t, h, "intruder@matrix.example")
+	for _, r := range authenticatedRoutes {
+		if !strings.Contains(r.path, "{site}") && !strings.Contains(r.path, "{goal}") && !strings.Contains(r.body, "{site}") {
+			continue
+		}
+		t.Run(r.method+" "+r.path, func(t *testing.T) {
+			path, body := r.fill(victim.site, victim.goal)
+			status, resp := call(t, h, intruder.keys[model.ScopeAdminFull], r.method, path, body)
+			code := errorCode(resp)
+			notFound := (status == 404 && (code == "site_not_found" || code == "goal_not_found")) ||
+				(status == 400 && code == "invalid_site_id")
+			if !notFound {
+				t.Errorf("another account's resource: %d %s, want 404 site_not_found/goal_not_found or 400 invalid_site_id", status, resp)
+			}
+		})
+	}
+	// and nothing of the victim's changed or leaked
+	status, body := call(t, h, victim.keys[model.ScopeAdminFull], "GET", "/api/v1/goals/"+victim.goal, "")
+	if status != 200 || !strings.Contains(string(body), `"goal_name":"g"`) {
+		t.Errorf("the victim's goal after the attempts: %d %s", status, body)
+	}
+	status, body = call(t, h, victim.keys[model.ScopeAdminFull], "GET", "/api/v1/sites/"+string(victim.site), "")
+	if status != 200 || !strings.Contains(string(body), `"timezone":"UTC"`) {
+		t.Errorf("the victim's site after the attempts: %d %s", status, body)
+	}
+	if n := ledgerCount(t, h, string(victim.site), "true"); n != 0 {
+		t.Errorf("the intruder recorded %d payments on the victim's site", n)
+	}
+	if n := h.count("SELECT count() FROM events WHERE site_id = ?", string(victim.site)); n != 0 {
+		t.Errorf("the intruder sent %d events to the victim's site", n)
+	}
+	status, body = call(t, h, intruder.keys[model.ScopeAdminFull], "GET", "/api/v1/sites", "")
+	if status != 200 || strings.Contains(string(body), string(victim.site)) {
+		t.Errorf("the intruder's site list shows the victim's site: %s", body)
+	}
+}
