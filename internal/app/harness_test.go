@@ -2,15 +2,21 @@ package app_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/app"
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
+	"github.com/tally-analytics/tally/internal/httpapi/openapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/client"
@@ -93,7 +99,7 @@ func startApp(t testing.TB, cfg *config.Config, c *clock) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { a.RunBackground(ctx); close(done) }()
-	srv := httptest.NewServer(a.Handler())
+	srv := httptest.NewServer(contractCheck(t, a.Handler()))
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
@@ -156,4 +162,47 @@ func testenvConfigWith(t testing.TB, fn func(*config.Config)) *config.Config {
 
 func statsParams(h *harness) client.StatsParams {
 	return client.StatsParams{SiteID: string(h.siteID), DateFrom: "2026-05-01", DateTo: "2026-05-07"}
+}
+
+var (
+	openAPIOnce   sync.Once
+	openAPIRouter routers.Router
+	openAPIErr    error
+)
+
+// contractCheck wraps the API so that every response an end-to-end test
+// receives is validated against openapi.yaml (status, headers, body).
+func contractCheck(t testing.TB, next http.Handler) http.Handler {
+	openAPIOnce.Do(func() {
+		doc, err := openapi.Load()
+		if err != nil {
+			openAPIErr = err
+			return
+		}
+		doc.Servers = nil // match any host
+		openapi3filter.RegisterBodyDecoder("application/javascript", openapi3filter.FileBodyDecoder)
+		openAPIRouter, openAPIErr = gorillamux.NewRouter(doc)
+	})
+	if openAPIErr != nil {
+		t.Fatalf("openapi.yaml: %v", openAPIErr)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		if route, params, err := openAPIRouter.FindRoute(r); err == nil {
+			in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+				Options: &openapi3filter.Options{ExcludeRequestBody: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+			out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: rec.Code, Header: rec.Header(),
+				Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+			out.SetBodyBytes(rec.Body.Bytes())
+			if err := openapi3filter.ValidateResponse(r.Context(), out); err != nil {
+				t.Errorf("%s %s → %d does not match openapi.yaml: %v\n%.500s", r.Method, r.URL.Path, rec.Code, err, rec.Body.String())
+			}
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/httpapi/openapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -240,5 +241,37 @@ func TestTenantIsolation(t *testing.T) {
 	status, body = call(t, h, intruder.keys[model.ScopeAdminFull], "GET", "/api/v1/sites", "")
 	if status != 200 || strings.Contains(string(body), string(victim.site)) {
 		t.Errorf("the intruder's site list shows the victim's site: %s", body)
+	}
+}
+
+// The matrices cover every operation the OpenAPI document marks as needing
+// a bearer credential.
+func TestMatricesCoverEveryAuthenticatedRoute(t *testing.T) {
+	doc, err := openapi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, r := range authenticatedRoutes {
+		path, _, _ := strings.Cut(r.path, "?")
+		path = strings.NewReplacer("{goal}", "{id}", "{site}", "{id}").Replace(path)
+		covered[r.method+" "+path] = true
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			sec := doc.Security
+			if op.Security != nil {
+				sec = *op.Security
+			}
+			needsBearer := false
+			for _, req := range sec {
+				if _, ok := req["bearerAuth"]; ok {
+					needsBearer = true
+				}
+			}
+			if needsBearer && !covered[method+" "+path] {
+				t.Errorf("%s %s needs a credential but is not in the scope and tenant matrices", method, path)
+			}
+		}
 	}
 }

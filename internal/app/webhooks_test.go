@@ -228,8 +228,8 @@ func TestWebhooks(t *testing.T) {
 		if status, _ := postWebhook(t, h, "provider_z", string(h.siteID), body, nil); status != 404 {
 			t.Errorf("unknown provider: %d", status)
 		}
-		if status, _ := postWebhook(t, h, "provider_a", "nope", body, nil); status != 404 {
-			t.Errorf("unknown site: %d", status)
+		if status, _ := postWebhook(t, h, "provider_a", "nope", body, nil); status != 401 {
+			t.Errorf("unknown site: %d, want 401 (like a bad signature: no existence leak)", status)
 		}
 		// a site without a provider_a secret cannot be written to
 		if status, _ := postWebhook(t, h, "provider_a", string(h.siteID), body, webhookSigners["provider_a"]("x", body, h.clock.Now())); status != 401 {

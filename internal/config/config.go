@@ -187,11 +187,6 @@ func (c *Config) validate() ([]string, error) {
 	default:
 		problems = append(problems, errors.New("TALLY_REDIRECT_HTTPS must be auto, true or false"))
 	}
-	switch c.RedirectHTTPS {
-	case "auto", "true", "false":
-	default:
-		problems = append(problems, errors.New("TALLY_REDIRECT_HTTPS must be auto, true or false"))
-	}
 	for _, cidr := range c.TrustedProxies {
 		if _, _, err := net.ParseCIDR(strings.TrimSpace(cidr)); err != nil {
 			problems = append(problems, fmt.Errorf("TALLY_TRUSTED_PROXIES: %q is not a CIDR such as 10.0.0.0/8", cidr))

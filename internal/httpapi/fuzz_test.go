@@ -53,3 +53,9 @@ func FuzzTrackerBody(f *testing.F) {
 		}
 	})
 }
+
+func serveOnce(s *Server, method, path string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return rec
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tally-analytics/tally/internal/httpapi/openapi"
 	"github.com/tally-analytics/tally/internal/ingest"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/pkg/api"
@@ -88,4 +89,14 @@ func (s *Server) track(c echo.Context, in ingest.Input) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, api.EventResponse{Success: true, EventID: id})
+}
+
+// openAPI serves the API's OpenAPI 3.1 document.
+func (s *Server) openAPI(c echo.Context) error {
+	doc, err := openapi.JSON()
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=300")
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
 }

@@ -125,6 +125,7 @@ func (s *Server) checkLimit(c echo.Context, key string, lim ratelimit.Limit) err
 	res, err := s.deps.Limiter.Allow(c.Request().Context(), key, lim)
 	if err != nil {
 		s.deps.Log.Warn("rate limit unavailable; request allowed", "err", err)
+		return nil // no headers: they would be guesses
 	}
 	h := c.Response().Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))

@@ -92,6 +92,7 @@ func New(deps Deps) *Server {
 	e.GET("/api/health", s.health)
 
 	v1 := e.Group("/api/v1")
+	v1.GET("/openapi.json", s.openAPI)
 	v1.POST("/auth/login", s.login, bodyLimit(64<<10))
 	v1.GET("/auth/verify", s.verify, s.authenticate)
 

@@ -38,14 +38,17 @@ func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string
 	}
 	st, err := sites.Site(ctx, site)
 	if errors.Is(err, errs.ErrNotFound) {
-		return WebhookResult{}, errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
+		// answered like a bad signature: without the secret, nobody learns
+		// which site ids exist
+		return WebhookResult{}, errs.E(errs.Unauthenticated, "unauthorized", "invalid webhook signature")
 	}
 	if err != nil {
 		return WebhookResult{}, err
 	}
 	secret, err := s.ledger.ProviderSecret(ctx, site, model.Provider(provider))
 	if errors.Is(err, errs.ErrNotFound) {
-		return WebhookResult{}, errs.E(errs.Unauthenticated, "unauthorized", "no %s signing secret is configured for this site", provider)
+		return WebhookResult{}, errs.E(errs.Unauthenticated, "unauthorized", "invalid webhook signature").
+			Wrap(errors.New("no signing secret is configured for this provider"))
 	}
 	if err != nil {
 		return WebhookResult{}, err

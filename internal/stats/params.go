@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
@@ -149,7 +150,7 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 	}
 	if e.AcceptEventName {
 		if name, ok := v["event_name"]; ok {
-			if len(name[0]) == 0 || len(name[0]) > 120 {
+			if name[0] == "" || utf8.RuneCountInString(name[0]) > 120 {
 				return r, errs.InvalidField("event_name", "must be 1 to 120 characters")
 			}
 			r.EventName = name[0]

@@ -85,10 +85,10 @@ func revenueTotals(m []float64) api.RevenueTotals {
 
 // revenueRows labels and orders a breakdown: by revenue, then net, then value.
 func revenueRows(rows []Row, want bool) []api.RevenueRow {
-	if !want {
-		return nil
-	}
 	out := make([]api.RevenueRow, 0, len(rows))
+	if !want {
+		return out
+	}
 	merged := map[string]int{}
 	for _, row := range rows {
 		value := row.Dims[1]

@@ -306,7 +306,8 @@ type RevenueReport struct {
 	// Currency is the site's base currency; every amount is in its minor units.
 	Currency   string         `json:"currency"`
 	Totals     RevenueTotals  `json:"totals"`
-	Breakdown  []RevenueRow   `json:"breakdown,omitempty"`
+	// Breakdown has a row per value when a breakdown was asked for, else none.
+	Breakdown  []RevenueRow   `json:"breakdown"`
 	Timeseries []RevenuePoint `json:"timeseries"`
 }
 
