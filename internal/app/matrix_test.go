@@ -106,7 +106,10 @@ func (a *matrixAccount) fresh(t *testing.T, h *harness) (model.SiteID, string) {
 
 var counter int
 
-func uniqueSuffix() string { counter++; return strings.Repeat("x", counter%7+1) + string(rune('a'+counter%26)) + itoa(counter) }
+func uniqueSuffix() string {
+	counter++
+	return strings.Repeat("x", counter%7+1) + string(rune('a'+counter%26)) + itoa(counter)
+}
 
 func itoa(n int) string {
 	b, _ := json.Marshal(n)

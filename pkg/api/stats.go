@@ -304,8 +304,8 @@ type RevenuePoint struct {
 // RevenueReport is data of GET /api/v1/stats/revenue.
 type RevenueReport struct {
 	// Currency is the site's base currency; every amount is in its minor units.
-	Currency   string         `json:"currency"`
-	Totals     RevenueTotals  `json:"totals"`
+	Currency string        `json:"currency"`
+	Totals   RevenueTotals `json:"totals"`
 	// Breakdown has a row per value when a breakdown was asked for, else none.
 	Breakdown  []RevenueRow   `json:"breakdown"`
 	Timeseries []RevenuePoint `json:"timeseries"`
