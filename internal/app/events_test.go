@@ -84,6 +84,7 @@ func TestEventValidation(t *testing.T) {
 		{"bad ip", "/api/v1/events/pageview", h.key, `{"site_id":"` + site + `","url":"https://example.com/","ip_address":"1.2.3"}`, 400, "invalid_request", "ip_address"},
 		{"user_agent not a string", "/api/v1/events/pageview", h.key, `{"site_id":"` + site + `","url":"https://example.com/","user_agent":{}}`, 400, "invalid_request", "user_agent"},
 		{"body over 64 KiB", "/api/v1/events/pageview", h.key, big, 413, "payload_too_large", ""},
+		{"custom: site_id not a string", "/api/v1/events/custom", h.key, `{"site_id":5,"url":"https://example.com/","event_name":"e"}`, 400, "invalid_request", "site_id"},
 		{"missing event_name", "/api/v1/events/custom", h.key, `{"site_id":"` + site + `","url":"https://example.com/"}`, 400, "invalid_request", "event_name"},
 		{"reserved event_name", "/api/v1/events/custom", h.key, `{"site_id":"` + site + `","url":"https://example.com/","event_name":"pageview"}`, 400, "invalid_request", "event_name"},
 		{"props not an object", "/api/v1/events/custom", h.key, `{"site_id":"` + site + `","url":"https://example.com/","event_name":"e","props":[1]}`, 400, "invalid_props", "props"},

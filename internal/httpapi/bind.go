@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -42,7 +43,7 @@ func decodeJSON(c echo.Context, v any) error {
 func jsonError(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		field := typeErr.Field
+		field := jsonPath(typeErr.Field)
 		if field == "" {
 			return errs.E(errs.Invalid, "invalid_request", "request body must be a JSON object")
 		}
@@ -53,6 +54,20 @@ func jsonError(err error) error {
 		return e
 	}
 	return errs.E(errs.Invalid, "invalid_request", "request body is not valid JSON")
+}
+
+// jsonPath drops the names of embedded Go structs (PageviewRequest.site_id
+// → site_id) from a decoding error's field path: the client knows only the
+// JSON names, which are all lower-case.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" && !unicode.IsUpper(rune(p[0])) {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ".")
 }
 
 func jsonType(goKind string) string {
