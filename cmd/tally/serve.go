@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -46,5 +49,30 @@ func serve(ctx context.Context, e *env) error {
 		return err
 	}
 	defer a.Close()
+	if addr := e.cfg.PprofAddr; addr != "" {
+		stop, err := servePprof(addr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		e.log.Info("profiling endpoints are served", "addr", addr)
+	}
 	return a.Serve(ctx, ln)
+}
+
+// servePprof serves net/http/pprof on addr until stop is called.
+func servePprof(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on TALLY_PPROF_ADDR %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	return func() { srv.Close() }, nil
 }

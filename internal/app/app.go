@@ -29,6 +29,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ingest/referrer"
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/ingest/useragent"
+	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
 	"github.com/tally-analytics/tally/internal/ratelimit"
@@ -56,6 +57,7 @@ type App struct {
 	Revenue  *revenue.Service
 	Deleter  *accounts.Deleter
 	API      *httpapi.Server
+	Metrics  *metrics.Metrics
 
 	geo     *geo.DB
 	visitor *ingest.Visitors
@@ -84,10 +86,13 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ...Opti
 
 func (a *App) build(ctx context.Context) (err error) {
 	cfg, log := a.cfg, a.log
+	a.Metrics = metrics.New()
 	if a.PG, err = pgstore.Open(ctx, cfg.PostgresURL); err != nil {
 		return err
 	}
-	if a.CH, err = chstore.New(CHOptions(cfg)); err != nil {
+	chOpts := CHOptions(cfg)
+	chOpts.Observe = a.Metrics.ObserveClickHouse
+	if a.CH, err = chstore.New(chOpts); err != nil {
 		return err
 	}
 	if err := a.CH.Ping(ctx); err != nil {
@@ -105,6 +110,11 @@ func (a *App) build(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	a.Metrics.WatchBuffer(func() metrics.BufferStats {
+		st := a.Buffer.Stats()
+		return metrics.BufferStats{Written: st.Written, Flushed: st.Flushed, FlushFailures: st.FlushFailures,
+			WALBytes: st.WALBytes, Lag: st.Lag}
+	})
 	revs := auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix)
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
 	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
@@ -113,13 +123,14 @@ func (a *App) build(ctx context.Context) (err error) {
 	sessions := session.NewManager(a.Redis, cfg.RedisPrefix)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
-	a.Ingest = ingest.NewService(access, enricher, sessions, a.Buffer, a.PG, a.Revenue, a.now, log)
+	a.Ingest = ingest.NewService(access, enricher, sessions, a.Buffer, a.PG, a.Revenue, a.now, log, a.Metrics)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents,
 		a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.Redis, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue,
-		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes,
+		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
+		Metrics: a.Metrics, MetricsToken: cfg.MetricsToken,
 		TrustedProxies: cfg.TrustedProxyNets(), ForceHTTPS: cfg.ForceHTTPS(), Limits: httpapi.Limits{
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},

@@ -25,6 +25,29 @@ type route struct {
 	write bool
 	// ownerOnly: only the site's owner may (DELETE site)
 	ownerOnly bool
+	// batch: the answer is a batch of one event, judged by that event's result
+	batch bool
+}
+
+// outcome is a call's status and body; for a batch, those its one event
+// would have got on its own (a batch answers 200 whatever its events' fate).
+func (r route) outcome(status int, body []byte) (int, []byte) {
+	if !r.batch || status != http.StatusOK {
+		return status, body
+	}
+	var resp api.BatchResponse
+	if json.Unmarshal(body, &resp) != nil || len(resp.Results) != 1 {
+		return http.StatusInternalServerError, body
+	}
+	res := resp.Results[0]
+	if res.Success {
+		return http.StatusCreated, body
+	}
+	e, _ := json.Marshal(api.Error{Error: *res.Error})
+	if res.Error.Code == "forbidden" {
+		return http.StatusForbidden, e
+	}
+	return http.StatusBadRequest, e
 }
 
 const week = "date_from=2026-05-01&date_to=2026-05-07"
@@ -33,6 +56,7 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/auth/verify"},
 	{method: "POST", path: "/api/v1/events/pageview", body: `{"site_id":"{site}","url":"https://matrix.example/"}`, scope: model.ScopeEventsWrite, write: true},
 	{method: "POST", path: "/api/v1/events/custom", body: `{"site_id":"{site}","url":"https://matrix.example/","event_name":"e"}`, scope: model.ScopeEventsWrite, write: true},
+	{method: "POST", path: "/api/v1/events/batch", body: `{"events":[{"site_id":"{site}","url":"https://matrix.example/"}]}`, scope: model.ScopeEventsWrite, write: true, batch: true},
 	{method: "POST", path: "/api/v1/stats/payments", body: `{"site_id":"{site}","amount":100,"currency":"USD"}`, scope: model.ScopeEventsWrite, write: true},
 	{method: "GET", path: "/api/v1/stats/overview?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/pages?site_id={site}&" + week, scope: model.ScopeStatsRead},
@@ -154,7 +178,7 @@ func TestScopeMatrix(t *testing.T) {
 					site, goal = a.fresh(t, h)
 				}
 				path, body := r.fill(site, goal)
-				status, resp := call(t, h, a.keys[scope], r.method, path, body)
+				status, resp := r.outcome(call(t, h, a.keys[scope], r.method, path, body))
 				allowed := r.scope == "" || scope == r.scope || scope == model.ScopeAdminFull
 				switch {
 				case allowed && status >= 300:
@@ -191,7 +215,7 @@ func TestRoleMatrix(t *testing.T) {
 					t.Fatal(err)
 				}
 				path, body := r.fill(site, goal)
-				status, resp := call(t, h, m.keys[model.ScopeAdminFull], r.method, path, body)
+				status, resp := r.outcome(call(t, h, m.keys[model.ScopeAdminFull], r.method, path, body))
 				allowed := !r.write || (role == model.RoleAdmin && !r.ownerOnly)
 				switch {
 				case allowed && status >= 300:
@@ -217,7 +241,7 @@ func TestTenantIsolation(t *testing.T) {
 		}
 		t.Run(r.method+" "+r.path, func(t *testing.T) {
 			path, body := r.fill(victim.site, victim.goal)
-			status, resp := call(t, h, intruder.keys[model.ScopeAdminFull], r.method, path, body)
+			status, resp := r.outcome(call(t, h, intruder.keys[model.ScopeAdminFull], r.method, path, body))
 			code := errorCode(resp)
 			notFound := (status == 404 && (code == "site_not_found" || code == "goal_not_found")) ||
 				(status == 400 && code == "invalid_site_id")

@@ -65,20 +65,22 @@ func (s *Store) insert(ctx context.Context, table, stmt string, n int, appendRow
 	if n == 0 {
 		return nil
 	}
-	batch, err := s.conn.PrepareBatch(ctx, stmt)
-	if err != nil {
-		return fmt.Errorf("chstore: insert %s: prepare: %w", table, err)
-	}
-	for i := range n {
-		if err := appendRow(batch, i); err != nil {
-			batch.Abort() //nolint:errcheck // the append error is the one to report
-			return fmt.Errorf("chstore: insert %s: append: %w", table, err)
+	return s.timed("insert_"+table, func() error {
+		batch, err := s.conn.PrepareBatch(ctx, stmt)
+		if err != nil {
+			return fmt.Errorf("chstore: insert %s: prepare: %w", table, err)
 		}
-	}
-	if err := batch.Send(); err != nil {
-		return fmt.Errorf("chstore: insert %s: send: %w", table, err)
-	}
-	return nil
+		for i := range n {
+			if err := appendRow(batch, i); err != nil {
+				batch.Abort() //nolint:errcheck // the append error is the one to report
+				return fmt.Errorf("chstore: insert %s: append: %w", table, err)
+			}
+		}
+		if err := batch.Send(); err != nil {
+			return fmt.Errorf("chstore: insert %s: send: %w", table, err)
+		}
+		return nil
+	})
 }
 
 func nonNil(s []string) []string {

@@ -32,27 +32,33 @@ func (s *Store) Rows(ctx context.Context, query string, args []any, dims, metric
 		res.RowsBeforeLimit = max(res.RowsBeforeLimit, int64(p.RowsBeforeLimit))
 		mu.Unlock()
 	}))
-	rows, err := s.conn.Query(ctx, query, args...)
-	if err != nil {
-		return res, fmt.Errorf("chstore: stats query: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		row := stats.Row{Dims: make([]string, dims), Metrics: make([]float64, metrics)}
-		if err := rows.Scan(rowDest(&row)...); err != nil {
-			return res, fmt.Errorf("chstore: stats query: %w", err)
+	err := s.timed("stats_query", func() error {
+		rows, err := s.conn.Query(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("chstore: stats query: %w", err)
 		}
-		res.Rows = append(res.Rows, row)
-	}
-	if err := rows.Err(); err != nil {
-		return res, fmt.Errorf("chstore: stats query: %w", err)
-	}
-	totals := stats.Row{Dims: make([]string, dims), Metrics: make([]float64, metrics)}
-	if err := rows.Totals(rowDest(&totals)...); err == nil {
-		res.Totals = totals.Metrics
-	}
-	if err := rows.Close(); err != nil {
-		return res, fmt.Errorf("chstore: stats query: %w", err)
+		defer rows.Close()
+		for rows.Next() {
+			row := stats.Row{Dims: make([]string, dims), Metrics: make([]float64, metrics)}
+			if err := rows.Scan(rowDest(&row)...); err != nil {
+				return fmt.Errorf("chstore: stats query: %w", err)
+			}
+			res.Rows = append(res.Rows, row)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("chstore: stats query: %w", err)
+		}
+		totals := stats.Row{Dims: make([]string, dims), Metrics: make([]float64, metrics)}
+		if err := rows.Totals(rowDest(&totals)...); err == nil {
+			res.Totals = totals.Metrics
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("chstore: stats query: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, err
 	}
 	mu.Lock()
 	defer mu.Unlock()

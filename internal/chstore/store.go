@@ -28,12 +28,26 @@ type Options struct {
 	Password string
 	// Timeout bounds dialing and every read; clickhouse-go waits forever without it.
 	Timeout time.Duration
+	// Observe, if set, is told the latency of every insert ("insert_" +
+	// table) and stats query ("stats_query").
+	Observe func(op string, d time.Duration, err error)
 }
 
 // Store wraps a ClickHouse connection pool.
 type Store struct {
-	conn driver.Conn
-	db   string
+	conn    driver.Conn
+	db      string
+	observe func(op string, d time.Duration, err error)
+}
+
+// timed runs f and reports its latency to the observer.
+func (s *Store) timed(op string, f func() error) error {
+	start := time.Now()
+	err := f()
+	if s.observe != nil {
+		s.observe(op, time.Since(start), err)
+	}
+	return err
 }
 
 var safeName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
@@ -69,7 +83,7 @@ func New(o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{conn: conn, db: o.Database}, nil
+	return &Store{conn: conn, db: o.Database, observe: o.Observe}, nil
 }
 
 // Open connects to ClickHouse, creating the database if it is missing, and

@@ -65,6 +65,14 @@ type Config struct {
 	ShutdownTimeout time.Duration `env:"TALLY_SHUTDOWN_TIMEOUT" envDefault:"30s"`
 	// MaxEventBodyBytes limits an event request body (TALLY_MAX_EVENT_BODY_BYTES).
 	MaxEventBodyBytes int64 `env:"TALLY_MAX_EVENT_BODY_BYTES" envDefault:"65536"`
+	// MaxBatchBodyBytes limits a POST /api/v1/events/batch body (TALLY_MAX_BATCH_BODY_BYTES).
+	MaxBatchBodyBytes int64 `env:"TALLY_MAX_BATCH_BODY_BYTES" envDefault:"4194304"`
+	// MetricsToken, when set, is the bearer token GET /metrics requires;
+	// unset, /metrics answers loopback clients only (TALLY_METRICS_TOKEN).
+	MetricsToken string `env:"TALLY_METRICS_TOKEN" secret:"true"`
+	// PprofAddr, when set, serves Go's profiling endpoints (/debug/pprof/)
+	// on this address; keep it on loopback (TALLY_PPROF_ADDR, e.g. 127.0.0.1:6060).
+	PprofAddr string `env:"TALLY_PPROF_ADDR"`
 	// SampleAboveEvents: a stats query whose range holds more events than
 	// this runs on a sample of visitors, scaled back; 0 = never sample
 	// (TALLY_SAMPLE_ABOVE_EVENTS).
@@ -172,6 +180,9 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.MaxEventBodyBytes < 1024 {
 		problems = append(problems, errors.New("TALLY_MAX_EVENT_BODY_BYTES must be at least 1024"))
+	}
+	if c.MaxBatchBodyBytes < c.MaxEventBodyBytes {
+		problems = append(problems, errors.New("TALLY_MAX_BATCH_BODY_BYTES must be at least TALLY_MAX_EVENT_BODY_BYTES"))
 	}
 	if c.WALDir == "" {
 		problems = append(problems, errors.New("TALLY_WAL_DIR must not be empty"))

@@ -48,10 +48,15 @@ func (f failingIngest) TrackBrowser(ctx context.Context, in ingest.Input) (strin
 	return f.Track(ctx, auth.Principal{}, in)
 }
 
+func (f failingIngest) TrackBatch(ctx context.Context, p auth.Principal, ins []ingest.Input) ([]ingest.Result, error) {
+	_, err := f.Track(ctx, p, ins[0])
+	return nil, err
+}
+
 // allowAll is a limiter that never limits.
 type allowAll struct{}
 
-func (allowAll) Allow(context.Context, string, ratelimit.Limit) (ratelimit.Result, error) {
+func (allowAll) AllowN(context.Context, string, ratelimit.Limit, int) (ratelimit.Result, error) {
 	return ratelimit.Result{Allowed: true, Limit: 1, Remaining: 1}, nil
 }
 

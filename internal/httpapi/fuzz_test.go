@@ -3,12 +3,15 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // validating is an Ingester that runs the real validation and stores nothing.
@@ -21,6 +24,14 @@ func (validating) Track(_ context.Context, _ auth.Principal, in ingest.Input) (s
 func (validating) TrackBrowser(_ context.Context, in ingest.Input) (string, error) {
 	in.Browser = true
 	return "id", ingest.Validate(in)
+}
+
+func (v validating) TrackBatch(ctx context.Context, p auth.Principal, ins []ingest.Input) ([]ingest.Result, error) {
+	out := make([]ingest.Result, len(ins))
+	for i, in := range ins {
+		out[i].EventID, out[i].Err = v.Track(ctx, p, in)
+	}
+	return out, nil
 }
 
 // FuzzTrackerBody posts arbitrary bodies to /e: the answer is always 202 or
@@ -44,6 +55,49 @@ func FuzzTrackerBody(f *testing.F) {
 		s.Handler().ServeHTTP(rec, req)
 		switch {
 		case rec.Code == http.StatusAccepted:
+		case rec.Code >= 400 && rec.Code < 500:
+			if !bytes.Contains(rec.Body.Bytes(), []byte(`"error":{"code":`)) {
+				t.Fatalf("%d without the error envelope: %s", rec.Code, rec.Body)
+			}
+		default:
+			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body)
+		}
+	})
+}
+
+// FuzzBatchBody posts arbitrary bodies to the batch endpoint: the answer is
+// 200 with one result per event, or a 4xx with the error envelope; never a
+// 5xx or a panic.
+func FuzzBatchBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"events":[{"site_id":"s1","url":"https://example.com/"}]}`,
+		`{"events":[{"site_id":"s1","url":"https://example.com/","event_name":"Signup","props":{"plan":"pro","n":1.5}},` +
+			`{"site_id":"s1","url":5},{"site_id":"s1","url":"https://example.com/","revenue":{"amount":"9.99","currency":"EUR"}}]}`,
+		`{"events":[]}`, `{"events":{}}`, `{"events":[null,1,"x",[]]}`, `[]`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	s := New(Deps{Auth: stubAuth{}, Ingest: validating{}, Stats: struct{ Stats }{}, Goals: struct{ Goals }{},
+		Limiter: allowAll{}, Log: discardLog(), MaxEventBody: 64 << 10, MaxBatchBody: 1 << 20,
+		Limits: Limits{EventsPerHour: map[model.Plan]int{model.PlanFree: 1 << 30}}})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/events/batch", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer good")
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		switch {
+		case rec.Code == http.StatusOK:
+			var resp api.BatchResponse
+			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || len(resp.Results) == 0 ||
+				resp.Accepted+resp.Rejected != len(resp.Results) {
+				t.Fatalf("200 with a bad answer (%v): %s", err, rec.Body)
+			}
+			for i, r := range resp.Results {
+				if r.Index != i || r.Success != (r.Error == nil) || r.Success != (r.EventID != "") {
+					t.Fatalf("result %d inconsistent: %+v", i, r)
+				}
+			}
 		case rec.Code >= 400 && rec.Code < 500:
 			if !bytes.Contains(rec.Body.Bytes(), []byte(`"error":{"code":`)) {
 				t.Fatalf("%d without the error envelope: %s", rec.Code, rec.Body)

@@ -2,13 +2,16 @@ package httpapi
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
+	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/httpapi/openapi"
 	"github.com/tally-analytics/tally/internal/ingest"
 	"github.com/tally-analytics/tally/internal/ratelimit"
@@ -27,7 +30,7 @@ func (s *Server) login(c echo.Context) error {
 	// Against password guessing: attempts per email and client address.
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(req.Email)) + "|" + c.RealIP()))
 	lim := ratelimit.Limit{N: s.deps.Limits.LoginAttempts, Period: 15 * time.Minute}
-	if err := s.checkLimit(c, "login:"+hex.EncodeToString(sum[:12]), lim); err != nil {
+	if err := s.checkLimit(c, limitLoginName, "login:"+hex.EncodeToString(sum[:12]), lim, 1); err != nil {
 		return err
 	}
 	res, err := s.deps.Auth.Login(c.Request().Context(), req.Email, req.Password)
@@ -99,4 +102,34 @@ func (s *Server) openAPI(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "public, max-age=300")
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, doc)
+}
+
+// metrics serves the Prometheus metrics: with a configured token to
+// whoever presents it, otherwise to loopback clients only.
+func (s *Server) metrics(c echo.Context) error {
+	if s.deps.Metrics == nil {
+		return errs.E(errs.NotFound, "not_found", "metrics are not enabled")
+	}
+	if tok := s.deps.MetricsToken; tok != "" {
+		got, _ := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+		if subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+			return errs.E(errs.Unauthenticated, "unauthorized", "GET /metrics needs the metrics token as Bearer credential")
+		}
+	} else if !directLoopback(c.Request()) {
+		return errs.E(errs.Forbidden, "forbidden", "metrics are served to loopback clients only unless TALLY_METRICS_TOKEN is set")
+	}
+	s.deps.Metrics.Handler().ServeHTTP(c.Response(), c.Request())
+	return nil
+}
+
+// directLoopback reports whether the connection itself comes from loopback
+// (X-Forwarded-For is not consulted: a proxy on the same host would make
+// every client look local).
+func directLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 )
@@ -76,7 +77,8 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 
 // logRequests logs one line per request: method, route pattern, status,
 // duration and request id. Never the client address, query string, headers
-// or body: they can carry personal data or credentials.
+// or body: they can carry personal data or credentials. It also records the
+// request's latency in the metrics.
 func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -84,31 +86,46 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		status := c.Response().Status
+		status, took := c.Response().Status, time.Since(start)
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		s.deps.Metrics.ObserveRequest(route, c.Request().Method, status, took)
 		level := slog.LevelDebug
 		if status >= 400 && status < 500 {
 			level = slog.LevelInfo
 		}
-		if status >= 500 {
-			return nil // handleError logged it with its cause
+		ctx := c.Request().Context()
+		if status >= 500 || !s.deps.Log.Enabled(ctx, level) {
+			return nil // a 5xx was logged with its cause by handleError
 		}
-		s.deps.Log.Log(c.Request().Context(), level, "request", "method", c.Request().Method, "route", c.Path(),
-			"status", status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", requestID(c))
+		s.deps.Log.Log(ctx, level, "request", "method", c.Request().Method, "route", route,
+			"status", status, "duration_ms", float64(took.Microseconds())/1000, "request_id", requestID(c))
 		return nil
 	}
 }
 
 // RateLimiter counts requests against limits.
 type RateLimiter interface {
-	Allow(ctx context.Context, key string, lim ratelimit.Limit) (ratelimit.Result, error)
+	AllowN(ctx context.Context, key string, lim ratelimit.Limit, n int) (ratelimit.Result, error)
 }
 
-// rateLimit limits requests by the key and limit keyOf picks.
-func (s *Server) rateLimit(keyOf func(c echo.Context) (string, ratelimit.Limit)) echo.MiddlewareFunc {
+// Names of the limits, for the rate-limit metric.
+const (
+	limitEventsName  = "events"
+	limitStatsName   = "stats"
+	limitTrackerName = "tracker"
+	limitLoginName   = "login"
+)
+
+// rateLimit limits requests by the key and limit keyOf picks; name labels
+// the limit's refusals in the metrics.
+func (s *Server) rateLimit(name string, keyOf func(c echo.Context) (string, ratelimit.Limit)) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			key, lim := keyOf(c)
-			if err := s.checkLimit(c, key, lim); err != nil {
+			if err := s.checkLimit(c, name, key, lim, 1); err != nil {
 				return err
 			}
 			return next(c)
@@ -116,14 +133,15 @@ func (s *Server) rateLimit(keyOf func(c echo.Context) (string, ratelimit.Limit))
 	}
 }
 
-// checkLimit counts the request against a limit. Every answer carries
+// checkLimit counts n requests against a limit. Every answer carries
 // X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (seconds
 // until the full limit is back); a refusal is 429 with Retry-After. When Redis
 // cannot answer, requests pass: limits are a guard, not a reason to drop
 // events (the failure is logged and counted).
-func (s *Server) checkLimit(c echo.Context, key string, lim ratelimit.Limit) error {
-	res, err := s.deps.Limiter.Allow(c.Request().Context(), key, lim)
+func (s *Server) checkLimit(c echo.Context, name, key string, lim ratelimit.Limit, n int) error {
+	res, err := s.deps.Limiter.AllowN(c.Request().Context(), key, lim, n)
 	if err != nil {
+		s.deps.Metrics.LimiterUnavailable()
 		s.deps.Log.Warn("rate limit unavailable; request allowed", "err", err)
 		return nil // no headers: they would be guesses
 	}
@@ -132,6 +150,10 @@ func (s *Server) checkLimit(c echo.Context, key string, lim ratelimit.Limit) err
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
 	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
 	if !res.Allowed {
+		s.deps.Metrics.RateLimited(name)
+		if name == limitEventsName || name == limitTrackerName {
+			s.deps.Metrics.CountEvents(metrics.OutcomeRateLimited, n)
+		}
 		return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter,
 			Message: fmt.Sprintf("rate limit of %d requests per %s exceeded; retry in %d s", lim.N, lim.Period, ceilSeconds(res.RetryAfter))}
 	}
@@ -149,22 +171,25 @@ func callerKey(p auth.Principal) string {
 
 // limitEvents applies the Events API limit of the caller's plan.
 func (s *Server) limitEvents(next echo.HandlerFunc) echo.HandlerFunc {
-	return s.rateLimit(func(c echo.Context) (string, ratelimit.Limit) {
-		p := principal(c)
-		n := p.EventsPerHour
-		if n <= 0 {
-			n = s.deps.Limits.EventsPerHour[p.Plan]
-		}
-		if n <= 0 {
-			n = s.deps.Limits.EventsPerHour[model.PlanFree]
-		}
-		return "events:" + callerKey(p), ratelimit.PerHour(n)
-	})(next)
+	return s.rateLimit(limitEventsName, s.eventsLimit)(next)
+}
+
+// eventsLimit is the key and limit of the caller's Events API allowance.
+func (s *Server) eventsLimit(c echo.Context) (string, ratelimit.Limit) {
+	p := principal(c)
+	n := p.EventsPerHour
+	if n <= 0 {
+		n = s.deps.Limits.EventsPerHour[p.Plan]
+	}
+	if n <= 0 {
+		n = s.deps.Limits.EventsPerHour[model.PlanFree]
+	}
+	return "events:" + callerKey(p), ratelimit.PerHour(n)
 }
 
 // limitStats applies the stats limit per credential.
 func (s *Server) limitStats(next echo.HandlerFunc) echo.HandlerFunc {
-	return s.rateLimit(func(c echo.Context) (string, ratelimit.Limit) {
+	return s.rateLimit(limitStatsName, func(c echo.Context) (string, ratelimit.Limit) {
 		return "stats:" + callerKey(principal(c)), ratelimit.PerHour(s.deps.Limits.StatsPerHour)
 	})(next)
 }

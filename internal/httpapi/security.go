@@ -8,8 +8,23 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// maxAnyBody bounds every request body; routes that take bodies set tighter limits.
+// maxAnyBody bounds every request body; routes that take bodies set tighter
+// limits, except the batch route, whose own limit may be larger.
 const maxAnyBody = 1 << 20
+
+// batchRoute is the route whose body limit is its own (MaxBatchBody).
+const batchRoute = "/api/v1/events/batch"
+
+// limitAnyBody applies maxAnyBody to every route but the batch route.
+func limitAnyBody(next echo.HandlerFunc) echo.HandlerFunc {
+	limited := bodyLimit(maxAnyBody)(next)
+	return func(c echo.Context) error {
+		if c.Path() == batchRoute {
+			return next(c)
+		}
+		return limited(c)
+	}
+}
 
 // securityHeaders sets the headers every answer carries. API answers are
 // JSON that no browser should render, frame or sniff; the script is the one

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/revenue"
 )
@@ -29,6 +31,7 @@ type Authenticator interface {
 // Ingester accepts events.
 type Ingester interface {
 	Track(ctx context.Context, p auth.Principal, in ingest.Input) (string, error)
+	TrackBatch(ctx context.Context, p auth.Principal, ins []ingest.Input) ([]ingest.Result, error)
 	TrackBrowser(ctx context.Context, in ingest.Input) (string, error)
 }
 
@@ -46,14 +49,20 @@ type Deps struct {
 	SiteLookup revenue.SiteLookup
 	Limiter    RateLimiter
 	Log        *slog.Logger
-	// MaxEventBody limits event request bodies (bytes).
-	MaxEventBody int64
+	// MaxEventBody limits event request bodies (bytes); MaxBatchBody, batch
+	// request bodies.
+	MaxEventBody, MaxBatchBody int64
 	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed.
 	TrustedProxies []*net.IPNet
 	// Limits are the request rate limits.
 	Limits Limits
 	// ForceHTTPS redirects plain-HTTP requests to HTTPS and sends HSTS.
 	ForceHTTPS bool
+	// Metrics records request latencies and counts; nil records nothing.
+	Metrics *metrics.Metrics
+	// MetricsToken, when set, is the bearer token GET /metrics requires;
+	// without it /metrics answers loopback clients only.
+	MetricsToken string
 }
 
 // Limits are the rate limits of the API.
@@ -85,11 +94,12 @@ func New(deps Deps) *Server {
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = ipExtractor(deps.TrustedProxies)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return auth.RandomString(16, "0123456789abcdef") }}))
-	e.Use(s.recoverPanics, s.logRequests, s.redirectHTTPS, s.securityHeaders, bodyLimit(maxAnyBody))
+	e.Use(s.recoverPanics, s.logRequests, s.redirectHTTPS, s.securityHeaders, limitAnyBody)
 
 	s.trackerRoutes()
 	e.GET("/health", s.health)
 	e.GET("/api/health", s.health)
+	e.GET("/metrics", s.metrics)
 
 	v1 := e.Group("/api/v1")
 	v1.GET("/openapi.json", s.openAPI)
@@ -101,6 +111,9 @@ func New(deps Deps) *Server {
 	ingest := []echo.MiddlewareFunc{s.authenticate, s.limitEvents, bodyLimit(deps.MaxEventBody)}
 	v1.POST("/events/pageview", s.pageview, ingest...)
 	v1.POST("/events/custom", s.custom, ingest...)
+	// The batch route counts its events against the limit itself, once it
+	// knows how many there are.
+	v1.POST(strings.TrimPrefix(batchRoute, "/api/v1"), s.batch, s.authenticate, bodyLimit(deps.MaxBatchBody))
 	s.statsRoutes(v1, s.authenticate, s.limitStats)
 	s.goalRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)

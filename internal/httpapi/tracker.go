@@ -55,7 +55,7 @@ func (s *Server) preflight(c echo.Context) error {
 // limitByClient limits tracker events per client address (hashed in the
 // Redis key: addresses are never stored in the clear).
 func (s *Server) limitByClient(next echo.HandlerFunc) echo.HandlerFunc {
-	return s.rateLimit(func(c echo.Context) (string, ratelimit.Limit) {
+	return s.rateLimit(limitTrackerName, func(c echo.Context) (string, ratelimit.Limit) {
 		sum := sha256.Sum256([]byte(c.RealIP()))
 		return "e:" + hex.EncodeToString(sum[:12]), ratelimit.PerMinute(s.deps.Limits.TrackerPerMinute)
 	})(next)

@@ -17,6 +17,7 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/ingest/session"
+	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -26,14 +27,15 @@ type SiteAccess interface {
 	Site(ctx context.Context, id model.SiteID) (model.Site, error)
 }
 
-// Sessions applies an event to its visitor's session.
+// Sessions applies events to their visitors' sessions, in order.
 type Sessions interface {
-	Touch(ctx context.Context, ev session.Event) (session.Update, error)
+	TouchMany(ctx context.Context, evs []session.Event) []session.Touched
 }
 
-// Writer stores records durably; when Write returns nil the record survives a crash.
+// Writer stores records durably; when WriteMany returns nil all of them
+// survive a crash, otherwise none was acknowledged.
 type Writer interface {
-	Write(ctx context.Context, rec model.Record) error
+	WriteMany(ctx context.Context, recs []model.Record) error
 }
 
 // RevenueRecorder puts the revenue of custom events into the payments
@@ -59,13 +61,14 @@ type Service struct {
 	revenue   RevenueRecorder
 	now       func() time.Time
 	log       *slog.Logger
+	metrics   *metrics.Metrics
 }
 
-// NewService wires the pipeline.
+// NewService wires the pipeline; m may be nil.
 func NewService(access SiteAccess, enricher *Enricher, sessions Sessions, writer Writer, checkouts Checkouts,
-	revenue RevenueRecorder, now func() time.Time, log *slog.Logger) *Service {
+	revenue RevenueRecorder, now func() time.Time, log *slog.Logger, m *metrics.Metrics) *Service {
 	return &Service{access: access, enricher: enricher, sessions: sessions, writer: writer, checkouts: checkouts,
-		revenue: revenue, now: now, log: log}
+		revenue: revenue, now: now, log: log, metrics: m}
 }
 
 // Track accepts one event from an authenticated caller and returns its id.
@@ -76,13 +79,13 @@ func (s *Service) Track(ctx context.Context, p auth.Principal, in Input) (string
 	}
 	ev, err := validate(in)
 	if err != nil {
-		return "", err
+		return "", s.refused(err, 1)
 	}
 	site, err := s.authorize(ctx, p.UserID, ev.site)
 	if err != nil {
-		return "", err
+		return "", s.refused(err, 1)
 	}
-	return s.accept(ctx, site, ev)
+	return s.acceptOne(ctx, site, ev)
 }
 
 // TrackBrowser accepts one event from the tracking script. There is no
@@ -92,19 +95,19 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input) (string, error) {
 	in.Browser = true
 	ev, err := validate(in)
 	if err != nil {
-		return "", err
+		return "", s.refused(err, 1)
 	}
 	site, err := s.access.Site(ctx, ev.site)
 	if errors.Is(err, errs.ErrNotFound) {
-		return "", invalidSite()
+		return "", s.refused(invalidSite(), 1)
 	}
 	if err != nil {
-		return "", errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err)
+		return "", s.refused(errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err), 1)
 	}
 	if !OnDomain(ev.url.Hostname(), site.Domain) {
-		return "", errs.InvalidField("url", "the page is not on the site's domain")
+		return "", s.refused(errs.InvalidField("url", "the page is not on the site's domain"), 1)
 	}
-	return s.accept(ctx, site, ev)
+	return s.acceptOne(ctx, site, ev)
 }
 
 // OnDomain reports whether host is domain or one of its subdomains ("www."
@@ -141,63 +144,137 @@ func (s *Service) authorize(ctx context.Context, user model.UserID, id model.Sit
 	return site, nil
 }
 
-// accept enriches a validated event of a known site and writes it.
-func (s *Service) accept(ctx context.Context, site model.Site, ev event) (string, error) {
+// acceptOne accepts a validated event of a known site.
+func (s *Service) acceptOne(ctx context.Context, site model.Site, ev event) (string, error) {
+	res := s.accept(ctx, []accepted{{site: site, ev: ev}})
+	return res[0].EventID, res[0].Err
+}
+
+// accepted is a validated event of a known site, on its way to the buffer.
+type accepted struct {
+	site model.Site
+	ev   event
+	d    *draft
+	id   string
+	row  *model.EventRow
+	rec  model.Record
+}
+
+// accept enriches validated events, applies them to their sessions in one
+// round trip to Redis, and writes them in one commit of the write buffer.
+// It returns one result per event, in order.
+func (s *Service) accept(ctx context.Context, items []accepted) []Result {
+	results := make([]Result, len(items))
+	var touches []session.Event
+	var touched []int // index into items of each touch
+	ok := items[:0:0]
+	for i := range items {
+		it := &items[i]
+		if err := s.prepare(ctx, it); err != nil {
+			results[i].Err = err
+			continue
+		}
+		if it.row != nil {
+			touched = append(touched, i)
+			touches = append(touches, session.Event{Site: it.site.ID, Visitor: it.d.visitor, Time: it.d.at,
+				Pageview: it.ev.pageview, Path: it.d.pathname, Attribution: it.d.attr, NewSessionID: randomSessionID()})
+		}
+	}
+	updates := s.sessions.TouchMany(ctx, touches)
+	for k, i := range touched {
+		s.withSession(&items[i], updates[k])
+	}
+	recs := make([]model.Record, 0, len(items))
+	for i := range items {
+		if results[i].Err == nil {
+			ok = append(ok, items[i])
+			recs = append(recs, items[i].rec)
+		}
+	}
+	if err := s.writer.WriteMany(ctx, recs); err != nil {
+		err = s.refused(fmt.Errorf("ingest: write: %w", err), len(recs))
+		for i := range results {
+			if results[i].Err == nil {
+				results[i].Err = err
+			}
+		}
+		return results
+	}
+	bots := 0
+	for i := range items {
+		it := &items[i]
+		if results[i].Err != nil {
+			continue
+		}
+		results[i].EventID = it.id
+		if it.row == nil {
+			bots++
+		} else if it.ev.revenueAmount > 0 {
+			s.recordRevenue(ctx, it.site, it.row, it.rec.Sessions)
+		}
+	}
+	s.metrics.CountEvents(metrics.OutcomeBot, bots)
+	s.metrics.CountEvents(metrics.OutcomeAccepted, len(ok)-bots)
+	return results
+}
+
+// prepare gives an event its id and enrichment and builds its record (a
+// bot's record holds only the bot row; row stays nil).
+func (s *Service) prepare(ctx context.Context, it *accepted) error {
 	id, err := uuid.NewV7()
 	if err != nil {
-		return "", fmt.Errorf("ingest: event id: %w", err)
+		return s.refused(fmt.Errorf("ingest: event id: %w", err), 1)
 	}
-	d := &draft{ev: ev, at: s.now().UTC().Truncate(time.Second), site: site}
-	if err := s.enricher.enrich(ctx, d); err != nil {
-		return "", errs.E(errs.Unavailable, "service_unavailable", "cannot accept events now").Wrap(err)
+	it.id = id.String()
+	it.d = &draft{ev: it.ev, at: s.now().UTC().Truncate(time.Second), site: it.site}
+	if err := s.enricher.enrich(ctx, it.d); err != nil {
+		return s.refused(errs.E(errs.Unavailable, "service_unavailable", "cannot accept events now").Wrap(err), 1)
 	}
+	d, ev := it.d, it.ev
 	if d.botReason != "" {
-		bot := &model.BotEventRow{SiteID: site.ID, Timestamp: d.at, EventID: id.String(), Reason: d.botReason}
-		return id.String(), s.write(ctx, model.Record{Bot: bot})
+		it.rec = model.Record{Bot: &model.BotEventRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id, Reason: d.botReason}}
+		return nil
 	}
-	row := &model.EventRow{SiteID: site.ID, Timestamp: d.at, EventID: id.String(), Name: ev.name, VisitorID: d.visitor,
+	it.row = &model.EventRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id, Name: ev.name, VisitorID: d.visitor,
 		Pathname: d.pathname, Attribution: d.attr, PropKeys: ev.propKeys, PropValues: ev.propValues,
 		RevenueAmount: ev.revenueAmount, RevenueCurrency: ev.revenueCurrency}
+	it.rec = model.Record{Event: it.row}
 	if ev.checkoutSession != "" {
 		// Best effort: the event counts even if the mapping cannot be kept.
-		if err := s.checkouts.RememberCheckout(ctx, site.ID, ev.checkoutSession, d.visitor); err != nil {
-			s.log.Warn("ingest: could not remember a checkout session", "site_id", site.ID, "err", err)
+		if err := s.checkouts.RememberCheckout(ctx, it.site.ID, ev.checkoutSession, d.visitor); err != nil {
+			s.log.Warn("ingest: could not remember a checkout session", "site_id", it.site.ID, "err", err)
 		}
 	}
-	rec := model.Record{Event: row}
-	upd, err := s.sessions.Touch(ctx, session.Event{Site: site.ID, Visitor: d.visitor, Time: d.at, Pageview: ev.pageview,
-		Path: d.pathname, Attribution: d.attr, NewSessionID: randomSessionID()})
-	hasSession := err == nil
-	if !hasSession {
-		// Redis is unavailable: the event still counts; only its session is lost.
-		s.log.Warn("ingest: session state unavailable; event stored without session", "err", err)
-	} else {
-		// Every event carries its session's attribution, so that a filter on
-		// the source or campaign selects whole visits.
-		row.SessionID, row.Attribution = upd.State.SessionID, upd.State.Attribution
-		row.PrevPathname, row.TimeOnPrev = upd.PrevPath, upd.TimeOnPrev
-		if upd.Cancel != nil {
-			rec.Sessions = append(rec.Sessions, *upd.Cancel)
-		}
-		rec.Sessions = append(rec.Sessions, upd.State)
+	return nil
+}
+
+// withSession adds an event's session rows to its record. When Redis could
+// not answer, the event still counts; only its session is lost.
+func (s *Service) withSession(it *accepted, t session.Touched) {
+	if t.Err != nil {
+		s.log.Warn("ingest: session state unavailable; event stored without session", "err", t.Err)
+		return
 	}
-	if err := s.write(ctx, rec); err != nil {
-		return "", err
+	upd, row := t.Update, it.row
+	// Every event carries its session's attribution, so that a filter on
+	// the source or campaign selects whole visits.
+	row.SessionID, row.Attribution = upd.State.SessionID, upd.State.Attribution
+	row.PrevPathname, row.TimeOnPrev = upd.PrevPath, upd.TimeOnPrev
+	if upd.Cancel != nil {
+		it.rec.Sessions = append(it.rec.Sessions, *upd.Cancel)
 	}
-	if ev.revenueAmount > 0 {
-		s.recordRevenue(ctx, site, row, upd, hasSession)
-	}
-	return id.String(), nil
+	it.rec.Sessions = append(it.rec.Sessions, upd.State)
 }
 
 // recordRevenue hands an event's revenue to the payments ledger, with the
-// session it happened in as attribution hint. The event itself is stored
-// already; a failure here is logged, not returned.
-func (s *Service) recordRevenue(ctx context.Context, site model.Site, row *model.EventRow, upd session.Update, hasSession bool) {
+// session it happened in (its newest session row) as attribution hint. The
+// event itself is stored already; a failure here is logged, not returned.
+func (s *Service) recordRevenue(ctx context.Context, site model.Site, row *model.EventRow, sessions []model.SessionRow) {
 	var hint *model.Touch
-	if hasSession {
-		a := upd.State.Attribution
-		hint = &model.Touch{Source: a.ReferrerSource, SourceType: a.SourceType, EntryPage: upd.State.EntryPage,
+	if len(sessions) > 0 {
+		st := sessions[len(sessions)-1]
+		a := st.Attribution
+		hint = &model.Touch{Source: a.ReferrerSource, SourceType: a.SourceType, EntryPage: st.EntryPage,
 			UTMSource: a.UTMSource, UTMMedium: a.UTMMedium, UTMCampaign: a.UTMCampaign, UTMContent: a.UTMContent,
 			CountryCode: a.CountryCode, Device: a.Device}
 	}
@@ -207,9 +284,13 @@ func (s *Service) recordRevenue(ctx context.Context, site model.Site, row *model
 	}
 }
 
-func (s *Service) write(ctx context.Context, rec model.Record) error {
-	if err := s.writer.Write(ctx, rec); err != nil {
-		return fmt.Errorf("ingest: write: %w", err)
+// refused counts n events refused with err, and returns err.
+func (s *Service) refused(err error, n int) error {
+	outcome := metrics.OutcomeUnavailable
+	var e *errs.Error
+	if errors.As(err, &e) && e.Kind != errs.Unavailable {
+		outcome = metrics.OutcomeInvalid
 	}
-	return nil
+	s.metrics.CountEvents(outcome, n)
+	return err
 }

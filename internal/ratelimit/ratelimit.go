@@ -52,7 +52,13 @@ func New(rdb *redis.Client, prefix string) *Limiter {
 // is allowed (the service keeps working) and the error is returned for the
 // caller to log; Failures counts these.
 func (l *Limiter) Allow(ctx context.Context, key string, lim Limit) (Result, error) {
-	res, err := l.rl.Allow(ctx, l.prefix+key, redis_rate.Limit{Rate: lim.N, Burst: lim.N, Period: lim.Period})
+	return l.AllowN(ctx, key, lim, 1)
+}
+
+// AllowN counts n requests at once (a batch of n events): all of them pass
+// or none does. n must not exceed lim.N.
+func (l *Limiter) AllowN(ctx context.Context, key string, lim Limit, n int) (Result, error) {
+	res, err := l.rl.AllowN(ctx, l.prefix+key, redis_rate.Limit{Rate: lim.N, Burst: lim.N, Period: lim.Period}, n)
 	if err != nil {
 		l.failures.Add(1)
 		return Result{Allowed: true, Limit: lim.N, Remaining: lim.N}, fmt.Errorf("ratelimit: %w", err)

@@ -105,3 +105,25 @@ type TrackerEvent struct {
 	// CheckoutSessionID is session_id or checkout_session_id from the page URL.
 	CheckoutSessionID string `json:"checkout_session_id,omitempty"`
 }
+
+// BatchRequest is the body of POST /api/v1/events/batch: 1 to 1,000 events.
+// An event with an event_name is a custom event; one without is a pageview.
+type BatchRequest struct {
+	Events []CustomEventRequest `json:"events"`
+}
+
+// BatchResponse answers a batch (200): one result per event, in order.
+type BatchResponse struct {
+	Accepted int           `json:"accepted"`
+	Rejected int           `json:"rejected"`
+	Results  []BatchResult `json:"results"`
+}
+
+// BatchResult is the outcome of one event of a batch: its event_id, or the
+// error it would have got on its own (field prefixed with events[i]).
+type BatchResult struct {
+	Index   int          `json:"index"`
+	Success bool         `json:"success"`
+	EventID string       `json:"event_id,omitempty"`
+	Error   *ErrorDetail `json:"error,omitempty"`
+}

@@ -102,6 +102,14 @@ func (c *Client) CustomEvent(ctx context.Context, req api.CustomEventRequest) (a
 	return res, err
 }
 
+// Batch sends up to 1,000 events in one request (events without an
+// event_name are pageviews); the answer holds one result per event.
+func (c *Client) Batch(ctx context.Context, events []api.CustomEventRequest) (api.BatchResponse, error) {
+	var res api.BatchResponse
+	err := c.do(ctx, http.MethodPost, "/api/v1/events/batch", nil, api.BatchRequest{Events: events}, &res)
+	return res, err
+}
+
 // do sends a request with an optional JSON body and decodes a JSON answer
 // into out; a non-2xx answer becomes *Error.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {

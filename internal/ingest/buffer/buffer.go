@@ -53,6 +53,7 @@ type Buffer struct {
 	// counters for /metrics and tests
 	written, flushed, flushFailures atomic.Int64
 	lastFlush                       atomic.Int64 // unix nanos of the last successful flush
+	oldest                          atomic.Int64 // unix nanos when the oldest unflushed record was read; 0 = none
 }
 
 // Open opens (or creates) the log in opts.Dir and reads the checkpoint.
@@ -87,11 +88,21 @@ const retryAfterFull = 30 * time.Second
 // Write stores rec durably; when it returns nil, rec survives a crash and
 // will reach ClickHouse.
 func (b *Buffer) Write(ctx context.Context, rec model.Record) error {
-	payload, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("buffer: encode: %w", err)
+	return b.WriteMany(ctx, []model.Record{rec})
+}
+
+// WriteMany stores recs durably in one commit of the log: when it returns
+// nil, all of them survive a crash; otherwise none was acknowledged.
+func (b *Buffer) WriteMany(ctx context.Context, recs []model.Record) error {
+	payloads := make([][]byte, len(recs))
+	for i, rec := range recs {
+		p, err := json.Marshal(rec)
+		if err != nil {
+			return fmt.Errorf("buffer: encode: %w", err)
+		}
+		payloads[i] = p
 	}
-	if _, err := b.log.Append(ctx, payload); err != nil {
+	if _, err := b.log.AppendBatch(ctx, payloads); err != nil {
 		if errors.Is(err, wal.ErrFull) {
 			return &errs.Error{Kind: errs.Unavailable, Code: "service_unavailable", RetryAfter: retryAfterFull,
 				Message: "the event buffer is full while the database catches up; retry later", Err: err}
@@ -102,7 +113,7 @@ func (b *Buffer) Write(ctx context.Context, rec model.Record) error {
 		}
 		return fmt.Errorf("buffer: append: %w", err)
 	}
-	b.written.Add(1)
+	b.written.Add(int64(len(recs)))
 	return nil
 }
 
@@ -111,6 +122,9 @@ type Stats struct {
 	Written, Flushed, FlushFailures int64
 	WALBytes                        int64
 	LastFlush                       time.Time
+	// Lag is the age of the oldest record read from the log and not yet in
+	// ClickHouse; 0 when none waits.
+	Lag time.Duration
 }
 
 // Stats reports the counters.
@@ -119,6 +133,9 @@ func (b *Buffer) Stats() Stats {
 		WALBytes: b.log.Size()}
 	if n := b.lastFlush.Load(); n > 0 {
 		s.LastFlush = time.Unix(0, n)
+	}
+	if n := b.oldest.Load(); n > 0 {
+		s.Lag = max(0, time.Since(time.Unix(0, n)))
 	}
 	return s
 }

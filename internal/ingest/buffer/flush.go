@@ -121,6 +121,9 @@ func (b *Buffer) add(bt *batch, payload []byte, end wal.Position) {
 		return
 	}
 	bt.add(rec, end)
+	if bt.records == 1 {
+		b.oldest.CompareAndSwap(0, bt.started.UnixNano())
+	}
 }
 
 // flush inserts bt, retrying with backoff until it succeeds or ctx ends, then
@@ -157,6 +160,7 @@ func (b *Buffer) flush(ctx context.Context, bt *batch) error {
 	}
 	b.flushed.Add(int64(bt.records))
 	b.lastFlush.Store(time.Now().UnixNano())
+	b.oldest.Store(0)
 	return nil
 }
 

@@ -13,8 +13,11 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -67,6 +70,8 @@ type Manager struct {
 	prefix string
 	idle   time.Duration
 	maxAge time.Duration
+	// loaded is set once Redis is known to hold touch.lua.
+	loaded atomic.Bool
 }
 
 // NewManager uses keys under prefix: prefix+"s:" for sessions, and the
@@ -88,9 +93,84 @@ type state struct {
 
 // Touch applies an event to its visitor's session and returns the rows to write.
 func (m *Manager) Touch(ctx context.Context, ev Event) (Update, error) {
+	res := m.TouchMany(ctx, []Event{ev})
+	return res[0].Update, res[0].Err
+}
+
+// Touched is the outcome of one event of TouchMany.
+type Touched struct {
+	Update Update
+	Err    error
+}
+
+// TouchMany applies events in order, in one round trip to Redis (a
+// pipeline of script calls), and returns one outcome per event.
+func (m *Manager) TouchMany(ctx context.Context, evs []Event) []Touched {
+	out := make([]Touched, len(evs))
+	cmds, err := m.run(ctx, evs, !m.loaded.Load())
+	if isNoScript(err) {
+		// Redis lost its script cache (a restart): load it and run again.
+		// A NOSCRIPT call changed nothing, so running it again is safe.
+		cmds, err = m.run(ctx, evs, true)
+	}
+	if err == nil {
+		m.loaded.Store(true)
+	}
+	for i, ev := range evs {
+		if cmds == nil {
+			out[i].Err = fmt.Errorf("session: touch: %w", err)
+			continue
+		}
+		res, err := cmds[i].Slice()
+		if err != nil {
+			out[i].Err = fmt.Errorf("session: touch: %w", err)
+			continue
+		}
+		out[i].Update, out[i].Err = decodeUpdate(ev, res)
+	}
+	return out
+}
+
+// run sends one script call per event in a pipeline, preceded by SCRIPT
+// LOAD when load is set. It returns the calls, or nil and the error when the
+// pipeline failed as a whole (or any call met NOSCRIPT).
+func (m *Manager) run(ctx context.Context, evs []Event, load bool) ([]*redis.Cmd, error) {
+	pipe := m.rdb.Pipeline()
+	if load {
+		pipe.ScriptLoad(ctx, touchLua)
+	}
+	cmds := make([]*redis.Cmd, len(evs))
+	for i, ev := range evs {
+		keys, args, err := m.args(ev)
+		if err != nil {
+			return nil, err
+		}
+		cmds[i] = pipe.EvalSha(ctx, touchScript.Hash(), keys, args...)
+	}
+	_, err := pipe.Exec(ctx)
+	if err == nil {
+		return cmds, nil
+	}
+	for _, c := range cmds {
+		if isNoScript(c.Err()) {
+			return nil, c.Err()
+		}
+	}
+	if errors.As(err, new(redis.Error)) {
+		return cmds, nil // a reply error of some call: reported per event
+	}
+	return nil, err
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// args are the keys and arguments of touch.lua for ev.
+func (m *Manager) args(ev Event) ([]string, []any, error) {
 	attrs, err := json.Marshal(ev.Attribution)
 	if err != nil {
-		return Update{}, fmt.Errorf("session: encode attribution: %w", err)
+		return nil, nil, fmt.Errorf("session: encode attribution: %w", err)
 	}
 	pv := "0"
 	if ev.Pageview {
@@ -100,13 +180,14 @@ func (m *Manager) Touch(ctx context.Context, ev Event) (Update, error) {
 	key := m.prefix + "s:" + string(ev.Site) + ":" + visitor
 	seen, current := realtime.Keys(m.prefix, ev.Site)
 	ttl := int64((m.idle + time.Minute) / time.Second)
-	res, err := touchScript.Run(ctx, m.rdb, []string{key, seen, current},
-		ev.Time.Unix(), int64(m.idle/time.Second), int64(m.maxAge/time.Second), pv, ev.Path,
+	return []string{key, seen, current}, []any{
+		ev.Time.Unix(), int64(m.idle / time.Second), int64(m.maxAge / time.Second), pv, ev.Path,
 		strconv.FormatUint(ev.NewSessionID, 10), string(attrs), ttl, ev.Attribution.ReferrerSource, visitor,
-		int64(realtime.Window/time.Second)).Slice()
-	if err != nil {
-		return Update{}, fmt.Errorf("session: touch: %w", err)
-	}
+		int64(realtime.Window / time.Second)}, nil
+}
+
+// decodeUpdate turns the script's reply {previous, next} into rows.
+func decodeUpdate(ev Event, res []any) (Update, error) {
 	if len(res) != 2 {
 		return Update{}, fmt.Errorf("session: touch: unexpected reply of %d elements", len(res))
 	}

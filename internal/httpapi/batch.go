@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// batchBody is api.BatchRequest with each event left raw, so that an event
+// of the wrong shape is refused on its own instead of spoiling the batch.
+type batchBody struct {
+	Events []json.RawMessage `json:"events"`
+}
+
+// batch accepts up to ingest.MaxBatch events: 200 with one result per event.
+// The batch counts as len(events) requests against the Events API limit.
+func (s *Server) batch(c echo.Context) error {
+	var body batchBody
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	n := len(body.Events)
+	if n == 0 || n > ingest.MaxBatch {
+		return errs.InvalidField("events", "a batch holds 1 to %d events, not %d", ingest.MaxBatch, n)
+	}
+	key, lim := s.eventsLimit(c)
+	if n > lim.N {
+		return errs.InvalidField("events", "a batch of %d events is more than the limit of %d events per hour", n, lim.N)
+	}
+	if err := s.checkLimit(c, limitEventsName, key, lim, n); err != nil {
+		return err
+	}
+
+	results := make([]api.BatchResult, n)
+	ins := make([]ingest.Input, 0, n)
+	index := make([]int, 0, n) // index into the batch of each input
+	for i, raw := range body.Events {
+		results[i].Index = i
+		var req api.CustomEventRequest
+		if err := decodeEvent(raw, &req); err != nil {
+			results[i].Error = s.batchError(c, i, err)
+			continue
+		}
+		in := pageviewInput(req.PageviewRequest)
+		if req.EventName != "" {
+			in.Pageview, in.EventName, in.Props, in.Revenue = false, req.EventName, req.Props, revenueInput(req.Revenue)
+		}
+		ins = append(ins, in)
+		index = append(index, i)
+	}
+	if len(ins) > 0 {
+		out, err := s.deps.Ingest.TrackBatch(c.Request().Context(), principal(c), ins)
+		if err != nil {
+			return err
+		}
+		for k, r := range out {
+			i := index[k]
+			if r.Err != nil {
+				results[i].Error = s.batchError(c, i, r.Err)
+				continue
+			}
+			results[i].Success, results[i].EventID = true, r.EventID
+		}
+	}
+	resp := api.BatchResponse{Results: results}
+	for _, r := range results {
+		if r.Success {
+			resp.Accepted++
+		} else {
+			resp.Rejected++
+		}
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// decodeEvent decodes one event of a batch like a single event's body.
+func decodeEvent(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	return nil
+}
+
+// batchError is the error detail of event i: what the event would have been
+// answered on its own, with its field prefixed by events[i]. Server-side
+// failures are logged with the request id and described generically.
+func (s *Server) batchError(c echo.Context, i int, err error) *api.ErrorDetail {
+	status, body := s.describe(err)
+	if status >= 500 {
+		s.deps.Log.Error("batch event failed", "request_id", requestID(c), "index", i, "err", err)
+	}
+	d := body.Error
+	prefix := "events[" + strconv.Itoa(i) + "]"
+	var e *errs.Error
+	if d.Field != "" {
+		d.Field = prefix + "." + d.Field
+	} else if errors.As(err, &e) && e.Kind == errs.Invalid {
+		d.Field = prefix
+	}
+	return &d
+}
