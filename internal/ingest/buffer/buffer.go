@@ -9,7 +9,6 @@ package buffer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -96,11 +95,7 @@ func (b *Buffer) Write(ctx context.Context, rec model.Record) error {
 func (b *Buffer) WriteMany(ctx context.Context, recs []model.Record) error {
 	payloads := make([][]byte, len(recs))
 	for i, rec := range recs {
-		p, err := json.Marshal(rec)
-		if err != nil {
-			return fmt.Errorf("buffer: encode: %w", err)
-		}
-		payloads[i] = p
+		payloads[i] = model.AppendRecord(nil, rec)
 	}
 	if _, err := b.log.AppendBatch(ctx, payloads); err != nil {
 		if errors.Is(err, wal.ErrFull) {

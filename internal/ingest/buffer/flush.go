@@ -2,7 +2,6 @@ package buffer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +22,12 @@ type batch struct {
 
 	// which tables already hold this batch (an insert can fail half-way)
 	eventsDone, sessionsDone, botsDone bool
+}
+
+// reset empties bt for the next run of records, keeping its memory: the
+// rows were copied into ClickHouse's columns by the insert.
+func (bt *batch) reset() {
+	*bt = batch{events: bt.events[:0], sessions: bt.sessions[:0], bots: bt.bots[:0]}
 }
 
 func (bt *batch) add(rec model.Record, end wal.Position) {
@@ -51,6 +56,8 @@ func (b *Buffer) Run(ctx context.Context) error {
 	defer r.Close()
 	pos := b.cp.Committed
 	pending := &batch{}
+	pending.events = make([]model.EventRow, 0, b.opts.FlushRows)
+	pending.sessions = make([]model.SessionRow, 0, 2*b.opts.FlushRows)
 
 	if b.cp.InFlight != nil {
 		// A stop request does not cut the replay short: like the final
@@ -61,7 +68,7 @@ func (b *Buffer) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		pending = &batch{}
+		pending.reset()
 	}
 	for ctx.Err() == nil {
 		if pos, err = b.collect(ctx, r, pos, pending); err != nil {
@@ -71,7 +78,7 @@ func (b *Buffer) Run(ctx context.Context) error {
 			if err := b.flush(ctx, pending); err != nil {
 				break // ctx ended while retrying; the drain tries again
 			}
-			pending = &batch{}
+			pending.reset()
 		}
 	}
 	return b.drain(r, pending)
@@ -115,8 +122,8 @@ func (b *Buffer) collect(ctx context.Context, r *wal.Reader, pos wal.Position, b
 // not decode is of an incompatible version: it is logged and skipped rather
 // than allowed to block every later event.
 func (b *Buffer) add(bt *batch, payload []byte, end wal.Position) {
-	var rec model.Record
-	if err := json.Unmarshal(payload, &rec); err != nil {
+	rec, err := model.DecodeRecord(payload)
+	if err != nil {
 		b.opts.Log.Error("buffer: skipping undecodable log record", "position", end, "err", err)
 		return
 	}
@@ -219,6 +226,6 @@ func (b *Buffer) drain(r *wal.Reader, pending *batch) error {
 				"wal_bytes", b.log.Size(), "err", err)
 			return nil
 		}
-		pending = &batch{}
+		pending.reset()
 	}
 }
