@@ -44,9 +44,13 @@ type App struct {
 	log *slog.Logger
 	now func() time.Time
 
-	PG       *pgstore.Store
-	CH       *chstore.Store
-	Redis    *redis.Client
+	PG    *pgstore.Store
+	CH    *chstore.Store
+	Redis *redis.Client
+	// hot is the Redis client of the per-request commands (credential
+	// revocations, rate limits, sessions): it batches the commands of
+	// concurrent requests into pipelines.
+	hot      *redis.AutoPipeliner
 	Buffer   *buffer.Buffer
 	Auth     *auth.Service
 	Accounts *accounts.Service
@@ -101,6 +105,9 @@ func (a *App) build(ctx context.Context) (err error) {
 	if a.Redis, err = NewRedis(cfg); err != nil {
 		return err
 	}
+	if a.hot, err = a.Redis.AutoPipeline(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
 	enricher, err := a.newEnricher(ctx)
 	if err != nil {
 		return err
@@ -115,19 +122,19 @@ func (a *App) build(ctx context.Context) (err error) {
 		return metrics.BufferStats{Written: st.Written, Flushed: st.Flushed, FlushFailures: st.FlushFailures,
 			WALBytes: st.WALBytes, Lag: st.Lag}
 	})
-	revs := auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix)
+	revs := auth.NewRedisRevocations(a.hot, cfg.RedisPrefix)
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
 	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
 	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
 	access := accounts.NewAccess(a.PG, a.now)
-	sessions := session.NewManager(a.Redis, cfg.RedisPrefix)
+	sessions := session.NewManager(a.hot, cfg.RedisPrefix)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
 	a.Ingest = ingest.NewService(access, enricher, sessions, a.Buffer, a.PG, a.Revenue, a.now, log, a.Metrics)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents,
 		a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
-	a.Limiter = ratelimit.New(a.Redis, cfg.RedisPrefix)
+	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue,
 		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
 		Metrics: a.Metrics, MetricsToken: cfg.MetricsToken,
@@ -292,6 +299,9 @@ func (a *App) Close() {
 	}
 	if a.geo != nil {
 		a.geo.Close()
+	}
+	if a.hot != nil {
+		a.hot.Close()
 	}
 	if a.Redis != nil {
 		a.Redis.Close()

@@ -11,12 +11,12 @@ import (
 // RedisRevocations keeps the revocation counter in Redis, shared by every
 // instance.
 type RedisRevocations struct {
-	rdb *redis.Client
+	rdb redis.Cmdable
 	key string
 }
 
 // NewRedisRevocations uses the key prefix+"auth:revocations".
-func NewRedisRevocations(rdb *redis.Client, prefix string) *RedisRevocations {
+func NewRedisRevocations(rdb redis.Cmdable, prefix string) *RedisRevocations {
 	return &RedisRevocations{rdb: rdb, key: prefix + "auth:revocations"}
 }
 

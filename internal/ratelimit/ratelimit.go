@@ -44,7 +44,7 @@ type Limiter struct {
 }
 
 // New uses keys under prefix+"rl:".
-func New(rdb *redis.Client, prefix string) *Limiter {
+func New(rdb redis.Cmdable, prefix string) *Limiter {
 	return &Limiter{rl: redis_rate.NewLimiter(rdb), prefix: prefix + "rl:"}
 }
 

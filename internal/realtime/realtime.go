@@ -41,12 +41,12 @@ var snapshotScript = redis.NewScript(snapshotLua)
 
 // Reader reads the realtime state.
 type Reader struct {
-	rdb    *redis.Client
+	rdb    redis.Cmdable
 	prefix string
 }
 
 // NewReader reads keys under prefix.
-func NewReader(rdb *redis.Client, prefix string) *Reader { return &Reader{rdb: rdb, prefix: prefix} }
+func NewReader(rdb redis.Cmdable, prefix string) *Reader { return &Reader{rdb: rdb, prefix: prefix} }
 
 // Snapshot counts the visitors seen in the window before now, by current page
 // and by source.

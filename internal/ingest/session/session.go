@@ -66,7 +66,7 @@ type Update struct {
 
 // Manager keeps session state in Redis.
 type Manager struct {
-	rdb    *redis.Client
+	rdb    redis.Cmdable
 	prefix string
 	idle   time.Duration
 	maxAge time.Duration
@@ -76,7 +76,7 @@ type Manager struct {
 
 // NewManager uses keys under prefix: prefix+"s:" for sessions, and the
 // realtime package's keys.
-func NewManager(rdb *redis.Client, prefix string) *Manager {
+func NewManager(rdb redis.Cmdable, prefix string) *Manager {
 	return &Manager{rdb: rdb, prefix: prefix, idle: DefaultIdle, maxAge: DefaultMaxAge}
 }
 
@@ -133,8 +133,21 @@ func (m *Manager) TouchMany(ctx context.Context, evs []Event) []Touched {
 
 // run sends one script call per event in a pipeline, preceded by SCRIPT
 // LOAD when load is set. It returns the calls, or nil and the error when the
-// pipeline failed as a whole (or any call met NOSCRIPT).
+// pipeline failed as a whole (or any call met NOSCRIPT). A single event goes
+// as a plain call: on an auto-pipelining client it then shares a round trip
+// with the commands of concurrent requests.
 func (m *Manager) run(ctx context.Context, evs []Event, load bool) ([]*redis.Cmd, error) {
+	if len(evs) == 1 && !load {
+		keys, args, err := m.args(evs[0])
+		if err != nil {
+			return nil, err
+		}
+		cmd := m.rdb.EvalSha(ctx, touchScript.Hash(), keys, args...)
+		if err := cmd.Err(); err != nil && (isNoScript(err) || !errors.As(err, new(redis.Error))) {
+			return nil, err
+		}
+		return []*redis.Cmd{cmd}, nil
+	}
 	pipe := m.rdb.Pipeline()
 	if load {
 		pipe.ScriptLoad(ctx, touchLua)
@@ -168,10 +181,7 @@ func isNoScript(err error) bool {
 
 // args are the keys and arguments of touch.lua for ev.
 func (m *Manager) args(ev Event) ([]string, []any, error) {
-	attrs, err := json.Marshal(ev.Attribution)
-	if err != nil {
-		return nil, nil, fmt.Errorf("session: encode attribution: %w", err)
-	}
+	attrs := model.AppendAttribution([]byte{attributionV1}, ev.Attribution)
 	pv := "0"
 	if ev.Pageview {
 		pv = "1"
@@ -186,21 +196,27 @@ func (m *Manager) args(ev Event) ([]string, []any, error) {
 		int64(realtime.Window / time.Second)}, nil
 }
 
-// decodeUpdate turns the script's reply {previous, next} into rows.
+// decodeUpdate turns the script's reply {previous, now} into rows: the new
+// state follows from the previous one (or none) by the rule of touch.lua.
 func decodeUpdate(ev Event, res []any) (Update, error) {
 	if len(res) != 2 {
 		return Update{}, fmt.Errorf("session: touch: unexpected reply of %d elements", len(res))
 	}
-	next, err := decodeState(res[1])
-	if err != nil {
-		return Update{}, err
+	now, ok := res[1].(int64)
+	if !ok {
+		return Update{}, fmt.Errorf("session: touch: unexpected time %T", res[1])
 	}
-	u := Update{State: next.row(ev.Site, ev.Visitor, 1)}
+	var prev *state
 	if res[0] != nil {
-		prev, err := decodeState(res[0])
+		p, err := decodeState(res[0])
 		if err != nil {
 			return Update{}, err
 		}
+		prev = &p
+	}
+	next := nextState(ev, prev, now)
+	u := Update{State: next.row(ev.Site, ev.Visitor, 1)}
+	if prev != nil {
 		cancel := prev.row(ev.Site, ev.Visitor, -1)
 		u.Cancel = &cancel
 		if ev.Pageview && prev.lastPageview > 0 {
@@ -209,6 +225,27 @@ func decodeUpdate(ev Event, res []any) (Update, error) {
 		}
 	}
 	return u, nil
+}
+
+// nextState is the session after ev at now: prev continued, or a new
+// session when prev is nil (the same rule as touch.lua's writes).
+func nextState(ev Event, prev *state, now int64) state {
+	s := state{sid: ev.NewSessionID, start: now, attribution: ev.Attribution}
+	if prev != nil {
+		s = *prev
+	}
+	s.version++
+	s.last = now
+	if ev.Pageview {
+		s.pageviews++
+		if s.entry == "" {
+			s.entry = ev.Path
+		}
+		s.exit, s.lastPageview = ev.Path, now
+	} else {
+		s.events++
+	}
+	return s
 }
 
 func (s state) row(site model.SiteID, visitor uint64, sign int8) model.SessionRow {
@@ -220,9 +257,11 @@ func (s state) row(site model.SiteID, visitor uint64, sign int8) model.SessionRo
 	}
 }
 
+// decodeState reads the previous state of touch.lua's reply (its fields
+// sid, start, last, ver, pv, ev, entry, exit, lpv, attrs, src).
 func decodeState(v any) (state, error) {
 	f, ok := v.([]any)
-	if !ok || len(f) != 10 {
+	if !ok || len(f) != 11 {
 		return state{}, fmt.Errorf("session: unexpected state %T", v)
 	}
 	str := func(i int) string { s, _ := f[i].(string); return s }
@@ -236,10 +275,24 @@ func decodeState(v any) (state, error) {
 	s.version, s.pageviews, s.events = uint32(num(3)), uint32(num(4)), uint32(num(5))
 	s.entry, s.exit = str(6), str(7)
 	s.lastPageview = num(8)
-	if err := json.Unmarshal([]byte(str(9)), &s.attribution); err != nil {
+	if s.attribution, err = decodeAttribution(str(9)); err != nil {
 		return state{}, fmt.Errorf("session: bad attribution: %w", err)
 	}
 	return s, nil
+}
+
+// attributionV1 starts a session's attribution in Redis: model's binary
+// encoding follows. Sessions started before it hold JSON.
+const attributionV1 = 1
+
+// decodeAttribution reads a session's attribution.
+func decodeAttribution(s string) (model.Attribution, error) {
+	if strings.HasPrefix(s, string(rune(attributionV1))) {
+		return model.DecodeAttribution([]byte(s[1:]))
+	}
+	var a model.Attribution
+	err := json.Unmarshal([]byte(s), &a)
+	return a, err
 }
 
 // DeleteSite forgets the sessions and the realtime state of a site.

@@ -1,16 +1,23 @@
--- Applies one event to a visitor's session and returns {previous, next}:
--- previous is false when the event starts a new session. Each state is the
--- list sid, start, last, version, pageviews, events, entry, exit,
--- last_pageview, attribution (all strings).
+-- Applies one event to a visitor's session and returns {previous, now}:
+-- previous is false when the event starts a new session, else the list sid,
+-- start, last, version, pageviews, events, entry, exit, last_pageview,
+-- attribution, source (all strings) as they were; now is the event's time
+-- (never before the session's last event). The caller derives the new state
+-- from these with the same rule (session.go, next).
 --
 -- It also marks the visitor active for the realtime view: the site's seen
 -- sorted set (visitor -> unix time) and current hash (visitor -> page "\n"
--- source), trimming entries older than the realtime window.
+-- source). Entries older than the realtime window are trimmed, and the keys'
+-- expiry renewed, when a visitor joins the set (readers filter by time, so
+-- trimming is housekeeping).
+--
+-- Every state is a hash; a continuing session rewrites only the fields the
+-- event changes.
 --
 -- KEYS[1] the session key, KEYS[2] the realtime seen set, KEYS[3] the
 --         realtime current hash
 -- ARGV: now, idle seconds, max age seconds, is_pageview (0/1), path,
---       new session id, attribution JSON, key TTL seconds, source name of a
+--       new session id, attribution, key TTL seconds, source name of a
 --       new session, visitor id, realtime window seconds
 local key = KEYS[1]
 local now = tonumber(ARGV[1])
@@ -18,9 +25,8 @@ local idle = tonumber(ARGV[2])
 local max_age = tonumber(ARGV[3])
 local is_pageview = ARGV[4] == '1'
 local path = ARGV[5]
-local fields = {'sid', 'start', 'last', 'ver', 'pv', 'ev', 'entry', 'exit', 'lpv', 'attrs'}
 
-local prev = redis.call('HMGET', key, unpack(fields))
+local prev = redis.call('HMGET', key, 'sid', 'start', 'last', 'ver', 'pv', 'ev', 'entry', 'exit', 'lpv', 'attrs', 'src')
 local alive = false
 if prev[1] then
   local start = tonumber(prev[2])
@@ -30,44 +36,43 @@ if prev[1] then
   alive = (now - last) <= idle and (now - start) < max_age
 end
 
-local next
+local page, src
 if alive then
-  next = {prev[1], prev[2], tostring(now), tostring(tonumber(prev[4]) + 1),
-          prev[5], prev[6], prev[7], prev[8], prev[9], prev[10]}
+  if is_pageview then
+    local entry = prev[7]
+    if entry == '' then entry = path end
+    redis.call('HSET', key, 'last', now, 'ver', tonumber(prev[4]) + 1, 'pv', tonumber(prev[5]) + 1,
+      'entry', entry, 'exit', path, 'lpv', now)
+    page = path
+  else
+    redis.call('HSET', key, 'last', now, 'ver', tonumber(prev[4]) + 1, 'ev', tonumber(prev[6]) + 1)
+    page = prev[8]
+    if page == '' then page = path end
+  end
+  src = prev[11] or ''
 else
   prev = false
-  next = {ARGV[6], tostring(now), tostring(now), '1', '0', '0', '', '', '0', ARGV[7]}
+  src = ARGV[9]
+  page = path
+  if is_pageview then
+    redis.call('HSET', key, 'sid', ARGV[6], 'start', now, 'last', now, 'ver', 1, 'pv', 1, 'ev', 0,
+      'entry', path, 'exit', path, 'lpv', now, 'attrs', ARGV[7], 'src', src)
+  else
+    redis.call('HSET', key, 'sid', ARGV[6], 'start', now, 'last', now, 'ver', 1, 'pv', 0, 'ev', 1,
+      'entry', '', 'exit', '', 'lpv', 0, 'attrs', ARGV[7], 'src', src)
+  end
 end
-
-if is_pageview then
-  next[5] = tostring(tonumber(next[5]) + 1)
-  if next[7] == '' then next[7] = path end
-  next[8] = path
-  next[9] = tostring(now)
-else
-  next[6] = tostring(tonumber(next[6]) + 1)
-end
-
-local kv = {}
-for i, f in ipairs(fields) do
-  kv[#kv + 1] = f
-  kv[#kv + 1] = next[i]
-end
-if not prev then kv[#kv + 1] = 'src'; kv[#kv + 1] = ARGV[9] end
-redis.call('HSET', key, unpack(kv))
 redis.call('EXPIRE', key, tonumber(ARGV[8]))
 
 local window = tonumber(ARGV[11])
-local page = next[8]
-if page == '' then page = path end
-local src = redis.call('HGET', key, 'src') or ''
-redis.call('ZADD', KEYS[2], now, ARGV[10])
-redis.call('HSET', KEYS[3], ARGV[10], page .. '\n' .. src)
-local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - window), 'LIMIT', 0, 100)
-if #stale > 0 then
-  redis.call('ZREM', KEYS[2], unpack(stale))
-  redis.call('HDEL', KEYS[3], unpack(stale))
+if redis.call('ZADD', KEYS[2], now, ARGV[10]) == 1 then
+  local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - window), 'LIMIT', 0, 100)
+  if #stale > 0 then
+    redis.call('ZREM', KEYS[2], unpack(stale))
+    redis.call('HDEL', KEYS[3], unpack(stale))
+  end
+  redis.call('EXPIRE', KEYS[2], window * 3)
+  redis.call('EXPIRE', KEYS[3], window * 3)
 end
-redis.call('EXPIRE', KEYS[2], window * 2)
-redis.call('EXPIRE', KEYS[3], window * 2)
-return {prev, next}
+redis.call('HSET', KEYS[3], ARGV[10], page .. '\n' .. src)
+return {prev, now}
