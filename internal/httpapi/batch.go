@@ -23,11 +23,27 @@ type batchBody struct {
 // batch accepts up to ingest.MaxBatch events: 200 with one result per event.
 // The batch counts as len(events) requests against the Events API limit.
 func (s *Server) batch(c echo.Context) error {
-	var body batchBody
-	if err := decodeJSON(c, &body); err != nil {
+	raw, err := readBody(c)
+	if err != nil {
 		return err
 	}
-	n := len(body.Events)
+	// The common case decodes in one pass; a batch with an event of the
+	// wrong shape is decoded again event by event, to refuse only those.
+	var whole api.BatchRequest
+	events, decodeErrs := []api.CustomEventRequest(nil), []error(nil)
+	if decodeBody(raw, &whole) == nil {
+		events = whole.Events
+	} else {
+		var body batchBody
+		if err := decodeBody(raw, &body); err != nil {
+			return err
+		}
+		events, decodeErrs = make([]api.CustomEventRequest, len(body.Events)), make([]error, len(body.Events))
+		for i, ev := range body.Events {
+			decodeErrs[i] = decodeEvent(ev, &events[i])
+		}
+	}
+	n := len(events)
 	if n == 0 || n > ingest.MaxBatch {
 		return errs.InvalidField("events", "a batch holds 1 to %d events, not %d", ingest.MaxBatch, n)
 	}
@@ -42,11 +58,10 @@ func (s *Server) batch(c echo.Context) error {
 	results := make([]api.BatchResult, n)
 	ins := make([]ingest.Input, 0, n)
 	index := make([]int, 0, n) // index into the batch of each input
-	for i, raw := range body.Events {
+	for i, req := range events {
 		results[i].Index = i
-		var req api.CustomEventRequest
-		if err := decodeEvent(raw, &req); err != nil {
-			results[i].Error = s.batchError(c, i, err)
+		if decodeErrs != nil && decodeErrs[i] != nil {
+			results[i].Error = s.batchError(c, i, decodeErrs[i])
 			continue
 		}
 		in := pageviewInput(req.PageviewRequest)

@@ -18,14 +18,28 @@ import (
 // as json.Number where v holds interface values (props), so their validity is
 // judged later and exactly. Errors name the offending field where JSON allows.
 func decodeJSON(c echo.Context, v any) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	return decodeBody(body, v)
+}
+
+// readBody reads the whole request body (within its size limit).
+func readBody(c echo.Context) ([]byte, error) {
 	body, err := io.ReadAll(c.Request().Body)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return errs.E(errs.TooLarge, "payload_too_large", "request body is larger than %d bytes", tooBig.Limit)
+		return nil, errs.E(errs.TooLarge, "payload_too_large", "request body is larger than %d bytes", tooBig.Limit)
 	}
 	if err != nil {
-		return errs.E(errs.Invalid, "invalid_request", "could not read the request body").Wrap(err)
+		return nil, errs.E(errs.Invalid, "invalid_request", "could not read the request body").Wrap(err)
 	}
+	return body, nil
+}
+
+// decodeBody decodes a body read by readBody as one JSON value into v.
+func decodeBody(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errs.E(errs.Invalid, "invalid_request", "request body must be a JSON object")
 	}
