@@ -423,7 +423,7 @@ func (b *bench) startProfile(ctx context.Context, name string) *profile {
 			p.done <- "profile failed: " + err.Error()
 			return
 		}
-		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", b.o.tally, path).Output()
+		out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", b.o.tally, path).Output()
 		if err != nil {
 			p.done <- "pprof failed: " + err.Error()
 			return

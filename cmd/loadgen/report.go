@@ -141,8 +141,12 @@ func (b *bench) write() error {
 		p("| rows | took | rows/s |")
 		p("|---|---|---|")
 		p("| %d events | %s | %.0f |", raw.Events, raw.EventsTook.Round(time.Millisecond), raw.eventsRate())
-		p("| %d events + their %d session rows (what tally's flusher writes) | %s | %.0f events/s |", raw.Events,
+		p("| %d events + the %d session rows left of them | %s | %.0f events/s |", raw.Events,
 			raw.Sessions, raw.BothTook.Round(time.Millisecond), raw.bothRate())
+		p("")
+		p("tally's flusher writes one or two session rows per event (a new state, and a cancel row for the previous")
+		p("one); ClickHouse's collapsing merges have removed most pairs by the time the rows are read back, so the")
+		p("second line inserts fewer session rows than the flusher did.")
 		p("")
 	}
 	if len(r.queries) > 0 {
@@ -168,7 +172,7 @@ func (b *bench) write() error {
 		p    *phase
 	}{{"single-event ingest", r.ingest}, {"batch ingest", r.batch}} {
 		if ph.p != nil && ph.p.profile != "" {
-			p("## CPU profile of the server: %s (20 s)", ph.name)
+			p("## CPU profile of the server: %s (20 s, cumulative)", ph.name)
 			p("")
 			p("```")
 			p("%s", strings.TrimSpace(ph.p.profile))
