@@ -428,6 +428,82 @@ func TestStatsScenario(t *testing.T) {
 		}
 	})
 
+	t.Run("source, pathname and other filters", func(t *testing.T) {
+		p := week
+		p.Source = "Google"
+		res, err := c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// alice (3 pageviews, 240 s) and gina (1, bounce): 120 s average, 50 % bounce
+		if res.Data.Metrics != (api.Metrics{Visitors: 2, Pageviews: 4, BounceRate: 50, VisitDuration: 120}) {
+			t.Errorf("overview for Google: %+v", res.Data.Metrics)
+		}
+		pages, err := c.Pages(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// /landing: alice 60 s then on, gina bounced; alice spent 150 s on /pricing
+		wantPages := []api.Page{{Pathname: "/landing", Pageviews: 2, Visitors: 2, BounceRate: 50, AvgTimeOnPage: 60},
+			{Pathname: "/pricing", Pageviews: 1, Visitors: 1, AvgTimeOnPage: 150}, {Pathname: "/signup", Pageviews: 1, Visitors: 1}}
+		if diff := cmp.Diff(wantPages, pages.Data.Pages); diff != "" {
+			t.Errorf("pages for Google (-want +got):\n%s", diff)
+		}
+
+		// a page filters visits by whether they viewed it: /pricing was seen in
+		// alice's, carol's first, dave's and frank's sessions
+		p = week
+		p.Pathname = "/pricing"
+		sources, err := c.Sources(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSources := []api.SourceRow{
+			{Source: "Direct / None", SourceType: "direct", Visitors: 1, Pageviews: 2},
+			{Source: "Google", SourceType: "search", Visitors: 1, Pageviews: 3},
+			{Source: "acme-mail", SourceType: "referral", Visitors: 1, Pageviews: 2},
+			{Source: "myblog.example.org", SourceType: "referral", Visitors: 1, Pageviews: 1},
+		}
+		if diff := cmp.Diff(wantSources, sources.Data.Sources); diff != "" {
+			t.Errorf("sources of the visits that viewed /pricing (-want +got):\n%s", diff)
+		}
+		res, err = c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// events on /pricing: 4 pageviews by 4 visitors; those sessions last
+		// 240, 120, 30 and 60 s, none bounced
+		if res.Data.Metrics != (api.Metrics{Visitors: 4, Pageviews: 4, BounceRate: 0, VisitDuration: 112.5}) {
+			t.Errorf("overview of /pricing: %+v", res.Data.Metrics)
+		}
+
+		p = week
+		p.Country, p.Device = "GB", "mobile"
+		res, err = c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Data.Metrics != (api.Metrics{Visitors: 1, Pageviews: 1, BounceRate: 100, VisitDuration: 0}) { // gina
+			t.Errorf("overview for mobile visitors from GB: %+v", res.Data.Metrics)
+		}
+
+		// revenue filters on what a payment knows of its visit
+		p = week
+		p.UTMSource = "acme-mail"
+		if _, err := c.Revenue(ctx, p); err != nil {
+			t.Errorf("revenue for a campaign source: %v", err)
+		}
+		p.Browser = "Chrome"
+		if _, err := c.Revenue(ctx, p); !isAPIError(err, 400, "invalid_request") || err.(*client.Error).Field != "browser" {
+			t.Errorf("revenue by browser: %v, want 400 on browser", err)
+		}
+		p = week
+		p.Pathname = "pricing"
+		if _, err := c.Pages(ctx, p); !isAPIError(err, 400, "invalid_request") {
+			t.Errorf("a pathname without /: %v, want 400", err)
+		}
+	})
+
 	t.Run("realtime, read through another instance", func(t *testing.T) {
 		other := h.secondInstance()
 		h.clock.Set(time.Date(2026, 5, 7, 23, 33, 0, 0, time.UTC))

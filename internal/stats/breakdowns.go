@@ -66,13 +66,6 @@ func (s *Service) breakdown(ctx context.Context, sc scope, dims []Dimension, fil
 	return out, nil
 }
 
-func deviceFilter(r Request) []Filter {
-	if r.Device == "" {
-		return nil
-	}
-	return []Filter{Eq(Device, r.Device)}
-}
-
 // Devices lists visitors by device type.
 func (s *Service) Devices(ctx context.Context, p auth.Principal, r Request) (api.DevicesResponse, error) {
 	var res api.DevicesResponse
@@ -99,7 +92,7 @@ func (s *Service) Browsers(ctx context.Context, p auth.Principal, r Request) (ap
 	if err != nil {
 		return res, err
 	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{Browser}, deviceFilter(r)...)
+	rows, err := s.breakdown(ctx, sc, []Dimension{Browser})
 	if err != nil {
 		return res, err
 	}
@@ -118,7 +111,7 @@ func (s *Service) OperatingSystems(ctx context.Context, p auth.Principal, r Requ
 	if err != nil {
 		return res, err
 	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{OS}, deviceFilter(r)...)
+	rows, err := s.breakdown(ctx, sc, []Dimension{OS})
 	if err != nil {
 		return res, err
 	}
@@ -157,7 +150,7 @@ func (s *Service) Regions(ctx context.Context, p auth.Principal, r Request) (api
 	if err != nil {
 		return res, err
 	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{Region, RegionName}, Eq(Country, r.Country))
+	rows, err := s.breakdown(ctx, sc, []Dimension{Region, RegionName})
 	if err != nil {
 		return res, err
 	}
@@ -177,7 +170,7 @@ func (s *Service) Cities(ctx context.Context, p auth.Principal, r Request) (api.
 	if err != nil {
 		return res, err
 	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{City}, Eq(Region, r.Region))
+	rows, err := s.breakdown(ctx, sc, []Dimension{City})
 	if err != nil {
 		return res, err
 	}

@@ -18,11 +18,12 @@ func FuzzParseRequest(f *testing.F) {
 		"site_id=s&date_from=2026-05-07&date_to=2026-05-01",
 		"site_id=s&date_from=2026-02-30&date_to=2026-05-01&utm_source=&device=TV",
 		"site_id=s&date_from=2020-01-01&date_to=2026-01-01&country=usa&region=x&breakdown=planet&model=z",
+		"site_id=s&date_from=2026-05-01&date_to=2026-05-07&source=Google&pathname=/pricing&city=Berlin&browser=Firefox&os=Linux&device=mobile",
 		"site_id=%00&date_from=0001-01-01&date_to=9999-12-31&limit=-1&page=99999999999999999999",
 	} {
 		f.Add(seed)
 	}
-	endpoints := []Endpoint{{}, {AcceptCompare: true}, {AcceptPaging: true}, {AcceptDevice: true}, {RequireCountry: true},
+	endpoints := []Endpoint{{}, {AcceptCompare: true}, {AcceptPaging: true}, {RequireCountry: true},
 		{RequireRegion: true}, {AcceptEventName: true}, {Revenue: true}, {NoDates: true}}
 	f.Fuzz(func(t *testing.T, query string) {
 		v, err := url.ParseQuery(query)

@@ -33,12 +33,10 @@ type Request struct {
 	Compare  bool
 	Limit    int
 	Page     int
-	// Filters from the query string: UTM parameters and, per endpoint,
-	// device, country, region and event name.
-	UTM       []Filter
-	Device    string
-	Country   string
-	Region    string
+	// Filters from the query string (FilterParams), applied to every
+	// query of the report.
+	Filters []Filter
+	// EventName narrows the events report.
 	EventName string
 	// Breakdown and Model of the revenue report.
 	Breakdown string
@@ -50,12 +48,61 @@ var (
 	regionCode  = regexp.MustCompile(`^[A-Z]{2}-[A-Z0-9]{1,3}$`)
 )
 
+// FilterParams are the query parameters that filter every report: a report
+// then counts only the visits (or, for pathname, the pageviews and events of that page) that
+// match all of them.
+var FilterParams = []struct {
+	Param string
+	Dim   Dimension
+	parse func(string) (string, bool)
+	rule  string
+}{
+	{"utm_source", UTMSource, plain, "1 to 256 characters"},
+	{"utm_medium", UTMMedium, plain, "1 to 256 characters"},
+	{"utm_campaign", UTMCampaign, plain, "1 to 256 characters"},
+	{"utm_content", UTMContent, plain, "1 to 256 characters"},
+	{"source", Source, plain, "1 to 256 characters"},
+	{"pathname", Pathname, pagePath, "a path starting with /"},
+	{"country", Country, countryParam, "an ISO 3166-1 alpha-2 code such as US"},
+	{"region", Region, regionParam, "an ISO 3166-2 code such as US-CA"},
+	{"city", City, plain, "1 to 256 characters"},
+	{"device", Device, canonicalDevice, "Desktop, Mobile or Tablet"},
+	{"browser", Browser, plain, "1 to 256 characters"},
+	{"os", OS, plain, "1 to 256 characters"},
+}
+
+func plain(s string) (string, bool) { return s, s != "" && len(s) <= maxParamLen }
+
+func pagePath(s string) (string, bool) {
+	return s, strings.HasPrefix(s, "/") && len(s) <= 1024
+}
+
+func countryParam(s string) (string, bool) {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	return s, countryCode.MatchString(s)
+}
+
+func regionParam(s string) (string, bool) {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	return s, regionCode.MatchString(s)
+}
+
+// Filter returns the value of the filter on dimension d, if r has one.
+func (r Request) Filter(d Dimension) (string, bool) {
+	for _, f := range r.Filters {
+		if f.Dim.Name == d.Name {
+			v, ok := f.Value.(string)
+			return v, ok
+		}
+	}
+	return "", false
+}
+
 // Endpoint names the parameters an endpoint requires beyond the common ones.
 type Endpoint struct {
 	NoDates         bool // realtime
 	RequireCountry  bool // regions
 	RequireRegion   bool // cities
-	AcceptDevice    bool // browsers, operating systems
 	AcceptEventName bool // events
 	AcceptPaging    bool // pages
 	AcceptCompare   bool // overview
@@ -96,16 +143,16 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		}
 		r.Timezone = tz
 	}
-	for _, f := range []struct {
-		param string
-		dim   Dimension
-	}{{"utm_source", UTMSource}, {"utm_medium", UTMMedium}, {"utm_campaign", UTMCampaign}, {"utm_content", UTMContent}} {
-		if val, ok := v[f.param]; ok {
-			if len(val[0]) == 0 || len(val[0]) > maxParamLen {
-				return r, errs.InvalidField(f.param, "must be 1 to %d characters", maxParamLen)
-			}
-			r.UTM = append(r.UTM, Eq(f.dim, val[0]))
+	for _, f := range FilterParams {
+		val, ok := v[f.Param]
+		if !ok {
+			continue
 		}
+		clean, valid := f.parse(val[0])
+		if !valid {
+			return r, errs.InvalidField(f.Param, "must be %s", f.rule)
+		}
+		r.Filters = append(r.Filters, Eq(f.Dim, clean))
 	}
 	if e.AcceptCompare {
 		if r.Compare, err = parseBool(v, "compare"); err != nil {
@@ -120,28 +167,11 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 			return r, err
 		}
 	}
-	if e.AcceptDevice && v.Get("device") != "" {
-		if r.Device = canonicalDevice(v.Get("device")); r.Device == "" {
-			return r, errs.InvalidField("device", "must be Desktop, Mobile or Tablet")
-		}
+	if _, ok := r.Filter(Country); e.RequireCountry && !ok {
+		return r, errs.InvalidField("country", "country is required (an ISO 3166-1 code such as US)")
 	}
-	if e.RequireCountry {
-		r.Country = strings.ToUpper(strings.TrimSpace(v.Get("country")))
-		if r.Country == "" {
-			return r, errs.InvalidField("country", "country is required (an ISO 3166-1 code such as US)")
-		}
-		if !countryCode.MatchString(r.Country) {
-			return r, errs.InvalidField("country", "must be an ISO 3166-1 alpha-2 code such as US")
-		}
-	}
-	if e.RequireRegion {
-		r.Region = strings.ToUpper(strings.TrimSpace(v.Get("region")))
-		if r.Region == "" {
-			return r, errs.InvalidField("region", "region is required (an ISO 3166-2 code such as US-CA)")
-		}
-		if !regionCode.MatchString(r.Region) {
-			return r, errs.InvalidField("region", "must be an ISO 3166-2 code such as US-CA")
-		}
+	if _, ok := r.Filter(Region); e.RequireRegion && !ok {
+		return r, errs.InvalidField("region", "region is required (an ISO 3166-2 code such as US-CA)")
 	}
 	if e.Revenue {
 		if err := parseRevenue(&r, v.Get("breakdown"), v.Get("model")); err != nil {
@@ -206,11 +236,11 @@ func parseInt(v url.Values, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
-func canonicalDevice(s string) string {
+func canonicalDevice(s string) (string, bool) {
 	for _, d := range []string{"Desktop", "Mobile", "Tablet"} {
 		if strings.EqualFold(s, d) {
-			return d
+			return d, true
 		}
 	}
-	return ""
+	return "", false
 }

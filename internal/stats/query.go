@@ -92,7 +92,17 @@ func (q Query) Build() (string, []any, error) {
 	b.WriteString(" WHERE site_key = cityHash64(?) AND " + tc + " >= ? AND " + tc + " < ?")
 	args = append(args, string(q.Site), q.From.UTC(), q.To.UTC())
 	for _, f := range q.Filters {
-		expr := f.Dim.exprs[q.Table]
+		expr, ok := f.Dim.exprs[q.Table]
+		if !ok {
+			// an events-only dimension (the page) filtering sessions: the
+			// sessions with such an event; a session's events come at
+			// most sessionSpan after it started
+			b.WriteString(" AND session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND " +
+				f.Dim.exprs[Events] + " = ?)")
+			args = append(append(args, string(q.Site), q.From.UTC(), q.To.Add(sessionSpan).UTC()), f.Dim.args...)
+			args = append(args, f.Value)
+			continue
+		}
 		switch {
 		case f.Set != nil:
 			b.WriteString(" AND " + expr + " IN ?")
@@ -125,6 +135,9 @@ func (q Query) Build() (string, []any, error) {
 	return b.String(), args, nil
 }
 
+// sessionSpan is the longest a session lasts (the session rule's maximum).
+const sessionSpan = 24 * time.Hour
+
 // sampled reports whether the query reads a sample.
 func (q Query) sampled() bool {
 	return q.SamplePercent > 0 && q.SamplePercent < 100 && (q.Table == Events || q.Table == Sessions)
@@ -154,11 +167,19 @@ func (q Query) check() error {
 		}
 	}
 	mutable := false
-	for _, d := range append(append([]Dimension(nil), q.Dimensions...), filterDims(q.Filters)...) {
+	for _, d := range q.Dimensions {
 		if _, ok := d.exprs[q.Table]; !ok {
 			return fmt.Errorf("stats: dimension %s is not defined on %s", d.Name, q.Table)
 		}
 		mutable = mutable || d.mutable
+	}
+	for _, f := range q.Filters {
+		if _, ok := f.Dim.exprs[q.Table]; ok {
+			continue
+		}
+		if _, onEvents := f.Dim.exprs[Events]; !onEvents || q.Table != Sessions || f.Set != nil || f.Not {
+			return fmt.Errorf("stats: %s cannot filter %s", f.Dim.Name, q.Table)
+		}
 	}
 	for _, m := range q.Metrics {
 		if mutable && q.Table == Sessions && m.Name == Visitors.Name {
@@ -185,14 +206,6 @@ func (q Query) check() error {
 		return errors.New("stats: bad limit or offset")
 	}
 	return nil
-}
-
-func filterDims(fs []Filter) []Dimension {
-	out := make([]Dimension, len(fs))
-	for i, f := range fs {
-		out[i] = f.Dim
-	}
-	return out
 }
 
 func (q Query) orderBy() string {

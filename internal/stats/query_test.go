@@ -42,6 +42,15 @@ func TestBuild(t *testing.T) {
 				"GROUP BY d0 HAVING sum(sign) > 0 ORDER BY m0 DESC, d0 ASC LIMIT ? OFFSET ?",
 			wantArgs: []any{"s1", from, to, Set{"/a", "/b"}, 10, 20},
 		},
+		{
+			name: "sessions filtered by a page: the sessions with a pageview of it",
+			q: Query{Table: Sessions, Site: "s1", From: from, To: to, Metrics: []Metric{SessionCount},
+				Filters: []Filter{Eq(Source, "Google"), Eq(Pathname, "/pricing")}},
+			wantSQL: "SELECT toFloat64(sum(sign)) AS m0 FROM sessions WHERE site_key = cityHash64(?) AND started_at >= ? AND started_at < ? " +
+				"AND referrer_source = ? AND session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) " +
+				"AND ts >= ? AND ts < ? AND pathname = ?)",
+			wantArgs: []any{"s1", from, to, "Google", "s1", from, to.Add(24 * time.Hour), "/pricing"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +81,9 @@ func TestBuildRejects(t *testing.T) {
 		"unknown table":              {Table: "users", Site: "s", From: from, To: to, Metrics: []Metric{Visitors}},
 		"metric not on table":        {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Bounces}},
 		"dimension not on table":     {Table: Sessions, Site: "s", From: from, To: to, Metrics: []Metric{SessionCount}, Dimensions: []Dimension{Pathname}},
-		"filter not on table":        {Table: Sessions, Site: "s", From: from, To: to, Metrics: []Metric{SessionCount}, Filters: []Filter{Eq(EventName, "x")}},
+		"filter not on table":        {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Filters: []Filter{Eq(EntryPage, "/")}},
+		"negated events-only filter": {Table: Sessions, Site: "s", From: from, To: to, Metrics: []Metric{SessionCount}, Filters: []Filter{NotEq(Pathname, "/")}},
+		"events-only filter on bots": {Table: BotEvents, Site: "s", From: from, To: to, Metrics: []Metric{EventCount}, Filters: []Filter{Eq(Pathname, "/")}},
 		"visitors by exit page":      {Table: Sessions, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Dimensions: []Dimension{ExitPage}},
 		"order by unselected metric": {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Order: []Order{ByMetric(Pageviews)}},
 		"offset without limit":       {Table: Events, Site: "s", From: from, To: to, Metrics: []Metric{Visitors}, Offset: 5},

@@ -38,6 +38,9 @@ func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api
 		return res, err
 	}
 	sc.sample = 0 // money is never sampled
+	if sc.req.Filters, err = paymentFilters(sc.req.Filters, r.Model == FirstTouch); err != nil {
+		return res, err
+	}
 	metrics := []Metric{Revenue, Refunds, PaymentCount, RefundCount, PayingVisitors}
 	base := Eq(BaseCurrency, sc.site.BaseCurrency)
 	q := sc.query(Payments, []Dimension{Day(sc.tz)}, metrics, base)
@@ -71,6 +74,48 @@ func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api
 	}
 	res.Meta = api.RevenueMeta{StatsMeta: sc.meta(), Breakdown: r.Breakdown, Model: r.Model, PendingConversion: pending}
 	return res, nil
+}
+
+// paymentColumns are the payments' attribution columns a filter dimension
+// reads, for the last and the first touch.
+var paymentColumns = map[string][2]string{
+	Source.Name:      {"source", "ft_source"},
+	Country.Name:     {"country_code", "ft_country_code"},
+	Device.Name:      {"device", "ft_device"},
+	UTMSource.Name:   {"utm_source", "ft_utm_source"},
+	UTMMedium.Name:   {"utm_medium", "ft_utm_medium"},
+	UTMCampaign.Name: {"utm_campaign", "ft_utm_campaign"},
+	UTMContent.Name:  {"utm_content", "ft_utm_content"},
+}
+
+// paymentFilters turns report filters into filters of the payments table,
+// on the attribution of the model's touch. A payment knows the source,
+// campaign, country and device of its visit, not the pages or the browser.
+func paymentFilters(fs []Filter, firstTouch bool) ([]Filter, error) {
+	out := make([]Filter, 0, len(fs))
+	for _, f := range fs {
+		cols, ok := paymentColumns[f.Dim.Name]
+		if !ok {
+			return nil, errs.InvalidField(filterParam(f.Dim), "the revenue report cannot be filtered by %s", filterParam(f.Dim))
+		}
+		col := cols[0]
+		if firstTouch {
+			col = cols[1]
+		}
+		f.Dim = Dimension{Name: f.Dim.Name, exprs: map[Table]string{Payments: col}}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// filterParam is the query parameter of a filter dimension.
+func filterParam(d Dimension) string {
+	for _, p := range FilterParams {
+		if p.Dim.Name == d.Name {
+			return p.Param
+		}
+	}
+	return d.Name
 }
 
 func revenueTotals(m []float64) api.RevenueTotals {

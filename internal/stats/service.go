@@ -173,10 +173,10 @@ func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
 	return max(1, int(float64(s.sampleAbove)/2/n*100)), nil
 }
 
-// query starts a query on the scope with its UTM filters and sample.
+// query starts a query on the scope with its filters and sample.
 func (sc scope) query(t Table, dims []Dimension, metrics []Metric, filters ...Filter) Query {
 	return Query{Table: t, Site: sc.site.ID, From: sc.from, To: sc.to, Dimensions: dims, Metrics: metrics,
-		Filters: append(append([]Filter(nil), sc.req.UTM...), filters...), SamplePercent: sc.sample}
+		Filters: append(append([]Filter(nil), sc.req.Filters...), filters...), SamplePercent: sc.sample}
 }
 
 // rows runs q and scales count metrics back when it ran on a sample.

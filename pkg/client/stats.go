@@ -19,9 +19,9 @@ type StatsParams struct {
 	Compare  bool   // overview
 	Limit    int    // pages
 	Page     int    // pages
-	Device   string // browsers, operating systems
-	Country  string // regions
-	Region   string // cities
+	// Filters (every report): device, country (required by regions),
+	// region (required by cities), source, pathname, city, browser, OS.
+	Device, Country, Region, Source, Pathname, City, Browser, OS string
 	// EventName filters the events report.
 	EventName                                     string
 	UTMSource, UTMMedium, UTMCampaign, UTMContent string
@@ -52,6 +52,11 @@ func (p StatsParams) values() url.Values {
 	set("device", p.Device)
 	set("country", p.Country)
 	set("region", p.Region)
+	set("source", p.Source)
+	set("pathname", p.Pathname)
+	set("city", p.City)
+	set("browser", p.Browser)
+	set("os", p.OS)
 	set("event_name", p.EventName)
 	set("utm_source", p.UTMSource)
 	set("utm_medium", p.UTMMedium)
