@@ -504,6 +504,28 @@ func TestStatsScenario(t *testing.T) {
 		}
 	})
 
+	t.Run("campaigns", func(t *testing.T) {
+		res, err := c.Campaigns(ctx, week)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// only dave came with UTM parameters
+		want := []api.CampaignRow{{Value: "spring", Visitors: 1, Percentage: 100}}
+		if diff := cmp.Diff(want, res.Data.Campaigns); diff != "" || res.Data.By != "utm_campaign" {
+			t.Errorf("campaigns by %s (-want +got):\n%s", res.Data.By, diff)
+		}
+		p := week
+		p.By = "utm_medium"
+		res, err = c.Campaigns(ctx, p)
+		if err != nil || len(res.Data.Campaigns) != 1 || res.Data.Campaigns[0].Value != "email" {
+			t.Errorf("campaigns by medium: %+v, %v", res.Data, err)
+		}
+		p.By = "utm_term"
+		if _, err := c.Campaigns(ctx, p); !isAPIError(err, 400, "invalid_request") {
+			t.Errorf("by utm_term: %v, want 400", err)
+		}
+	})
+
 	t.Run("realtime, read through another instance", func(t *testing.T) {
 		other := h.secondInstance()
 		h.clock.Set(time.Date(2026, 5, 7, 23, 33, 0, 0, time.UTC))

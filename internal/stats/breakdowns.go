@@ -32,6 +32,28 @@ func (s *Service) Sources(ctx context.Context, p auth.Principal, r Request) (api
 	return res, nil
 }
 
+// Campaigns lists the visitors who came with a UTM parameter, by its value
+// (utm_campaign unless the request names another).
+func (s *Service) Campaigns(ctx context.Context, p auth.Principal, r Request) (api.CampaignsResponse, error) {
+	var res api.CampaignsResponse
+	sc, err := s.resolve(ctx, p, r)
+	if err != nil {
+		return res, err
+	}
+	dim := UTMDimensions[r.UTMBy]
+	rows, err := s.breakdown(ctx, sc, []Dimension{dim}, NotEq(dim, ""))
+	if err != nil {
+		return res, err
+	}
+	res.Data.By = r.UTMBy
+	res.Data.Campaigns = make([]api.CampaignRow, len(rows))
+	for i, row := range rows {
+		res.Data.Campaigns[i] = api.CampaignRow{Value: row.dims[0], Visitors: row.visitors, Percentage: row.percent}
+	}
+	res.Meta = sc.meta()
+	return res, nil
+}
+
 // share is a visitors breakdown by one or two dimensions: each row with its
 // visitors and their share of the report's visitors.
 type share struct {

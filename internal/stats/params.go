@@ -41,6 +41,14 @@ type Request struct {
 	// Breakdown and Model of the revenue report.
 	Breakdown string
 	Model     string
+	// UTMBy is the UTM parameter of the campaigns report (utm_campaign,
+	// utm_source, utm_medium or utm_content).
+	UTMBy string
+}
+
+// UTMDimensions are the dimensions of the campaigns report, by parameter name.
+var UTMDimensions = map[string]Dimension{
+	"utm_campaign": UTMCampaign, "utm_source": UTMSource, "utm_medium": UTMMedium, "utm_content": UTMContent,
 }
 
 var (
@@ -107,6 +115,7 @@ type Endpoint struct {
 	AcceptPaging    bool // pages
 	AcceptCompare   bool // overview
 	Revenue         bool // breakdown and model
+	AcceptUTMBy     bool // campaigns
 }
 
 // ParseRequest validates the query string of a stats endpoint. Every problem
@@ -172,6 +181,15 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 	}
 	if _, ok := r.Filter(Region); e.RequireRegion && !ok {
 		return r, errs.InvalidField("region", "region is required (an ISO 3166-2 code such as US-CA)")
+	}
+	if e.AcceptUTMBy {
+		r.UTMBy = "utm_campaign"
+		if by, ok := v["by"]; ok {
+			if _, known := UTMDimensions[by[0]]; !known {
+				return r, errs.InvalidField("by", "must be utm_campaign, utm_source, utm_medium or utm_content")
+			}
+			r.UTMBy = by[0]
+		}
 	}
 	if e.Revenue {
 		if err := parseRevenue(&r, v.Get("breakdown"), v.Get("model")); err != nil {

@@ -184,6 +184,23 @@ type CityRow struct {
 	Percentage float64 `json:"percentage"`
 }
 
+// CampaignRow is a row of the campaigns report: one value of the UTM parameter.
+type CampaignRow struct {
+	Value      string  `json:"value"`
+	Visitors   int64   `json:"visitors"`
+	Percentage float64 `json:"percentage"`
+}
+
+// CampaignsResponse is the body of GET /api/v1/stats/campaigns.
+type CampaignsResponse struct {
+	Data struct {
+		// By is the UTM parameter the rows are values of.
+		By        string        `json:"by"`
+		Campaigns []CampaignRow `json:"campaigns"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
 // DevicesResponse is the body of GET /api/v1/stats/devices.
 type DevicesResponse struct {
 	Data struct {

@@ -25,6 +25,8 @@ type StatsParams struct {
 	// EventName filters the events report.
 	EventName                                     string
 	UTMSource, UTMMedium, UTMCampaign, UTMContent string
+	// By is the UTM parameter of the campaigns report.
+	By string
 	// Breakdown and Model of the revenue report.
 	Breakdown, Model string
 }
@@ -62,6 +64,7 @@ func (p StatsParams) values() url.Values {
 	set("utm_medium", p.UTMMedium)
 	set("utm_campaign", p.UTMCampaign)
 	set("utm_content", p.UTMContent)
+	set("by", p.By)
 	set("breakdown", p.Breakdown)
 	set("model", p.Model)
 	return v
@@ -85,6 +88,12 @@ func (c *Client) Overview(ctx context.Context, p StatsParams) (api.OverviewRespo
 // Pages returns a page of the pages report.
 func (c *Client) Pages(ctx context.Context, p StatsParams) (api.PagesResponse, error) {
 	return getStats[api.PagesResponse](ctx, c, "pages", p)
+}
+
+// Campaigns returns visitors by the value of a UTM parameter (p.By,
+// utm_campaign by default).
+func (c *Client) Campaigns(ctx context.Context, p StatsParams) (api.CampaignsResponse, error) {
+	return getStats[api.CampaignsResponse](ctx, c, "campaigns", p)
 }
 
 // Sources returns the traffic sources.
