@@ -188,3 +188,20 @@ func (s *Service) ListKeys(ctx context.Context, ownerEmail string) ([]model.APIK
 	}
 	return s.store.KeysByUser(ctx, owner.ID)
 }
+
+// KeysOf lists a user's keys (never their secrets), newest first.
+func (s *Service) KeysOf(ctx context.Context, user model.UserID) ([]model.APIKey, error) {
+	return s.store.KeysByUser(ctx, user)
+}
+
+// RevokeKeyOf revokes one of user's own keys; another user's key is not found.
+func (s *Service) RevokeKeyOf(ctx context.Context, user model.UserID, id model.KeyID) (model.APIKey, error) {
+	key, err := s.store.KeyByID(ctx, id)
+	if errors.Is(err, errs.ErrNotFound) || (err == nil && key.UserID != user) {
+		return model.APIKey{}, errs.E(errs.NotFound, "key_not_found", "no API key with this id")
+	}
+	if err != nil {
+		return model.APIKey{}, err
+	}
+	return s.RevokeKey(ctx, id)
+}

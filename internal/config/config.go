@@ -70,6 +70,11 @@ type Config struct {
 	// MetricsToken, when set, is the bearer token GET /metrics requires;
 	// unset, /metrics answers loopback clients only (TALLY_METRICS_TOKEN).
 	MetricsToken string `env:"TALLY_METRICS_TOKEN" secret:"true"`
+	// PublicURL is the server's address as sites and payment providers
+	// reach it (https://analytics.example.com), for the dashboard's install
+	// snippet and webhook URLs; empty = the address of each request
+	// (TALLY_PUBLIC_URL).
+	PublicURL string `env:"TALLY_PUBLIC_URL"`
 	// PprofAddr, when set, serves Go's profiling endpoints (/debug/pprof/)
 	// on this address; keep it on loopback (TALLY_PPROF_ADDR, e.g. 127.0.0.1:6060).
 	PprofAddr string `env:"TALLY_PPROF_ADDR"`
@@ -180,6 +185,11 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.MaxEventBodyBytes < 1024 {
 		problems = append(problems, errors.New("TALLY_MAX_EVENT_BODY_BYTES must be at least 1024"))
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			problems = append(problems, errors.New("TALLY_PUBLIC_URL must be an http(s) URL such as https://analytics.example.com"))
+		}
 	}
 	if c.MaxBatchBodyBytes < c.MaxEventBodyBytes {
 		problems = append(problems, errors.New("TALLY_MAX_BATCH_BODY_BYTES must be at least TALLY_MAX_EVENT_BODY_BYTES"))

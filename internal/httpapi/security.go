@@ -49,23 +49,40 @@ func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) redirectHTTPS(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if !s.deps.ForceHTTPS || r.TLS != nil || r.URL.Path == "/health" {
-			return next(c)
-		}
-		if s.fromTrustedProxy(r) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		if !s.deps.ForceHTTPS || !plainHTTP(r, s.deps.TrustedProxies) || r.URL.Path == "/health" {
 			return next(c)
 		}
 		return c.Redirect(http.StatusPermanentRedirect, "https://"+r.Host+r.URL.RequestURI())
 	}
 }
 
-func (s *Server) fromTrustedProxy(r *http.Request) bool {
+// RedirectHTTPS is redirectHTTPS for another handler (the dashboard's).
+func RedirectHTTPS(trusted []*net.IPNet, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if plainHTTP(r, trusted) {
+			http.Redirect(w, r, "https://"+r.Host+r.URL.RequestURI(), http.StatusPermanentRedirect)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// plainHTTP reports whether r came over plain HTTP: not over TLS, and not
+// from a trusted proxy that says it received HTTPS.
+func plainHTTP(r *http.Request, trusted []*net.IPNet) bool {
+	if r.TLS != nil {
+		return false
+	}
+	return !(fromTrustedProxy(r, trusted) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"))
+}
+
+func fromTrustedProxy(r *http.Request, trusted []*net.IPNet) bool {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	ip := net.ParseIP(host)
-	for _, n := range s.deps.TrustedProxies {
+	for _, n := range trusted {
 		if ip != nil && n.Contains(ip) {
 			return true
 		}

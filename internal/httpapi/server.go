@@ -141,12 +141,12 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // Routes lists the registered routes (method and path).
 func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
 
-// HTTPServer wraps the API in an http.Server with timeouts suited to the
-// internet: slow clients cannot hold connections forever.
-func (s *Server) HTTPServer(addr string) *http.Server {
+// HTTPServer serves h (the API, or the API and the dashboard) with
+// timeouts suited to the internet: slow clients cannot hold connections forever.
+func HTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,
-		Handler:           s.echo,
+		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,

@@ -156,3 +156,25 @@ type SiteDeletion struct {
 	SiteID      SiteID
 	RequestedAt time.Time
 }
+
+// DashboardSession is a login to the dashboard.
+type DashboardSession struct {
+	UserID    UserID
+	CSRFToken string
+	ExpiresAt time.Time
+}
+
+// Member is a user's membership of a site, as the site's settings list it.
+type Member struct {
+	UserID UserID
+	Email  string
+	Name   string
+	Role   Role
+}
+
+// ProviderSecretState tells whether a site has a provider's webhook secret
+// (never the secret).
+type ProviderSecretState struct {
+	Provider  Provider
+	UpdatedAt time.Time
+}

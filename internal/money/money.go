@@ -6,6 +6,7 @@ package money
 import (
 	"fmt"
 	"math/big"
+	"sort"
 	"strings"
 
 	"github.com/bojanz/currency"
@@ -94,4 +95,21 @@ func roundHalfAway(v *big.Rat) (int64, bool) {
 		return 0, false
 	}
 	return q.Int64(), true
+}
+
+// Format renders an amount in minor units for people, in English
+// conventions: Format(123456, "EUR") = "€1,234.56", Format(1000, "JPY") = "¥1,000".
+func Format(amount int64, code string) string {
+	a, err := currency.NewAmountFromInt64(amount, code)
+	if err != nil {
+		return fmt.Sprintf("%d %s", amount, code)
+	}
+	return currency.NewFormatter(currency.NewLocale("en")).Format(a)
+}
+
+// Currencies lists the ISO 4217 codes, sorted.
+func Currencies() []string {
+	codes := currency.GetCurrencyCodes()
+	sort.Strings(codes)
+	return codes
 }

@@ -53,3 +53,15 @@ func TestConvert(t *testing.T) {
 		t.Error("a zero rate was accepted")
 	}
 }
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		amount int64
+		code   string
+		want   string
+	}{{123456, "EUR", "€1,234.56"}, {1000, "JPY", "¥1,000"}, {-1999, "USD", "-$19.99"}, {5, "KWD", "KWD\u00a00.005"}} {
+		if got := Format(tc.amount, tc.code); got != tc.want {
+			t.Errorf("Format(%d, %s) = %q, want %q", tc.amount, tc.code, got, tc.want)
+		}
+	}
+}

@@ -95,6 +95,23 @@ func regionParam(s string) (string, bool) {
 	return s, regionCode.MatchString(s)
 }
 
+// ParseFilters reads the filters of FilterParams from a query string.
+func ParseFilters(v url.Values) ([]Filter, error) {
+	var out []Filter
+	for _, f := range FilterParams {
+		val, ok := v[f.Param]
+		if !ok {
+			continue
+		}
+		clean, valid := f.parse(val[0])
+		if !valid {
+			return nil, errs.InvalidField(f.Param, "must be %s", f.rule)
+		}
+		out = append(out, Eq(f.Dim, clean))
+	}
+	return out, nil
+}
+
 // Filter returns the value of the filter on dimension d, if r has one.
 func (r Request) Filter(d Dimension) (string, bool) {
 	for _, f := range r.Filters {
@@ -152,16 +169,8 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		}
 		r.Timezone = tz
 	}
-	for _, f := range FilterParams {
-		val, ok := v[f.Param]
-		if !ok {
-			continue
-		}
-		clean, valid := f.parse(val[0])
-		if !valid {
-			return r, errs.InvalidField(f.Param, "must be %s", f.rule)
-		}
-		r.Filters = append(r.Filters, Eq(f.Dim, clean))
+	if r.Filters, err = ParseFilters(v); err != nil {
+		return r, err
 	}
 	if e.AcceptCompare {
 		if r.Compare, err = parseBool(v, "compare"); err != nil {

@@ -1,0 +1,112 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// TeamStore is what managing a site's members and secrets needs beyond Store.
+type TeamStore interface {
+	SiteMembers(ctx context.Context, site model.SiteID) ([]model.Member, error)
+	RemoveMember(ctx context.Context, site model.SiteID, user model.UserID) error
+	ProviderSecretStates(ctx context.Context, site model.SiteID) ([]model.ProviderSecretState, error)
+}
+
+// Team manages who may see a site and the site's payment-provider secrets:
+// owners and admins may; viewers may not. The owner's own role cannot be
+// changed or taken away (a site always has its owner).
+type Team struct {
+	svc   *Service
+	store TeamStore
+}
+
+// NewTeam wires member management over the accounts service.
+func NewTeam(svc *Service, store TeamStore) *Team { return &Team{svc: svc, store: store} }
+
+// manager checks that user may manage site.
+func (t *Team) manager(ctx context.Context, user model.UserID, site model.SiteID) error {
+	_, role, err := t.svc.Site(ctx, user, site)
+	if err != nil {
+		return err
+	}
+	if !role.CanWrite() {
+		return errs.E(errs.Forbidden, "forbidden", "only the site's owner and admins manage its members and secrets")
+	}
+	return nil
+}
+
+// Members lists a site's members.
+func (t *Team) Members(ctx context.Context, user model.UserID, site model.SiteID) ([]model.Member, error) {
+	if err := t.manager(ctx, user, site); err != nil {
+		return nil, err
+	}
+	return t.store.SiteMembers(ctx, site)
+}
+
+// SetMember gives the user with email the role admin or viewer on site
+// (adding them, or changing their role).
+func (t *Team) SetMember(ctx context.Context, user model.UserID, site model.SiteID, email string, role model.Role) error {
+	if err := t.manager(ctx, user, site); err != nil {
+		return err
+	}
+	if role != model.RoleAdmin && role != model.RoleViewer {
+		return errs.InvalidField("role", "must be admin or viewer")
+	}
+	target, err := t.svc.UserByEmail(ctx, strings.TrimSpace(email))
+	if err != nil {
+		if errs.KindOf(err) == errs.NotFound {
+			return errs.E(errs.NotFound, "user_not_found", "no tally user has this email; they need an account first").WithField("email")
+		}
+		return err
+	}
+	if err := t.notOwner(ctx, site, target.ID); err != nil {
+		return err
+	}
+	return t.svc.store.AddMember(ctx, site, target.ID, role)
+}
+
+// RemoveMember takes a member's access to site away.
+func (t *Team) RemoveMember(ctx context.Context, user model.UserID, site model.SiteID, member model.UserID) error {
+	if err := t.manager(ctx, user, site); err != nil {
+		return err
+	}
+	if err := t.notOwner(ctx, site, member); err != nil {
+		return err
+	}
+	err := t.store.RemoveMember(ctx, site, member)
+	if errors.Is(err, errs.ErrNotFound) {
+		return errs.E(errs.NotFound, "not_found", "this user is not a member of the site")
+	}
+	return err
+}
+
+func (t *Team) notOwner(ctx context.Context, site model.SiteID, user model.UserID) error {
+	role, err := t.svc.store.MemberRole(ctx, site, user)
+	if err == nil && role == model.RoleOwner {
+		return errs.E(errs.Forbidden, "forbidden", "the owner's role cannot be changed or removed")
+	}
+	if err != nil && !errors.Is(err, errs.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// SecretStates tells which payment providers site has a webhook secret for.
+func (t *Team) SecretStates(ctx context.Context, user model.UserID, site model.SiteID) ([]model.ProviderSecretState, error) {
+	if err := t.manager(ctx, user, site); err != nil {
+		return nil, err
+	}
+	return t.store.ProviderSecretStates(ctx, site)
+}
+
+// SetSecret stores site's webhook signing secret for a provider.
+func (t *Team) SetSecret(ctx context.Context, user model.UserID, site model.SiteID, p model.Provider, secret string) error {
+	if err := t.manager(ctx, user, site); err != nil {
+		return err
+	}
+	return t.svc.SetProviderSecret(ctx, site, p, strings.TrimSpace(secret))
+}
