@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 	"github.com/tally-analytics/tally/internal/realtime"
 	"github.com/tally-analytics/tally/internal/revenue"
 	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/internal/web"
 )
 
 // App is a wired tally server.
@@ -61,6 +63,7 @@ type App struct {
 	Revenue  *revenue.Service
 	Deleter  *accounts.Deleter
 	API      *httpapi.Server
+	Web      *web.Server
 	Metrics  *metrics.Metrics
 
 	geo     *geo.DB
@@ -142,7 +145,11 @@ func (a *App) build(ctx context.Context) (err error) {
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
 			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute}})
-	return nil
+	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG),
+		Team: accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Stats: a.Stats, Limiter: a.Limiter,
+		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),
+		PublicURL: cfg.PublicURL, LoginAttempts: cfg.LoginAttempts})
+	return err
 }
 
 // CHOptions are the ClickHouse connection options of cfg.
@@ -186,8 +193,26 @@ func (a *App) newEnricher(ctx context.Context) (*ingest.Enricher, error) {
 	return &ingest.Enricher{UA: ua, Geo: a.geo, Referrers: refs, Visitors: a.visitor}, nil
 }
 
-// Handler is the HTTP API.
-func (a *App) Handler() http.Handler { return a.API.Handler() }
+// Handler serves the API and, on every other path, the dashboard.
+func (a *App) Handler() http.Handler {
+	api, dashboard := a.API.Handler(), a.Web.Handler()
+	if a.cfg.ForceHTTPS() {
+		dashboard = httpapi.RedirectHTTPS(a.cfg.TrustedProxyNets(), dashboard)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if apiPath(r.URL.Path) {
+			api.ServeHTTP(w, r)
+			return
+		}
+		dashboard.ServeHTTP(w, r)
+	})
+}
+
+// apiPath reports whether a path belongs to the API (and the tracker):
+// everything else is the dashboard's.
+func apiPath(p string) bool {
+	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/js/") || p == "/e" || p == "/health" || p == "/metrics" || p == "/api"
+}
 
 // Serve runs the background work and the HTTP server on ln until ctx ends;
 // then it stops accepting requests, waits for those in flight, drains the
@@ -199,7 +224,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopBackground()
 	a.startBackground(bg, &wg)
 
-	srv := a.API.HTTPServer(ln.Addr().String())
+	srv := httpapi.HTTPServer(ln.Addr().String(), a.Handler())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	a.log.Info("tally is serving", "addr", ln.Addr().String(), "env", a.cfg.Env)

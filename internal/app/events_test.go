@@ -122,7 +122,7 @@ func TestErrorEnvelopeForRoutingErrors(t *testing.T) {
 		status       int
 		code         string
 	}{
-		{http.MethodGet, "/nope", 404, "not_found"},
+		{http.MethodGet, "/api/nope", 404, "not_found"},
 		{http.MethodGet, "/api/v1/nope", 404, "not_found"},
 		{http.MethodGet, "/api/v1/events/pageview", 405, "method_not_allowed"},
 		{http.MethodDelete, "/health", 405, "method_not_allowed"},

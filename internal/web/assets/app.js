@@ -1,0 +1,70 @@
+// tally dashboard: loads each report card from its own URL, switches a
+// card's tabs in place, refreshes live cards, sizes row bars, copies
+// snippets. No dependencies; without it every card is a link.
+(function () {
+  'use strict';
+
+  function sizeBars(root) {
+    root.querySelectorAll('.bar[data-w]').forEach(function (el) {
+      el.style.setProperty('--w', el.getAttribute('data-w') + '%');
+    });
+  }
+
+  function load(body, url) {
+    body.setAttribute('aria-busy', 'true');
+    return fetch(url, { headers: { 'X-Tally-Card': '1' }, credentials: 'same-origin' })
+      .then(function (res) {
+        return res.text().then(function (html) {
+          if (res.redirected || res.url.indexOf('/login') >= 0) {
+            window.location.reload();
+            return;
+          }
+          body.innerHTML = html;
+          body.setAttribute('data-loaded', url);
+          sizeBars(body);
+        });
+      })
+      .catch(function () {
+        body.innerHTML = '<p class="card-error" role="alert">This report could not be loaded. <a href="' + url + '">Try again</a>.</p>';
+      })
+      .finally(function () { body.removeAttribute('aria-busy'); });
+  }
+
+  function start() {
+    document.querySelectorAll('[data-card]').forEach(function (body) {
+      var url = body.getAttribute('data-card');
+      load(body, url);
+      var every = parseInt(body.getAttribute('data-refresh') || '0', 10);
+      if (every > 0) {
+        setInterval(function () {
+          if (!document.hidden) { load(body, body.getAttribute('data-loaded') || url); }
+        }, every * 1000);
+      }
+      body.addEventListener('click', function (ev) {
+        var a = ev.target.closest('a[data-tab]');
+        if (!a) { return; }
+        ev.preventDefault();
+        load(body, a.getAttribute('href')).then(function () {
+          var active = body.querySelector('a[data-tab][aria-current]');
+          if (active) { active.focus(); }
+        });
+      });
+    });
+    document.querySelectorAll('[data-copy]').forEach(function (btn) {
+      btn.addEventListener('click', function () {
+        var text = document.getElementById(btn.getAttribute('data-copy')).textContent;
+        navigator.clipboard.writeText(text).then(function () {
+          btn.textContent = 'Copied';
+          setTimeout(function () { btn.textContent = 'Copy'; }, 2000);
+        });
+      });
+    });
+    sizeBars(document);
+  }
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', start);
+  } else {
+    start();
+  }
+})();

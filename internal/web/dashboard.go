@@ -1,0 +1,490 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"html/template"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// membership is the site of the request (the :site parameter) and the
+// user's role on it; a site the user is no member of is not found.
+func (s *Server) membership(c echo.Context) (model.Membership, auth.Principal, error) {
+	u, _ := session(c)
+	p := u.principal()
+	m, err := s.deps.Sites.Get(c.Request().Context(), p, model.SiteID(c.Param("site")))
+	return m, p, err
+}
+
+type dashboardPage struct {
+	page
+	View   view
+	Role   model.Role
+	Ranges []rangeLink
+	Cards  []cardSlot
+	// CompareLink toggles the comparison.
+	CompareLink string
+}
+
+type rangeLink struct {
+	Key, Label, URL string
+	Active          bool
+}
+
+// cardSlot is a place on the dashboard a card is loaded into.
+type cardSlot struct {
+	Name, Title, URL string
+	// Refresh is how often the card reloads, in seconds (0 = never).
+	Refresh int
+	Wide    bool
+}
+
+func (s *Server) dashboard(c echo.Context) error {
+	m, _, err := s.membership(c)
+	if err != nil {
+		return err
+	}
+	v, err := parseView(c.QueryParams(), m.Site, s.deps.Now())
+	if err != nil {
+		return err
+	}
+	p := dashboardPage{page: pageFor(c, m.Site.Domain, "sites"), View: v, Role: m.Role}
+	for _, r := range ranges {
+		if r.Key == "custom" {
+			continue
+		}
+		p.Ranges = append(p.Ranges, rangeLink{Key: r.Key, Label: r.Label, URL: v.withRange(r.Key), Active: v.Range == r.Key})
+	}
+	if v.Compare {
+		p.CompareLink = v.link("compare", "")
+	} else {
+		p.CompareLink = v.link("compare", "1")
+	}
+	for _, cs := range []cardSlot{
+		{Name: "overview", Title: "Overview", Wide: true},
+		{Name: "realtime", Title: "Right now", Refresh: 10},
+		{Name: "sources", Title: "Sources"},
+		{Name: "pages", Title: "Pages"},
+		{Name: "locations", Title: "Locations"},
+		{Name: "devices", Title: "Devices"},
+		{Name: "events", Title: "Custom events"},
+		{Name: "goals", Title: "Goals"},
+		{Name: "revenue", Title: "Revenue", Wide: true},
+	} {
+		cs.URL = v.cardURL(cs.Name, "")
+		p.Cards = append(p.Cards, cs)
+	}
+	return s.render(c, http.StatusOK, "dashboard", p)
+}
+
+// tableCard is a card listing rows, with tabs for its variants.
+type tableCard struct {
+	View    view
+	Card    string
+	Tabs    []cardTab
+	Columns []string
+	Rows    []cardRow
+	Empty   template.HTML
+	Note    string
+}
+
+type cardTab struct {
+	Label, URL string
+	Active     bool
+}
+
+type cardRow struct {
+	Label string
+	// Link filters the dashboard by the row ("" when it cannot: unknown values).
+	Link  string
+	Bar   string // share of the first column's largest value, in percent
+	Cells []cardCell
+}
+
+type cardCell struct {
+	Name, Text, Value string
+}
+
+func tabs(v view, card, active string, options ...[2]string) []cardTab {
+	out := make([]cardTab, len(options))
+	for i, o := range options {
+		out[i] = cardTab{Label: o[1], URL: v.cardURL(card, o[0]), Active: o[0] == active}
+	}
+	return out
+}
+
+// cardRows is how many rows a card shows.
+const cardRows = 10
+
+func (s *Server) card(c echo.Context) error {
+	c.Response().Header().Set("X-Robots-Tag", "noindex")
+	m, p, err := s.membership(c)
+	if err != nil {
+		return err
+	}
+	v, err := parseView(c.QueryParams(), m.Site, s.deps.Now())
+	if err != nil {
+		return err
+	}
+	ctx, r, tab := c.Request().Context(), v.request(), c.QueryParam("tab")
+	switch c.Param("card") {
+	case "overview":
+		return s.overviewCard(c, ctx, p, v, r)
+	case "realtime":
+		res, err := s.deps.Stats.Realtime(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		return s.renderCard(c, "realtime", struct {
+			View view
+			Data api.Realtime
+		}{v, res.Data})
+	case "pages":
+		return s.pagesCard(c, ctx, p, v, r, tab)
+	case "sources":
+		return s.sourcesCard(c, ctx, p, v, r, tab)
+	case "devices":
+		return s.devicesCard(c, ctx, p, v, r, tab)
+	case "locations":
+		return s.locationsCard(c, ctx, p, v, r)
+	case "events":
+		return s.eventsCard(c, ctx, p, v, r)
+	case "goals":
+		return s.goalsCard(c, ctx, p, v, r)
+	case "revenue":
+		return s.revenueCard(c, ctx, p, v, r, tab)
+	}
+	return errs.E(errs.NotFound, "not_found", "no such card")
+}
+
+type overviewCard struct {
+	View    view
+	Data    api.Overview
+	Meta    api.OverviewMeta
+	Chart   template.HTML
+	Compare bool
+}
+
+func (s *Server) overviewCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
+	res, err := s.deps.Stats.Overview(ctx, p, r)
+	if err != nil {
+		return err
+	}
+	var prev []api.TimeseriesPoint
+	if res.Data.Comparison != nil {
+		prev = res.Data.Comparison.Timeseries
+	}
+	return s.renderCard(c, "overview", overviewCard{View: v, Data: res.Data, Meta: res.Meta, Compare: res.Data.Comparison != nil,
+		Chart: chartSVG(res.Data.Timeseries, prev)})
+}
+
+func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
+	card := tableCard{View: v, Card: "pages", Tabs: tabs(v, "pages", or(tab, "top"), [2]string{"top", "Top pages"},
+		[2]string{"entry", "Entry pages"}, [2]string{"exit", "Exit pages"})}
+	switch tab {
+	case "entry":
+		res, err := s.deps.Stats.EntryPages(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		card.Columns = []string{"Page", "Entries", "Bounce rate"}
+		for _, row := range head(res.Data.EntryPages) {
+			card.Rows = append(card.Rows, cardRow{Label: row.Pathname, Link: v.link("pathname", row.Pathname),
+				Cells: []cardCell{countCell("entries", row.Entries), pctCell("bounce_rate", row.BounceRate)}})
+		}
+	case "exit":
+		res, err := s.deps.Stats.ExitPages(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		card.Columns = []string{"Page", "Exits", "Exit rate"}
+		for _, row := range head(res.Data.ExitPages) {
+			card.Rows = append(card.Rows, cardRow{Label: row.Pathname, Link: v.link("pathname", row.Pathname),
+				Cells: []cardCell{countCell("exits", row.Exits), pctCell("exit_rate", row.ExitRate)}})
+		}
+	default:
+		res, err := s.deps.Stats.Pages(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		card.Columns = []string{"Page", "Visitors", "Pageviews", "Bounce rate", "Time on page"}
+		for _, row := range res.Data.Pages {
+			card.Rows = append(card.Rows, cardRow{Label: row.Pathname, Link: v.link("pathname", row.Pathname),
+				Cells: []cardCell{countCell("visitors", row.Visitors), countCell("pageviews", row.Pageviews),
+					pctCell("bounce_rate", row.BounceRate), {Name: "avg_time_on_page", Text: formatDuration(row.AvgTimeOnPage),
+						Value: rawFloat(row.AvgTimeOnPage)}}})
+		}
+	}
+	return s.renderTable(c, card)
+}
+
+func (s *Server) sourcesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
+	card := tableCard{View: v, Card: "sources", Tabs: tabs(v, "sources", or(tab, "sources"), [2]string{"sources", "Sources"},
+		[2]string{"utm_campaign", "Campaigns"}, [2]string{"utm_source", "UTM sources"}, [2]string{"utm_medium", "UTM mediums"})}
+	if _, ok := stats.UTMDimensions[tab]; ok {
+		r.UTMBy = tab
+		res, err := s.deps.Stats.Campaigns(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		card.Columns = []string{card.tabLabel(), "Visitors", "Share"}
+		for _, row := range head(res.Data.Campaigns) {
+			card.Rows = append(card.Rows, cardRow{Label: row.Value, Link: v.link(tab, row.Value),
+				Cells: []cardCell{countCell("visitors", row.Visitors), pctCell("percentage", row.Percentage)}})
+		}
+		card.Empty = "No visits with UTM parameters in this range."
+		return s.renderTable(c, card)
+	}
+	res, err := s.deps.Stats.Sources(ctx, p, r)
+	if err != nil {
+		return err
+	}
+	card.Columns = []string{"Source", "Visitors", "Pageviews", "Bounce rate"}
+	for _, row := range head(res.Data.Sources) {
+		card.Rows = append(card.Rows, cardRow{Label: row.Source, Link: v.link("source", row.Source),
+			Cells: []cardCell{countCell("visitors", row.Visitors), countCell("pageviews", row.Pageviews), pctCell("bounce_rate", row.BounceRate)}})
+	}
+	return s.renderTable(c, card)
+}
+
+func (t tableCard) tabLabel() string {
+	for _, tab := range t.Tabs {
+		if tab.Active {
+			return tab.Label
+		}
+	}
+	return ""
+}
+
+func (s *Server) devicesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
+	card := tableCard{View: v, Card: "devices", Tabs: tabs(v, "devices", or(tab, "device"), [2]string{"device", "Devices"},
+		[2]string{"browser", "Browsers"}, [2]string{"os", "Operating systems"})}
+	type share struct {
+		label    string
+		visitors int64
+		pct      float64
+	}
+	var rows []share
+	param := or(tab, "device")
+	switch param {
+	case "browser":
+		res, err := s.deps.Stats.Browsers(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		for _, row := range res.Data.Browsers {
+			rows = append(rows, share{row.Browser, row.Visitors, row.Percentage})
+		}
+	case "os":
+		res, err := s.deps.Stats.OperatingSystems(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		for _, row := range res.Data.OperatingSystems {
+			rows = append(rows, share{row.OS, row.Visitors, row.Percentage})
+		}
+	default:
+		param = "device"
+		res, err := s.deps.Stats.Devices(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		for _, row := range res.Data.Devices {
+			rows = append(rows, share{row.Device, row.Visitors, row.Percentage})
+		}
+	}
+	card.Columns = []string{card.tabLabel(), "Visitors", "Share"}
+	for _, row := range head(rows) {
+		link := v.link(param, row.label)
+		if row.label == stats.UnknownLabel {
+			link = ""
+		}
+		card.Rows = append(card.Rows, cardRow{Label: row.label, Link: link,
+			Cells: []cardCell{countCell("visitors", row.visitors), pctCell("percentage", row.pct)}})
+	}
+	return s.renderTable(c, card)
+}
+
+// locationsCard drills down: countries; with a country filter, its regions;
+// with a region filter, its cities.
+func (s *Server) locationsCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
+	card := tableCard{View: v, Card: "locations"}
+	add := func(label, param, value string, visitors int64, pct float64) {
+		link := v.link(param, value)
+		if value == "" || value == stats.UnknownLabel || value == "ZZ" {
+			link = ""
+		}
+		card.Rows = append(card.Rows, cardRow{Label: label, Link: link,
+			Cells: []cardCell{countCell("visitors", visitors), pctCell("percentage", pct)}})
+	}
+	switch {
+	case v.Has("region"):
+		res, err := s.deps.Stats.Cities(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		card.Columns = []string{"City", "Visitors", "Share"}
+		card.Note = "Cities of " + v.Get("region")
+		for _, row := range head(res.Data.Cities) {
+			add(row.City, "city", row.City, row.Visitors, row.Percentage)
+		}
+	case v.Has("country"):
+		res, err := s.deps.Stats.Regions(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		card.Columns = []string{"Region", "Visitors", "Share"}
+		card.Note = "Regions of " + v.Get("country")
+		for _, row := range head(res.Data.Regions) {
+			add(row.RegionName, "region", row.RegionCode, row.Visitors, row.Percentage)
+		}
+	default:
+		res, err := s.deps.Stats.Countries(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		card.Columns = []string{"Country", "Visitors", "Share"}
+		for _, row := range head(res.Data.Countries) {
+			add(row.CountryName, "country", row.CountryCode, row.Visitors, row.Percentage)
+		}
+	}
+	return s.renderTable(c, card)
+}
+
+func (s *Server) eventsCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
+	res, err := s.deps.Stats.Events(ctx, p, r)
+	if err != nil {
+		return err
+	}
+	card := tableCard{View: v, Card: "events", Columns: []string{"Event", "Visitors", "Events", "Conversion rate"},
+		Empty: "No custom events in this range. Send them with <code>analytics('event', 'Signup')</code>."}
+	for _, row := range head(res.Data.Events) {
+		card.Rows = append(card.Rows, cardRow{Label: row.EventName, Cells: []cardCell{countCell("unique_visitors", row.UniqueVisitors),
+			countCell("total_count", row.TotalCount), pctCell("conversion_rate", row.ConversionRate)}})
+	}
+	return s.renderTable(c, card)
+}
+
+func (s *Server) goalsCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
+	res, err := s.deps.Stats.Conversions(ctx, p, r)
+	if err != nil {
+		return err
+	}
+	card := tableCard{View: v, Card: "goals", Columns: []string{"Goal", "Visitors", "Conversions", "Conversion rate", "Change"},
+		Empty: template.HTML(`No goals yet. <a href="/sites/` + template.HTMLEscapeString(string(v.Site.ID)) + `/settings#goals">Add a goal</a>.`)}
+	for _, g := range res.Data {
+		card.Rows = append(card.Rows, cardRow{Label: g.GoalName, Cells: []cardCell{countCell("unique_visitors", g.UniqueVisitors),
+			countCell("total_conversions", g.TotalConversions), pctCell("conversion_rate", g.ConversionRate),
+			{Name: "change_percent", Text: formatChange(g.ChangePercent)}}})
+	}
+	return s.renderTable(c, card)
+}
+
+type revenueCard struct {
+	View     view
+	Tabs     []cardTab
+	Data     api.RevenueReport
+	Meta     api.RevenueMeta
+	Rows     []revenueRow
+	Column   string
+	Disabled string
+}
+
+type revenueRow struct {
+	Label, Link string
+	Row         api.RevenueRow
+}
+
+// revenueFilters are the dashboard filters a payment knows of its visit.
+var revenueLinks = map[string]string{"source": "source", "campaign": "utm_campaign", "country": "country", "device": "device", "page": ""}
+
+func (s *Server) revenueCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
+	tab = or(tab, "source")
+	if _, ok := revenueLinks[tab]; !ok {
+		tab = "source"
+	}
+	card := revenueCard{View: v, Tabs: tabs(v, "revenue", tab, [2]string{"source", "Sources"}, [2]string{"page", "Entry pages"},
+		[2]string{"campaign", "Campaigns"}, [2]string{"country", "Countries"}, [2]string{"device", "Devices"})}
+	card.Column = card.Tabs[0].Label
+	for _, t := range card.Tabs {
+		if t.Active {
+			card.Column = t.Label
+		}
+	}
+	r.Breakdown, r.Model = tab, stats.LastTouch
+	res, err := s.deps.Stats.Revenue(ctx, p, r)
+	if errs.KindOf(err) == errs.Invalid {
+		// a filter revenue cannot apply (a page, a browser): say so
+		var e *errs.Error
+		if errors.As(err, &e) {
+			card.Disabled = e.Message
+		}
+		return s.renderCard(c, "revenue", card)
+	}
+	if err != nil {
+		return err
+	}
+	card.Data, card.Meta = res.Data, res.Meta
+	for _, row := range head(res.Data.Breakdown) {
+		link := ""
+		if param := revenueLinks[tab]; param != "" && row.Value != stats.UnattributedLabel && row.Value != stats.NoneLabel {
+			link = v.link(param, row.Value)
+		}
+		card.Rows = append(card.Rows, revenueRow{Label: row.Value, Link: link, Row: row})
+	}
+	return s.renderCard(c, "revenue", card)
+}
+
+// renderTable renders a table card, with each row's bar scaled to the
+// largest first column.
+func (s *Server) renderTable(c echo.Context, card tableCard) error {
+	var top int64
+	for _, row := range card.Rows {
+		if len(row.Cells) > 0 {
+			top = max(top, parseInt(row.Cells[0].Value))
+		}
+	}
+	for i := range card.Rows {
+		card.Rows[i].Bar = barWidth(parseInt(card.Rows[i].Cells[0].Value), top)
+	}
+	if card.Empty == "" {
+		card.Empty = "Nothing in this range."
+	}
+	return s.renderCard(c, "table", card)
+}
+
+func countCell(name string, n int64) cardCell {
+	return cardCell{Name: name, Text: formatNumber(n), Value: itoa(n)}
+}
+
+func pctCell(name string, v float64) cardCell {
+	return cardCell{Name: name, Text: formatPercent(v), Value: rawFloat(v)}
+}
+
+func parseInt(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+func head[T any](rows []T) []T {
+	if len(rows) > cardRows {
+		return rows[:cardRows]
+	}
+	return rows
+}
+
+func or(v, fallback string) string {
+	if v == "" {
+		return fallback
+	}
+	return v
+}

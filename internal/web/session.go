@@ -1,0 +1,187 @@
+package web
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/ratelimit"
+)
+
+const (
+	sessionCookie = "tally_session"
+	// loginCSRFCookie carries the CSRF token of the login form, which comes
+	// before any session (double submit: the form must repeat it).
+	loginCSRFCookie = "tally_login_csrf"
+	tokenAlphabet   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+)
+
+// userSession is the logged-in user of a request.
+type userSession struct {
+	tokenHash []byte
+	user      model.User
+	csrf      string
+}
+
+// principal is the user acting through the dashboard: every scope, as with
+// a login token of the API.
+func (u userSession) principal() auth.Principal {
+	return auth.Principal{UserID: u.user.ID, Scopes: model.AllScopes, Plan: u.user.Plan, EventsPerHour: u.user.EventsPerHour}
+}
+
+func session(c echo.Context) (userSession, bool) {
+	u, ok := c.Get("session").(userSession)
+	return u, ok
+}
+
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// loadSession finds the login of the session cookie, if any.
+func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ck, err := c.Cookie(sessionCookie)
+		if err != nil || len(ck.Value) != 43 {
+			return next(c)
+		}
+		ctx := c.Request().Context()
+		hash := hashToken(ck.Value)
+		sess, err := s.deps.Sessions.DashboardSession(ctx, hash, s.deps.Now())
+		if errors.Is(err, errs.ErrNotFound) {
+			s.clearCookie(c, sessionCookie)
+			return next(c)
+		}
+		if err != nil {
+			return err
+		}
+		user, err := s.deps.Sessions.UserByID(ctx, sess.UserID)
+		if err != nil {
+			if errors.Is(err, errs.ErrNotFound) {
+				return next(c)
+			}
+			return err
+		}
+		c.Set("session", userSession{tokenHash: hash, user: user, csrf: sess.CSRFToken})
+		return next(c)
+	}
+}
+
+// requireLogin sends visitors without a login to the login page, and checks
+// the CSRF token of every form a logged-in user posts.
+func (s *Server) requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u, ok := session(c)
+		if !ok {
+			if c.Request().Method != http.MethodGet {
+				return echo.NewHTTPError(http.StatusUnauthorized, "your session has ended; log in again")
+			}
+			return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
+		}
+		if c.Request().Method == http.MethodPost && !sameToken(c.FormValue("csrf"), u.csrf) {
+			return echo.NewHTTPError(http.StatusForbidden, "the form has expired; reload the page and try again")
+		}
+		return next(c)
+	}
+}
+
+func sameToken(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+func (s *Server) setCookie(c echo.Context, name, value string, ttl time.Duration) {
+	c.SetCookie(&http.Cookie{Name: name, Value: value, Path: "/", MaxAge: int(ttl / time.Second), HttpOnly: true,
+		Secure: s.deps.SecureCookies, SameSite: http.SameSiteLaxMode})
+}
+
+func (s *Server) clearCookie(c echo.Context, name string) {
+	c.SetCookie(&http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		Secure: s.deps.SecureCookies, SameSite: http.SameSiteLaxMode})
+}
+
+type loginPage struct {
+	page
+	Email, Next, Error string
+}
+
+func (s *Server) loginForm(c echo.Context) error {
+	if _, ok := session(c); ok {
+		return c.Redirect(http.StatusSeeOther, "/sites")
+	}
+	return s.renderLogin(c, http.StatusOK, loginPage{Next: safeNext(c.QueryParam("next"))})
+}
+
+func (s *Server) renderLogin(c echo.Context, status int, p loginPage) error {
+	token := auth.RandomString(32, tokenAlphabet)
+	s.setCookie(c, loginCSRFCookie, token, time.Hour)
+	p.page = page{Title: "Log in", CSRF: token}
+	return s.render(c, status, "login", p)
+}
+
+// login checks the credentials (rate limited per email and address, like
+// the API's), starts a session and goes where the user was headed.
+func (s *Server) login(c echo.Context) error {
+	email, password := strings.TrimSpace(c.FormValue("email")), c.FormValue("password")
+	p := loginPage{Email: email, Next: safeNext(c.FormValue("next"))}
+	ck, err := c.Cookie(loginCSRFCookie)
+	if err != nil || !sameToken(c.FormValue("csrf"), ck.Value) {
+		p.Error = "The form has expired; please try again."
+		return s.renderLogin(c, http.StatusForbidden, p)
+	}
+	ctx := c.Request().Context()
+	sum := sha256.Sum256([]byte(strings.ToLower(email) + "|" + c.RealIP()))
+	lim := ratelimit.Limit{N: s.deps.LoginAttempts, Period: 15 * time.Minute}
+	if res, err := s.deps.Limiter.AllowN(ctx, "login:"+hex.EncodeToString(sum[:12]), lim, 1); err == nil && !res.Allowed {
+		p.Error = "Too many attempts; try again in a few minutes."
+		return s.renderLogin(c, http.StatusTooManyRequests, p)
+	}
+	res, err := s.deps.Auth.Login(ctx, email, password)
+	if err != nil {
+		if errs.KindOf(err) == errs.Unauthenticated || errs.KindOf(err) == errs.Invalid {
+			p.Error = "Wrong email or password."
+			return s.renderLogin(c, http.StatusUnauthorized, p)
+		}
+		return err
+	}
+	token := auth.RandomString(43, tokenAlphabet)
+	sess := model.DashboardSession{UserID: res.User.ID, CSRFToken: auth.RandomString(32, tokenAlphabet),
+		ExpiresAt: s.deps.Now().Add(s.deps.SessionTTL)}
+	if err := s.deps.Sessions.CreateDashboardSession(ctx, hashToken(token), sess); err != nil {
+		return err
+	}
+	s.setCookie(c, sessionCookie, token, s.deps.SessionTTL)
+	s.clearCookie(c, loginCSRFCookie)
+	next := p.Next
+	if next == "" {
+		next = "/sites"
+	}
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+func (s *Server) logout(c echo.Context) error {
+	u, _ := session(c)
+	if err := s.deps.Sessions.DeleteDashboardSession(c.Request().Context(), u.tokenHash); err != nil {
+		return err
+	}
+	s.clearCookie(c, sessionCookie)
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// safeNext keeps a redirect target only when it is a path of this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return ""
+	}
+	return next
+}

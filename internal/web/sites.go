@@ -1,0 +1,304 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/goals"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+type sitesPage struct {
+	page
+	Sites []model.Membership
+}
+
+func (s *Server) siteList(c echo.Context) error {
+	u, _ := session(c)
+	list, err := s.deps.Sites.List(c.Request().Context(), u.principal())
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, "sites", sitesPage{page: pageFor(c, "Sites", "sites"), Sites: list})
+}
+
+type siteForm struct {
+	page
+	Domain, Timezone, Currency string
+	Timezones, Currencies      []string
+	Error                      string
+	Field                      string
+}
+
+func (s *Server) siteForm(c echo.Context) error {
+	return s.render(c, http.StatusOK, "site_new", newSiteForm(c, "", "UTC", "USD"))
+}
+
+func newSiteForm(c echo.Context, domain, tz, cur string) siteForm {
+	return siteForm{page: pageFor(c, "Add a site", "sites"), Domain: domain, Timezone: tz, Currency: cur,
+		Timezones: timezones, Currencies: currencies}
+}
+
+func (s *Server) createSite(c echo.Context) error {
+	u, _ := session(c)
+	in := accounts.SiteChange{Domain: c.FormValue("domain"), Timezone: c.FormValue("timezone"), BaseCurrency: c.FormValue("currency")}
+	m, err := s.deps.Sites.Create(c.Request().Context(), u.principal(), in)
+	if e := formError(err); e != nil {
+		f := newSiteForm(c, in.Domain, in.Timezone, in.BaseCurrency)
+		f.Error, f.Field = e.Message, e.Field
+		return s.render(c, http.StatusBadRequest, "site_new", f)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/sites/"+string(m.Site.ID)+"/settings?created=1#install")
+}
+
+// formError is err when it is the user's to fix (a 4xx), else nil.
+func formError(err error) *errs.Error {
+	var e *errs.Error
+	if errors.As(err, &e) && e.Kind != errs.Internal && e.Kind != errs.Unavailable {
+		return e
+	}
+	return nil
+}
+
+type settingsPage struct {
+	page
+	Site      model.Site
+	Role      model.Role
+	CanManage bool
+	IsOwner   bool
+	Snippet   string
+	BaseURL   string
+	Notice    string
+	// Error and ErrorSection report a form that was refused.
+	Error, ErrorSection string
+	Timezones           []string
+	Currencies          []string
+	Goals               []model.Goal
+	Providers           []providerRow
+	Members             []model.Member
+}
+
+type providerRow struct {
+	ID, Name, WebhookURL string
+	Set                  bool
+	UpdatedAt            time.Time
+}
+
+// providerNames are the payment providers behind the spec's provider_a…d.
+var providerNames = []struct {
+	ID   model.Provider
+	Name string
+}{{model.ProviderA, "Stripe"}, {model.ProviderB, "Lemon Squeezy"}, {model.ProviderC, "Paddle Billing"}, {model.ProviderD, "Polar"}}
+
+// notices are the confirmations shown after a form succeeded.
+var notices = map[string]string{
+	"created": "Your site is ready. Install the snippet below on every page to start counting.",
+	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "secret": "Webhook secret saved.",
+	"member": "Member saved.", "member_removed": "Member removed.",
+}
+
+func (s *Server) settings(c echo.Context) error {
+	p, err := s.settingsData(c)
+	if err != nil {
+		return err
+	}
+	for k, msg := range notices {
+		if c.QueryParam(k) != "" {
+			p.Notice = msg
+		}
+	}
+	return s.render(c, http.StatusOK, "settings", p)
+}
+
+// settingsData gathers a site's settings page.
+func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
+	m, pr, err := s.membership(c)
+	if err != nil {
+		return settingsPage{}, err
+	}
+	ctx, u := c.Request().Context(), pr.UserID
+	base := s.baseURL(c)
+	p := settingsPage{page: pageFor(c, "Settings · "+m.Site.Domain, "sites"), Site: m.Site, Role: m.Role,
+		CanManage: m.Role.CanWrite(), IsOwner: m.Role == model.RoleOwner, BaseURL: base,
+		Snippet:   `<script defer data-site="` + string(m.Site.ID) + `" src="` + base + `/js/tally.js"></script>`,
+		Timezones: timezones, Currencies: currencies}
+	if p.Goals, err = s.deps.Goals.List(ctx, pr, m.Site.ID); err != nil {
+		return p, err
+	}
+	if !p.CanManage {
+		return p, nil
+	}
+	if p.Members, err = s.deps.Team.Members(ctx, u, m.Site.ID); err != nil {
+		return p, err
+	}
+	states, err := s.deps.Team.SecretStates(ctx, u, m.Site.ID)
+	if err != nil {
+		return p, err
+	}
+	for _, pn := range providerNames {
+		row := providerRow{ID: string(pn.ID), Name: pn.Name,
+			WebhookURL: base + "/api/v1/webhooks/" + string(pn.ID) + "?site_id=" + url.QueryEscape(string(m.Site.ID))}
+		for _, st := range states {
+			if st.Provider == pn.ID {
+				row.Set, row.UpdatedAt = true, st.UpdatedAt
+			}
+		}
+		p.Providers = append(p.Providers, row)
+	}
+	return p, nil
+}
+
+// baseURL is the server's address as the sites' pages and the payment
+// providers see it.
+func (s *Server) baseURL(c echo.Context) string {
+	if s.deps.PublicURL != "" {
+		return strings.TrimSuffix(s.deps.PublicURL, "/")
+	}
+	return c.Scheme() + "://" + c.Request().Host
+}
+
+// settingsError shows the settings page again with a refused form's message.
+func (s *Server) settingsError(c echo.Context, section string, err error) error {
+	e := formError(err)
+	if e == nil {
+		return err
+	}
+	p, perr := s.settingsData(c)
+	if perr != nil {
+		return perr
+	}
+	p.Error, p.ErrorSection = e.Message, section
+	return s.render(c, errStatus(e.Kind), "settings", p)
+}
+
+func (s *Server) settingsRedirect(c echo.Context, notice, anchor string) error {
+	return c.Redirect(http.StatusSeeOther, "/sites/"+c.Param("site")+"/settings?"+notice+"=1#"+anchor)
+}
+
+func (s *Server) updateSite(c echo.Context) error {
+	u, _ := session(c)
+	in := accounts.SiteChange{Domain: c.FormValue("domain"), Timezone: c.FormValue("timezone"), BaseCurrency: c.FormValue("currency")}
+	if _, err := s.deps.Sites.Update(c.Request().Context(), u.principal(), model.SiteID(c.Param("site")), in); err != nil {
+		return s.settingsError(c, "general", err)
+	}
+	return s.settingsRedirect(c, "saved", "general")
+}
+
+func (s *Server) deleteSite(c echo.Context) error {
+	m, pr, err := s.membership(c)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(c.FormValue("confirm")) != m.Site.Domain {
+		return s.settingsError(c, "delete", errs.InvalidField("confirm", "type the site's domain, %s, to confirm", m.Site.Domain))
+	}
+	if err := s.deps.Sites.Delete(c.Request().Context(), pr, m.Site.ID); err != nil {
+		return s.settingsError(c, "delete", err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/sites")
+}
+
+func goalInput(c echo.Context) goals.Input {
+	in := goals.Input{SiteID: c.Param("site"), Name: c.FormValue("name"), Type: c.FormValue("type")}
+	if in.Type == string(model.GoalPageview) {
+		in.PagePath = c.FormValue("page_path")
+	} else {
+		in.EventName = c.FormValue("event_name")
+	}
+	return in
+}
+
+func (s *Server) createGoal(c echo.Context) error {
+	u, _ := session(c)
+	if _, err := s.deps.Goals.Create(c.Request().Context(), u.principal(), goalInput(c)); err != nil {
+		return s.settingsError(c, "goals", err)
+	}
+	return s.settingsRedirect(c, "goal", "goals")
+}
+
+type goalPage struct {
+	page
+	Site  model.Site
+	Goal  model.Goal
+	Error string
+}
+
+func (s *Server) goalForm(c echo.Context) error {
+	m, pr, err := s.membership(c)
+	if err != nil {
+		return err
+	}
+	g, err := s.deps.Goals.Get(c.Request().Context(), pr, model.GoalID(c.Param("goal")))
+	if err != nil {
+		return err
+	}
+	if g.SiteID != m.Site.ID {
+		return errs.E(errs.NotFound, "goal_not_found", "goal not found")
+	}
+	return s.render(c, http.StatusOK, "goal", goalPage{page: pageFor(c, "Edit goal", "sites"), Site: m.Site, Goal: g})
+}
+
+func (s *Server) updateGoal(c echo.Context) error {
+	m, pr, err := s.membership(c)
+	if err != nil {
+		return err
+	}
+	in := goalInput(c)
+	g, err := s.deps.Goals.Update(c.Request().Context(), pr, model.GoalID(c.Param("goal")), in)
+	if e := formError(err); e != nil && e.Kind != errs.NotFound {
+		g = model.Goal{ID: model.GoalID(c.Param("goal")), SiteID: m.Site.ID, Name: in.Name, Type: model.GoalType(in.Type),
+			PagePath: in.PagePath, EventName: in.EventName}
+		return s.render(c, errStatus(e.Kind), "goal", goalPage{page: pageFor(c, "Edit goal", "sites"), Site: m.Site, Goal: g, Error: e.Message})
+	}
+	if err != nil {
+		return err
+	}
+	return s.settingsRedirect(c, "goal", "goals")
+}
+
+func (s *Server) deleteGoal(c echo.Context) error {
+	u, _ := session(c)
+	if err := s.deps.Goals.Delete(c.Request().Context(), u.principal(), model.GoalID(c.Param("goal"))); err != nil {
+		return s.settingsError(c, "goals", err)
+	}
+	return s.settingsRedirect(c, "goal_deleted", "goals")
+}
+
+func (s *Server) setSecret(c echo.Context) error {
+	u, _ := session(c)
+	err := s.deps.Team.SetSecret(c.Request().Context(), u.user.ID, model.SiteID(c.Param("site")),
+		model.Provider(c.FormValue("provider")), c.FormValue("secret"))
+	if err != nil {
+		return s.settingsError(c, "revenue", err)
+	}
+	return s.settingsRedirect(c, "secret", "revenue")
+}
+
+func (s *Server) setMember(c echo.Context) error {
+	u, _ := session(c)
+	err := s.deps.Team.SetMember(c.Request().Context(), u.user.ID, model.SiteID(c.Param("site")), c.FormValue("email"),
+		model.Role(c.FormValue("role")))
+	if err != nil {
+		return s.settingsError(c, "members", err)
+	}
+	return s.settingsRedirect(c, "member", "members")
+}
+
+func (s *Server) removeMember(c echo.Context) error {
+	u, _ := session(c)
+	err := s.deps.Team.RemoveMember(c.Request().Context(), u.user.ID, model.SiteID(c.Param("site")), model.UserID(c.Param("user")))
+	if err != nil {
+		return s.settingsError(c, "members", err)
+	}
+	return s.settingsRedirect(c, "member_removed", "members")
+}

@@ -1,0 +1,161 @@
+package web
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/stats"
+)
+
+// Ranges of the dashboard's picker.
+var ranges = []struct{ Key, Label string }{
+	{"today", "Today"}, {"7d", "Last 7 days"}, {"30d", "Last 30 days"}, {"month", "This month"}, {"custom", "Custom"},
+}
+
+// view is the dashboard's state, all of it in the URL: the range, the
+// comparison and the filters. Every link and card keeps it.
+type view struct {
+	Site     model.Site
+	Range    string
+	From, To time.Time // inclusive dates in the site's time zone
+	Compare  bool
+	Filters  []activeFilter
+	query    url.Values
+}
+
+// activeFilter is one filter of the view, with the link that drops it.
+type activeFilter struct {
+	Param, Label, Value, Remove string
+}
+
+// filterLabels name the filter parameters for people.
+var filterLabels = map[string]string{
+	"source": "Source", "pathname": "Page", "country": "Country", "region": "Region", "city": "City",
+	"device": "Device", "browser": "Browser", "os": "OS", "utm_source": "UTM source", "utm_medium": "UTM medium",
+	"utm_campaign": "UTM campaign", "utm_content": "UTM content",
+}
+
+// parseView reads the view from a dashboard URL; a bad parameter is a 400.
+func parseView(q url.Values, site model.Site, now time.Time) (view, error) {
+	v := view{Site: site, Range: q.Get("range"), Compare: q.Get("compare") == "1"}
+	loc, err := time.LoadLocation(site.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	t := now.In(loc)
+	today := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	switch v.Range {
+	case "today":
+		v.From, v.To = today, today
+	case "", "7d":
+		v.Range, v.From, v.To = "7d", today.AddDate(0, 0, -6), today
+	case "30d":
+		v.From, v.To = today.AddDate(0, 0, -29), today
+	case "month":
+		v.From, v.To = today.AddDate(0, 0, 1-today.Day()), today
+	case "custom":
+		if v.From, err = time.Parse(time.DateOnly, q.Get("from")); err != nil {
+			return v, errs.InvalidField("from", "the start date must be a date")
+		}
+		if v.To, err = time.Parse(time.DateOnly, q.Get("to")); err != nil {
+			return v, errs.InvalidField("to", "the end date must be a date")
+		}
+		if v.To.Before(v.From) {
+			return v, errs.InvalidField("to", "the end date must not be before the start date")
+		}
+		if v.To.After(v.From.AddDate(stats.MaxRangeYears, 0, 0)) || v.From.Year() < 2000 || v.To.Year() > 2200 {
+			return v, errs.InvalidField("to", "a range spans at most %d years", stats.MaxRangeYears)
+		}
+	default:
+		return v, errs.InvalidField("range", "unknown range")
+	}
+	fs, err := stats.ParseFilters(q)
+	if err != nil {
+		return v, err
+	}
+	v.query = url.Values{"range": {v.Range}}
+	if v.Range == "custom" {
+		v.query.Set("from", v.From.Format(time.DateOnly))
+		v.query.Set("to", v.To.Format(time.DateOnly))
+	}
+	if v.Compare {
+		v.query.Set("compare", "1")
+	}
+	for _, p := range stats.FilterParams {
+		if val, ok := q[p.Param]; ok {
+			v.query.Set(p.Param, val[0])
+		}
+	}
+	for _, f := range fs {
+		param := paramOf(f.Dim)
+		v.Filters = append(v.Filters, activeFilter{Param: param, Label: filterLabels[param], Value: f.Value.(string),
+			Remove: v.link(param, "")})
+	}
+	return v, nil
+}
+
+func paramOf(d stats.Dimension) string {
+	for _, p := range stats.FilterParams {
+		if p.Dim.Name == d.Name {
+			return p.Param
+		}
+	}
+	return d.Name
+}
+
+// request is the stats request of the view (every report of the dashboard).
+func (v view) request() stats.Request {
+	fs, _ := stats.ParseFilters(v.query) // validated by parseView
+	return stats.Request{SiteID: v.Site.ID, DateFrom: v.From, DateTo: v.To, Compare: v.Compare, Filters: fs,
+		Limit: 10, Page: 1}
+}
+
+// Query is the view's query string.
+func (v view) Query() string { return v.query.Encode() }
+
+// link is the dashboard URL of the view with a filter set (or, with value
+// "", removed).
+func (v view) link(param, value string) string {
+	q := url.Values{}
+	for k, vals := range v.query {
+		q[k] = vals
+	}
+	if value == "" {
+		q.Del(param)
+	} else {
+		q.Set(param, value)
+	}
+	return "/sites/" + string(v.Site.ID) + "?" + q.Encode()
+}
+
+// withRange is the URL of the view over another preset range.
+func (v view) withRange(key string) string {
+	q := url.Values{}
+	for k, vals := range v.query {
+		q[k] = vals
+	}
+	q.Set("range", key)
+	q.Del("from")
+	q.Del("to")
+	return "/sites/" + string(v.Site.ID) + "?" + q.Encode()
+}
+
+// cardURL is the URL of a card of the view.
+func (v view) cardURL(card, tab string) string {
+	q := url.Values{}
+	for k, vals := range v.query {
+		q[k] = vals
+	}
+	if tab != "" {
+		q.Set("tab", tab)
+	}
+	return "/sites/" + string(v.Site.ID) + "/cards/" + card + "?" + q.Encode()
+}
+
+// Has reports whether the view filters on param.
+func (v view) Has(param string) bool { return v.query.Get(param) != "" }
+
+// Get is the value of a filter of the view.
+func (v view) Get(param string) string { return v.query.Get(param) }

@@ -1,0 +1,243 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/money"
+)
+
+// page is what every full page's layout needs.
+type page struct {
+	Title string
+	CSRF  string
+	User  string // the logged-in user's name; empty on the login page
+	// Nav marks the current section: sites, keys.
+	Nav string
+}
+
+// views are the parsed templates: one set per full page (layout + page),
+// and the cards.
+type views struct {
+	pages map[string]*template.Template
+	cards *template.Template
+}
+
+var funcs = template.FuncMap{
+	"num":      formatNumber,
+	"pct":      formatPercent,
+	"duration": formatDuration,
+	"money":    money.Format,
+	"change":   formatChange,
+	"changeClass": func(v *float64) string {
+		switch {
+		case v == nil || *v == 0:
+			return "flat"
+		case *v > 0:
+			return "up"
+		default:
+			return "down"
+		}
+	},
+	"pointsClass": func(v float64, lowerIsBetter bool) string {
+		if v == 0 {
+			return "flat"
+		}
+		if (v > 0) != lowerIsBetter {
+			return "up"
+		}
+		return "down"
+	},
+	"points": func(v float64) string {
+		return strconv.FormatFloat(v, 'f', 1, 64) + " pts"
+	},
+	"raw": rawFloat,
+	"siteFields": func(tz, cur string) any {
+		return struct {
+			Timezone, Currency    string
+			Timezones, Currencies []string
+		}{tz, cur, timezones, currencies}
+	},
+	"goalFields": func(site model.SiteID, csrf, suffix, name, typ, path, event string) any {
+		return struct{ SiteID, CSRF, Suffix, Name, Type, PagePath, EventName string }{string(site), csrf, suffix, name, typ, path, event}
+	},
+}
+
+func formatPercent(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" }
+
+// rawFloat writes a number exactly as the API's JSON does.
+func rawFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// barWidth is v as a percentage of top, for the bar behind a row.
+func barWidth(v, top int64) string {
+	if top <= 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(math.Round(float64(v)/float64(top)*1000)/10, 'f', 1, 64)
+}
+
+func parseViews() (*views, error) {
+	v := &views{pages: map[string]*template.Template{}}
+	names, err := fs.Glob(files, "templates/pages/*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range names {
+		name := strings.TrimSuffix(path[len("templates/pages/"):], ".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/partials.html", path)
+		if err != nil {
+			return nil, fmt.Errorf("web: template %s: %w", name, err)
+		}
+		v.pages[name] = t
+	}
+	if v.cards, err = template.New("cards").Funcs(funcs).ParseFS(files, "templates/cards/*.html"); err != nil {
+		return nil, fmt.Errorf("web: card templates: %w", err)
+	}
+	return v, nil
+}
+
+// render writes a full page; data embeds page.
+func (s *Server) render(c echo.Context, status int, name string, data any) error {
+	t, ok := s.views.pages[name]
+	if !ok {
+		return fmt.Errorf("web: no page %q", name)
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", data); err != nil {
+		return fmt.Errorf("web: render %s: %w", name, err)
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// renderCard writes a card (an HTML fragment).
+func (s *Server) renderCard(c echo.Context, name string, data any) error {
+	var buf bytes.Buffer
+	if err := s.views.cards.ExecuteTemplate(&buf, name, data); err != nil {
+		return fmt.Errorf("web: render card %s: %w", name, err)
+	}
+	return c.HTMLBlob(http.StatusOK, buf.Bytes())
+}
+
+// pageFor fills the layout's fields for a logged-in user.
+func pageFor(c echo.Context, title, nav string) page {
+	u, _ := session(c)
+	return page{Title: title, CSRF: u.csrf, User: u.user.Name, Nav: nav}
+}
+
+type errorPage struct {
+	page
+	Status  int
+	Message string
+}
+
+// handleError answers every failure with a page saying what went wrong (a
+// safe message; the cause of a server error goes to the log only). Cards
+// get the message as a fragment.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, msg := http.StatusInternalServerError, "Something went wrong on our side. Please try again."
+	var e *errs.Error
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &e) && e.Kind != errs.Internal:
+		status, msg = errStatus(e.Kind), e.Message
+	case errors.As(err, &he) && he.Code < 500:
+		status = he.Code
+		msg = http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && he.Code != http.StatusNotFound {
+			msg = m
+		}
+	}
+	if status >= 500 {
+		s.deps.Log.Error("dashboard request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
+	}
+	if c.Request().Header.Get("X-Tally-Card") != "" {
+		_ = c.HTML(status, `<p class="card-error" role="alert">`+template.HTMLEscapeString(msg)+`</p>`)
+		return
+	}
+	p := errorPage{page: pageFor(c, http.StatusText(status), ""), Status: status, Message: msg}
+	if rerr := s.render(c, status, "error", p); rerr != nil {
+		s.deps.Log.Error("rendering the error page", "err", rerr)
+		_ = c.String(status, msg)
+	}
+}
+
+func errStatus(k errs.Kind) int {
+	switch k {
+	case errs.Invalid:
+		return http.StatusBadRequest
+	case errs.Unauthenticated:
+		return http.StatusUnauthorized
+	case errs.Forbidden:
+		return http.StatusForbidden
+	case errs.NotFound:
+		return http.StatusNotFound
+	case errs.Conflict:
+		return http.StatusConflict
+	case errs.TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case errs.RateLimited:
+		return http.StatusTooManyRequests
+	case errs.Unavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// formatNumber writes 1234567 as 1,234,567.
+func formatNumber(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// formatDuration writes seconds as "1m 05s" or "42s".
+func formatDuration(seconds float64) string {
+	s := int64(math.Round(seconds))
+	if s < 60 {
+		return strconv.FormatInt(s, 10) + "s"
+	}
+	if s < 3600 {
+		return fmt.Sprintf("%dm %02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%dh %02dm", s/3600, s%3600/60)
+}
+
+// formatChange writes a percent change with its sign; nil (no previous
+// value to compare with) is a dash.
+func formatChange(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	sign := ""
+	if *v > 0 {
+		sign = "+"
+	}
+	return sign + strconv.FormatFloat(*v, 'f', 1, 64) + "%"
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,224 @@
+// Package web is tally's dashboard: server-rendered pages (html/template,
+// assets embedded) where people log in, look at their sites' statistics, and
+// manage sites, goals, members, webhook secrets and API keys. It calls the
+// same services as the API, as the logged-in user.
+//
+// The dashboard page itself is cheap (one site lookup); each report is a
+// card the page's small script loads from its own URL, so no request waits
+// for every report. Without JavaScript, each card is a link to its report.
+package web
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/goals"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/ratelimit"
+	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+//go:embed templates assets
+var files embed.FS
+
+// Authenticator checks a login.
+type Authenticator interface {
+	Login(ctx context.Context, email, password string) (auth.LoginResult, error)
+}
+
+// SessionStore keeps dashboard logins.
+type SessionStore interface {
+	CreateDashboardSession(ctx context.Context, tokenHash []byte, s model.DashboardSession) error
+	DashboardSession(ctx context.Context, tokenHash []byte, now time.Time) (model.DashboardSession, error)
+	DeleteDashboardSession(ctx context.Context, tokenHash []byte) error
+	UserByID(ctx context.Context, id model.UserID) (model.User, error)
+}
+
+// Sites manages the user's sites.
+type Sites interface {
+	List(ctx context.Context, p auth.Principal) ([]model.Membership, error)
+	Create(ctx context.Context, p auth.Principal, in accounts.SiteChange) (model.Membership, error)
+	Get(ctx context.Context, p auth.Principal, id model.SiteID) (model.Membership, error)
+	Update(ctx context.Context, p auth.Principal, id model.SiteID, in accounts.SiteChange) (model.Membership, error)
+	Delete(ctx context.Context, p auth.Principal, id model.SiteID) error
+}
+
+// Team manages a site's members and webhook secrets.
+type Team interface {
+	Members(ctx context.Context, user model.UserID, site model.SiteID) ([]model.Member, error)
+	SetMember(ctx context.Context, user model.UserID, site model.SiteID, email string, role model.Role) error
+	RemoveMember(ctx context.Context, user model.UserID, site model.SiteID, member model.UserID) error
+	SecretStates(ctx context.Context, user model.UserID, site model.SiteID) ([]model.ProviderSecretState, error)
+	SetSecret(ctx context.Context, user model.UserID, site model.SiteID, p model.Provider, secret string) error
+}
+
+// Keys manages the user's API keys.
+type Keys interface {
+	KeysOf(ctx context.Context, user model.UserID) ([]model.APIKey, error)
+	CreateKey(ctx context.Context, in accounts.NewKey) (accounts.CreatedKey, error)
+	RevokeKeyOf(ctx context.Context, user model.UserID, id model.KeyID) (model.APIKey, error)
+}
+
+// Goals manages a site's goals.
+type Goals interface {
+	List(ctx context.Context, p auth.Principal, site model.SiteID) ([]model.Goal, error)
+	Create(ctx context.Context, p auth.Principal, in goals.Input) (model.Goal, error)
+	Get(ctx context.Context, p auth.Principal, id model.GoalID) (model.Goal, error)
+	Update(ctx context.Context, p auth.Principal, id model.GoalID, in goals.Input) (model.Goal, error)
+	Delete(ctx context.Context, p auth.Principal, id model.GoalID) error
+}
+
+// Stats answers the reports.
+type Stats interface {
+	Overview(ctx context.Context, p auth.Principal, r stats.Request) (api.OverviewResponse, error)
+	Pages(ctx context.Context, p auth.Principal, r stats.Request) (api.PagesResponse, error)
+	EntryPages(ctx context.Context, p auth.Principal, r stats.Request) (api.EntryPagesResponse, error)
+	ExitPages(ctx context.Context, p auth.Principal, r stats.Request) (api.ExitPagesResponse, error)
+	Sources(ctx context.Context, p auth.Principal, r stats.Request) (api.SourcesResponse, error)
+	Campaigns(ctx context.Context, p auth.Principal, r stats.Request) (api.CampaignsResponse, error)
+	Devices(ctx context.Context, p auth.Principal, r stats.Request) (api.DevicesResponse, error)
+	Browsers(ctx context.Context, p auth.Principal, r stats.Request) (api.BrowsersResponse, error)
+	OperatingSystems(ctx context.Context, p auth.Principal, r stats.Request) (api.OperatingSystemsResponse, error)
+	Countries(ctx context.Context, p auth.Principal, r stats.Request) (api.CountriesResponse, error)
+	Regions(ctx context.Context, p auth.Principal, r stats.Request) (api.RegionsResponse, error)
+	Cities(ctx context.Context, p auth.Principal, r stats.Request) (api.CitiesResponse, error)
+	Events(ctx context.Context, p auth.Principal, r stats.Request) (api.EventsResponse, error)
+	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (api.RealtimeResponse, error)
+	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (api.ConversionsResponse, error)
+	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (api.RevenueResponse, error)
+}
+
+// Limiter counts login attempts.
+type Limiter interface {
+	AllowN(ctx context.Context, key string, lim ratelimit.Limit, n int) (ratelimit.Result, error)
+}
+
+// Deps are what the dashboard uses.
+type Deps struct {
+	Auth     Authenticator
+	Sessions SessionStore
+	Sites    Sites
+	Team     Team
+	Keys     Keys
+	Goals    Goals
+	Stats    Stats
+	Limiter  Limiter
+	Log      *slog.Logger
+	Now      func() time.Time
+	// SecureCookies marks cookies Secure (every environment but development).
+	SecureCookies bool
+	// HSTS sends Strict-Transport-Security (when HTTPS is enforced).
+	HSTS bool
+	// PublicURL is the server's address as sites see it (for the install
+	// snippet and webhook URLs); empty = the request's own.
+	PublicURL string
+	// LoginAttempts per email and client address in 15 minutes.
+	LoginAttempts int
+	// SessionTTL is how long a login lasts.
+	SessionTTL time.Duration
+}
+
+// Server is the dashboard.
+type Server struct {
+	deps  Deps
+	echo  *echo.Echo
+	views *views
+}
+
+// New builds the dashboard and its routes.
+func New(deps Deps) (*Server, error) {
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.SessionTTL <= 0 {
+		deps.SessionTTL = 14 * 24 * time.Hour
+	}
+	v, err := parseViews()
+	if err != nil {
+		return nil, err
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{deps: deps, echo: e, views: v}
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.Recover(), s.headers, middleware.BodyLimit("256K"), s.loadSession)
+
+	assets, err := fs.Sub(files, "assets")
+	if err != nil {
+		return nil, err
+	}
+	e.GET("/assets/*", echo.WrapHandler(http.StripPrefix("/assets/", cacheFor(time.Hour, http.FileServer(http.FS(assets))))))
+	e.GET("/", s.home)
+	e.GET("/login", s.loginForm)
+	e.POST("/login", s.login)
+	e.POST("/logout", s.logout, s.requireLogin)
+
+	// requireLogin is attached route by route: echo answers every path of a
+	// group with middleware, which would turn unknown paths into logins.
+	in := func(method, path string, h echo.HandlerFunc) { e.Add(method, path, h, s.requireLogin) }
+	in(http.MethodGet, "/sites", s.siteList)
+	in(http.MethodGet, "/sites/new", s.siteForm)
+	in(http.MethodPost, "/sites", s.createSite)
+	in(http.MethodGet, "/sites/:site", s.dashboard)
+	in(http.MethodGet, "/sites/:site/cards/:card", s.card)
+	in(http.MethodGet, "/sites/:site/settings", s.settings)
+	in(http.MethodPost, "/sites/:site/settings", s.updateSite)
+	in(http.MethodPost, "/sites/:site/delete", s.deleteSite)
+	in(http.MethodPost, "/sites/:site/goals", s.createGoal)
+	in(http.MethodGet, "/sites/:site/goals/:goal", s.goalForm)
+	in(http.MethodPost, "/sites/:site/goals/:goal", s.updateGoal)
+	in(http.MethodPost, "/sites/:site/goals/:goal/delete", s.deleteGoal)
+	in(http.MethodPost, "/sites/:site/secrets", s.setSecret)
+	in(http.MethodPost, "/sites/:site/members", s.setMember)
+	in(http.MethodPost, "/sites/:site/members/:user/remove", s.removeMember)
+	in(http.MethodGet, "/account/keys", s.keyList)
+	in(http.MethodPost, "/account/keys", s.createKey)
+	in(http.MethodPost, "/account/keys/:key/revoke", s.revokeKey)
+	return s, nil
+}
+
+// Handler is the dashboard's http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+func cacheFor(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age="+itoa(int64(d/time.Second)))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// headers sets what every dashboard answer carries: a content security
+// policy that allows only the dashboard's own scripts and styles, no
+// framing, no sniffing, and no caching of pages (they hold private data).
+func (s *Server) headers(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "+
+			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
+		if s.deps.HSTS {
+			h.Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) home(c echo.Context) error {
+	if _, ok := session(c); ok {
+		return c.Redirect(http.StatusSeeOther, "/sites")
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
