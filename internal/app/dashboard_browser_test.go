@@ -1,0 +1,232 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/pkg/client"
+)
+
+// The dashboard in a real browser, over the scenario site of the stats
+// tests: log in, add a site, create an API key and read it once, use it,
+// revoke it (401), add a goal, check that the dashboard shows the API's
+// numbers, filter by a source, log out.
+//
+// With TALLY_SCREENSHOTS set to a directory, it also saves the screenshots
+// of the README (desktop and phone width).
+func TestDashboardInABrowser(t *testing.T) {
+	h, c, site := scenarioSite(t)
+	// the evening of May 7 in New York, the site's time zone: "last 7 days" is May 1..7
+	h.clock.Set(time.Date(2026, 5, 8, 3, 0, 0, 0, time.UTC))
+	b := browser(t)
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(b, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(b, chromedp.Text(css(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return v
+	}
+	location := func() string { return evalJS[string](t, b, "location.pathname + location.search") }
+	// waitCards waits until every card of the page has loaded.
+	waitCards := func() {
+		t.Helper()
+		if _, err := chromedp.Run(b, chromedp.Poll[bool](`document.querySelectorAll('[data-card]').length > 0 &&
+			document.querySelectorAll('[data-card]:not([data-loaded])').length === 0`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+			t.Fatalf("waiting for the cards: %v", err)
+		}
+	}
+
+	// log in (a wrong password first)
+	run("login page", chromedp.Navigate(h.srv.URL+"/sites"), chromedp.WaitVisible(css(`#email`)))
+	if u := location(); !strings.HasPrefix(u, "/login?next=") {
+		t.Fatalf("a logged-out visit to /sites went to %s, want the login page", u)
+	}
+	run("wrong password", chromedp.SendKeys(css(`#email`), h.email), chromedp.SendKeys(css(`#password`), "wrong password"),
+		chromedp.Submit(css(`#password`)), chromedp.WaitVisible(css(`.error`)))
+	run("log in", chromedp.SendKeys(css(`#password`), password), chromedp.Submit(css(`#password`)),
+		chromedp.WaitVisible(css(`.site-list`)))
+	if u := location(); u != "/sites" {
+		t.Fatalf("after logging in: %s, want /sites", u)
+	}
+
+	// add a site: it lands on its settings, with the install snippet
+	run("add a site", chromedp.Navigate(h.srv.URL+"/sites/new"), chromedp.WaitVisible(css(`#domain`)),
+		chromedp.SendKeys(css(`#domain`), "new.example.org"), chromedp.SetValue(css(`#timezone`), "Europe/Berlin"),
+		chromedp.SetValue(css(`#currency`), "EUR"), chromedp.Submit(css(`#domain`)), chromedp.WaitVisible(css(`#snippet`)))
+	snippet := text(`#snippet`)
+	sites, err := h.client(h.key).Sites(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created api.Site
+	for _, s := range sites {
+		if s.Domain == "new.example.org" {
+			created = s
+		}
+	}
+	if created.SiteID == "" || created.Timezone != "Europe/Berlin" || created.BaseCurrency != "EUR" ||
+		!strings.Contains(snippet, `data-site="`+created.SiteID+`"`) || !strings.Contains(snippet, "/js/tally.js") {
+		t.Fatalf("the new site %+v, snippet %q", created, snippet)
+	}
+
+	// an API key, shown once
+	run("create a key", chromedp.Navigate(h.srv.URL+"/account/keys"), chromedp.WaitVisible(css(`#key-name`)),
+		chromedp.SendKeys(css(`#key-name`), "browser key"),
+		chromedp.Click(css(`input[name=scopes][value="stats:read"]`)), chromedp.Click(css(`input[name=scopes][value="events:write"]`)),
+		chromedp.Submit(css(`#key-name`)), chromedp.WaitVisible(css(`#new-key`)))
+	secret := text(`#new-key`)
+	if !strings.HasPrefix(secret, "sk_test_") {
+		t.Fatalf("the new key reads %q", secret)
+	}
+	run("keys again", chromedp.Navigate(h.srv.URL+"/account/keys"), chromedp.WaitVisible(css(`table.report`)))
+	html := evalJS[string](t, b, "document.documentElement.outerHTML")
+	if strings.Contains(html, secret) || strings.Contains(html, secret[8:20]) {
+		t.Fatal("the key's secret is shown again")
+	}
+	verify, err := h.client(secret).Verify(context.Background())
+	if err != nil || !verify.Authenticated || strings.Join(verify.Scopes, ",") != "stats:read,events:write" {
+		t.Fatalf("the new key against the API: %+v, %v", verify, err)
+	}
+	run("revoke the key", chromedp.Click(css(`tr[data-key="`+verify.KeyID+`"] button`)), chromedp.WaitVisible(css(`.notice`)))
+	if _, err := h.client(secret).Verify(context.Background()); !isAPIError(err, http.StatusUnauthorized, "unauthorized") {
+		t.Fatalf("the revoked key: %v, want 401", err)
+	}
+	state := text(`tr[data-key="` + verify.KeyID + `"] [data-state]`)
+	if state != "revoked" {
+		t.Errorf("the key's state shows %q", state)
+	}
+
+	// a goal on the scenario site
+	run("add a goal", chromedp.Navigate(h.srv.URL+"/sites/"+site+"/settings"), chromedp.WaitVisible(css(`#goal-name`)),
+		chromedp.SendKeys(css(`#goal-name`), "Signed up"), chromedp.Click(css(`input[name=type][value=custom_event]`)),
+		chromedp.SendKeys(css(`#goal-event`), "signup"), chromedp.Submit(css(`#goal-name`)), chromedp.WaitVisible(css(`tr[data-goal="Signed up"]`)))
+
+	// the dashboard shows the API's numbers
+	week := client.StatsParams{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07"}
+	run("dashboard", chromedp.Navigate(h.srv.URL+"/sites/"+site+"?range=7d"), chromedp.WaitVisible(css(`.cards`)))
+	waitCards()
+	overview, err := c.Overview(context.Background(), week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMetrics(t, b, overview)
+	sources, err := c.Sources(context.Background(), week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := evalJS[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#card-sources tbody tr')].map(r =>
+		[r.dataset.row, r.querySelector('[data-col=visitors]').dataset.value]))`)
+	if len(shown) != len(sources.Data.Sources) {
+		t.Errorf("sources card has %d rows, the API %d", len(shown), len(sources.Data.Sources))
+	}
+	for _, row := range sources.Data.Sources {
+		if shown[row.Source] != strconv.FormatInt(row.Visitors, 10) {
+			t.Errorf("source %s: the dashboard shows %q visitors, the API %d", row.Source, shown[row.Source], row.Visitors)
+		}
+	}
+	conv, err := c.Conversions(context.Background(), week)
+	if err != nil || len(conv.Data) != 1 {
+		t.Fatalf("conversions: %+v, %v", conv, err)
+	}
+	conversions := evalJS[string](t, b, `document.querySelector('#card-goals tr[data-row="Signed up"] [data-col=total_conversions]').dataset.value`)
+	if conversions != strconv.FormatInt(conv.Data[0].TotalConversions, 10) || conv.Data[0].TotalConversions != 3 {
+		t.Errorf("goal conversions: dashboard %s, API %d (alice once, carol twice)", conversions, conv.Data[0].TotalConversions)
+	}
+	screenshots(t, b, "dashboard")
+
+	// filter by a source: click it
+	run("filter by Google", chromedp.Click(css(`#card-sources tr[data-row="Google"] a`), chromedp.NodeVisible),
+		chromedp.WaitVisible(css(`.chip[data-filter=source]`)))
+	if u := location(); !strings.Contains(u, "source=Google") {
+		t.Fatalf("after clicking Google: %s", u)
+	}
+	waitCards()
+	week.Source = "Google"
+	overview, err = c.Overview(context.Background(), week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if overview.Data.Metrics.Visitors != 2 {
+		t.Fatalf("the API counts %d visitors from Google, want 2", overview.Data.Metrics.Visitors)
+	}
+	checkMetrics(t, b, overview)
+
+	// log out: the dashboard is closed again
+	run("log out", chromedp.Click(css(`form.logout button`)), chromedp.WaitVisible(css(`#email`)))
+	run("after logout", chromedp.Navigate(h.srv.URL+"/sites/"+site), chromedp.WaitVisible(css(`#email`)))
+	if u := location(); !strings.HasPrefix(u, "/login") {
+		t.Errorf("after logging out, the dashboard went to %s", u)
+	}
+}
+
+// checkMetrics compares the overview card with an API overview.
+func checkMetrics(t *testing.T, b context.Context, want api.OverviewResponse) {
+	t.Helper()
+	got := evalJS[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#card-overview [data-metric]')].map(e => [e.dataset.metric, e.dataset.value]))`)
+	m := want.Data.Metrics
+	for name, v := range map[string]string{
+		"visitors": strconv.FormatInt(m.Visitors, 10), "pageviews": strconv.FormatInt(m.Pageviews, 10),
+		"bounce_rate": strconv.FormatFloat(m.BounceRate, 'f', -1, 64), "visit_duration": strconv.FormatFloat(m.VisitDuration, 'f', -1, 64),
+		"filtered_bot_traffic": strconv.FormatInt(want.Meta.FilteredBotTraffic, 10),
+	} {
+		if got[name] != v {
+			t.Errorf("%s: the dashboard shows %q, the API %s", name, got[name], v)
+		}
+	}
+}
+
+// screenshots saves the page at desktop and phone width into
+// $TALLY_SCREENSHOTS, when it is set.
+func screenshots(t *testing.T, b context.Context, name string) {
+	dir := os.Getenv("TALLY_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	for _, size := range []struct {
+		suffix        string
+		width, height int64
+		opts          []chromedp.EmulateViewportOption
+	}{{"desktop", 1280, 900, []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}},
+		{"phone", 390, 844, []chromedp.EmulateViewportOption{chromedp.EmulateScale(2), chromedp.EmulateMobile}}} {
+		if err := chromedp.Do(b, chromedp.EmulateViewport(size.width, size.height, size.opts...), chromedp.Sleep(500*time.Millisecond)); err != nil {
+			t.Fatalf("viewport: %v", err)
+		}
+		png, err := chromedp.Run(b, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+size.suffix+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(b, chromedp.ResetViewport()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// evalJS evaluates an expression in the page.
+func evalJS[T any](t *testing.T, b context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(b, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluating %.60s: %v", js, err)
+	}
+	return v
+}

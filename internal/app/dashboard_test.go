@@ -1,0 +1,245 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// webUser is a dashboard visitor without a browser: it keeps the cookies it
+// is given (Secure ones too, which a cookie jar would not send over the test
+// server's plain HTTP) and does not follow redirects.
+type webUser struct {
+	t       *testing.T
+	base    string
+	cookies map[string]*http.Cookie
+	csrf    string // the last form token seen
+}
+
+func newWebUser(t *testing.T, h *harness) *webUser {
+	return &webUser{t: t, base: h.srv.URL, cookies: map[string]*http.Cookie{}}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// do sends a request and returns the status, the Location and the body.
+func (w *webUser) do(method, path string, form url.Values) (int, string, string) {
+	w.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, w.base+path, body)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for _, ck := range w.cookies {
+		req.AddCookie(&http.Cookie{Name: ck.Name, Value: ck.Value})
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, ck := range res.Cookies() {
+		if ck.MaxAge < 0 {
+			delete(w.cookies, ck.Name)
+		} else {
+			w.cookies[ck.Name] = ck
+		}
+	}
+	if m := csrfField.FindSubmatch(b); m != nil {
+		w.csrf = string(m[1])
+	}
+	return res.StatusCode, res.Header.Get("Location"), string(b)
+}
+
+// login logs in through the form and checks that it worked.
+func (w *webUser) login(email string) {
+	w.t.Helper()
+	w.do(http.MethodGet, "/login", nil)
+	status, loc, _ := w.do(http.MethodPost, "/login", url.Values{"email": {email}, "password": {password}, "csrf": {w.csrf}})
+	if status != http.StatusSeeOther || loc != "/sites" {
+		w.t.Fatalf("logging in as %s: %d to %q, want 303 to /sites", email, status, loc)
+	}
+}
+
+func (w *webUser) expect(method, path string, form url.Values, want int) string {
+	w.t.Helper()
+	status, loc, body := w.do(method, path, form)
+	if status != want {
+		w.t.Fatalf("%s %s: %d (to %q), want %d", method, path, status, loc, want)
+	}
+	return body
+}
+
+// Sessions, cookies and CSRF: every form without its token is refused and
+// changes nothing; a logout ends the session on the server.
+func TestDashboardSessionsAndCSRF(t *testing.T) {
+	h := newHarness(t)
+	w := newWebUser(t, h)
+	ctx := context.Background()
+	sites := func() int {
+		t.Helper()
+		list, err := h.client(h.key).Sites(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+
+	// the login form sets its double-submit cookie; without the token, no login
+	status, _, _ := w.do(http.MethodGet, "/login", nil)
+	loginCSRF := w.cookies["tally_login_csrf"]
+	if status != http.StatusOK || loginCSRF == nil || !loginCSRF.HttpOnly || !loginCSRF.Secure || loginCSRF.SameSite != http.SameSiteLaxMode {
+		t.Fatalf("GET /login: %d, login cookie %+v; want 200 and an HttpOnly, Secure, SameSite=Lax cookie", status, loginCSRF)
+	}
+	w.expect(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {password}}, http.StatusForbidden)
+	w.expect(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {password}, "csrf": {"forged"}}, http.StatusForbidden)
+	if w.cookies["tally_session"] != nil {
+		t.Fatal("a login without its CSRF token started a session")
+	}
+	w.expect(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {"wrong"}, "csrf": {w.csrf}}, http.StatusUnauthorized)
+
+	// a next that leaves the site is ignored
+	_, loc, _ := w.do(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {password}, "csrf": {w.csrf},
+		"next": {"//evil.example/steal"}})
+	if loc != "/sites" {
+		t.Fatalf("login with an off-site next went to %q, want /sites", loc)
+	}
+	sess := w.cookies["tally_session"]
+	if sess == nil || !sess.HttpOnly || !sess.Secure || sess.SameSite != http.SameSiteLaxMode {
+		t.Fatalf("session cookie %+v: want HttpOnly, Secure (outside development), SameSite=Lax", sess)
+	}
+	if body := w.expect(http.MethodGet, "/sites", nil, http.StatusOK); !strings.Contains(body, "example.com") {
+		t.Fatal("the site list does not show the account's site")
+	}
+
+	// every form needs the session's token
+	before := sites()
+	site := url.Values{"domain": {"csrf.example.org"}, "timezone": {"UTC"}, "currency": {"USD"}}
+	w.expect(http.MethodPost, "/sites", site, http.StatusForbidden)
+	site.Set("csrf", "forged")
+	w.expect(http.MethodPost, "/sites", site, http.StatusForbidden)
+	w.expect(http.MethodPost, "/account/keys", url.Values{"name": {"x"}, "scopes": {"admin:full"}}, http.StatusForbidden)
+	w.expect(http.MethodPost, "/sites/"+string(h.siteID)+"/delete", url.Values{"confirm": {"example.com"}}, http.StatusForbidden)
+	if got := sites(); got != before {
+		t.Fatalf("forms without their CSRF token changed the sites: %d, want %d", got, before)
+	}
+	w.expect(http.MethodGet, "/sites/new", nil, http.StatusOK)
+	site.Set("csrf", w.csrf)
+	w.expect(http.MethodPost, "/sites", site, http.StatusSeeOther)
+	if got := sites(); got != before+1 {
+		t.Fatalf("after creating a site: %d sites, want %d", got, before+1)
+	}
+
+	// dashboard pages carry the security headers
+	req, _ := http.NewRequest(http.MethodGet, h.srv.URL+"/login", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || res.Header.Get("X-Frame-Options") == "" {
+		t.Fatalf("dashboard headers: CSP %q, X-Frame-Options %q", csp, res.Header.Get("X-Frame-Options"))
+	}
+
+	// logging out ends the session on the server: the old cookie is dead
+	old := *w.cookies["tally_session"]
+	w.expect(http.MethodPost, "/logout", url.Values{"csrf": {w.csrf}}, http.StatusSeeOther)
+	w.cookies["tally_session"] = &old
+	if _, loc, _ := w.do(http.MethodGet, "/sites", nil); !strings.HasPrefix(loc, "/login") {
+		t.Fatalf("the logged-out session still opens /sites (to %q)", loc)
+	}
+	w.expect(http.MethodPost, "/sites", site, http.StatusUnauthorized)
+}
+
+// Roles on the dashboard: a viewer reads the statistics but manages
+// nothing; someone who is not a member does not learn the site exists.
+func TestDashboardRoles(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	for _, email := range []string{"viewer@example.com", "stranger@example.com"} {
+		if _, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: email, Password: password, Name: "X", Plan: model.PlanFree}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	site := "/sites/" + string(h.siteID)
+
+	owner := newWebUser(t, h)
+	owner.login(h.email)
+	owner.expect(http.MethodGet, site+"/settings", nil, http.StatusOK)
+	owner.expect(http.MethodPost, site+"/members", url.Values{"email": {"viewer@example.com"}, "role": {"viewer"}, "csrf": {owner.csrf}},
+		http.StatusSeeOther)
+	// the owner's own role is not for changing
+	owner.expect(http.MethodGet, site+"/settings", nil, http.StatusOK)
+	owner.expect(http.MethodPost, site+"/members", url.Values{"email": {h.email}, "role": {"viewer"}, "csrf": {owner.csrf}},
+		http.StatusForbidden)
+
+	viewer := newWebUser(t, h)
+	viewer.login("viewer@example.com")
+	if body := viewer.expect(http.MethodGet, "/sites", nil, http.StatusOK); !strings.Contains(body, "example.com") {
+		t.Fatal("the viewer's site list does not show the shared site")
+	}
+	viewer.expect(http.MethodGet, site, nil, http.StatusOK)
+	viewer.expect(http.MethodGet, site+"/cards/overview?range=7d", nil, http.StatusOK)
+	body := viewer.expect(http.MethodGet, site+"/settings", nil, http.StatusOK)
+	if strings.Contains(body, "/api/v1/webhooks/") || strings.Contains(body, `action="`+site+`/members"`) {
+		t.Fatal("a viewer's settings page shows webhook URLs or the members form")
+	}
+	forms := map[string]url.Values{
+		site + "/settings": {"domain": {"taken.example.com"}, "timezone": {"UTC"}, "currency": {"USD"}},
+		site + "/goals":    {"name": {"G"}, "type": {"custom_event"}, "event_name": {"Signup"}},
+		site + "/secrets":  {"provider": {"stripe"}, "secret": {"whsec_x"}},
+		site + "/members":  {"email": {"stranger@example.com"}, "role": {"admin"}},
+		site + "/delete":   {"confirm": {"example.com"}},
+	}
+	for path, form := range forms {
+		form.Set("csrf", viewer.csrf)
+		viewer.expect(http.MethodPost, path, form, http.StatusForbidden)
+	}
+
+	stranger := newWebUser(t, h)
+	stranger.login("stranger@example.com")
+	if body := stranger.expect(http.MethodGet, "/sites", nil, http.StatusOK); strings.Contains(body, string(h.siteID)) {
+		t.Fatal("a stranger's site list shows someone else's site")
+	}
+	for _, path := range []string{site, site + "/settings", site + "/cards/overview", site + "/cards/revenue"} {
+		stranger.expect(http.MethodGet, path, nil, http.StatusNotFound)
+	}
+	for path, form := range forms {
+		form.Set("csrf", stranger.csrf)
+		stranger.expect(http.MethodPost, path, form, http.StatusNotFound)
+	}
+
+	// nothing the viewer or the stranger sent took effect
+	m, err := h.client(h.key).Site(ctx, string(h.siteID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Domain != "example.com" {
+		t.Fatalf("the site's domain is %q after refused forms", m.Domain)
+	}
+	goals, err := h.client(h.key).Goals(ctx, string(h.siteID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(goals) != 0 {
+		t.Fatalf("refused forms created %d goals", len(goals))
+	}
+}
