@@ -44,7 +44,7 @@ type options struct {
 	profile                                          bool
 }
 
-var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries"}
+var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries", "dashboard"}
 
 func parseFlags() options {
 	var o options
@@ -69,6 +69,9 @@ Phases (--phases, in this order):
   queries   --query-events demo events over 30 days (loaded once with
             "tally demo", kept for later runs), then every stats endpoint
             --query-runs times for the last 7 and 30 days
+  dashboard the same site's dashboard, logged in as the bench account: the
+            page and each card --query-runs times, one at a time, then all
+            cards at once as the page's script loads them
 
 Flags:
 `)
@@ -203,6 +206,13 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
+	if o.phases["dashboard"] {
+		res, err := dashboardLatencies(ctx, b.srv.url, querySite, o.queryRuns, func(what string) { logf("dashboard: %s", what) })
+		if err != nil {
+			return err
+		}
+		b.report.dashboard = res
+	}
 	if err := b.srv.stop(); err != nil {
 		return fmt.Errorf("stopping tally: %w", err)
 	}
@@ -211,13 +221,16 @@ func run(ctx context.Context, o options) error {
 }
 
 // benchEmail is the bench account, kept between runs with its queries site.
-const benchEmail = "bench@bench.local"
+const (
+	benchEmail    = "bench@bench.local"
+	benchPassword = "bench-password"
+)
 
 // setup makes sure the bench account exists (enterprise plan, no practical
 // limit), creates this run's ingest site and key, and finds or creates the
 // queries site.
 func (b *bench) setup(ctx context.Context) (ingestSite, querySite string, err error) {
-	err = b.srv.tally(ctx, nil, "user", "create", "--email", benchEmail, "--password", "bench-password",
+	err = b.srv.tally(ctx, nil, "user", "create", "--email", benchEmail, "--password", benchPassword,
 		"--name", "Bench", "--plan", "enterprise", "--events-per-hour", "2000000000")
 	if err != nil && !strings.Contains(err.Error(), "exists") {
 		return "", "", err
@@ -232,7 +245,7 @@ func (b *bench) setup(ctx context.Context) (ingestSite, querySite string, err er
 		return "", "", err
 	}
 	b.key = key.Key
-	if !b.o.phases["queries"] {
+	if !b.o.phases["queries"] && !b.o.phases["dashboard"] {
 		return ingestSite, "", nil
 	}
 	querySite, err = b.querySite(ctx)
