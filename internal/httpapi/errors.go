@@ -23,6 +23,15 @@ var kindStatus = map[errs.Kind]int{
 	errs.Unavailable:     http.StatusServiceUnavailable,
 }
 
+// StatusOf is the HTTP status of an error kind, for every HTTP face of
+// tally (the API and the dashboard).
+func StatusOf(k errs.Kind) int {
+	if status, ok := kindStatus[k]; ok {
+		return status
+	}
+	return http.StatusInternalServerError
+}
+
 var statusCode = map[int]string{
 	http.StatusBadRequest:            "invalid_request",
 	http.StatusUnauthorized:          "unauthorized",
@@ -65,7 +74,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 func (s *Server) describe(err error) (int, api.Error) {
 	var e *errs.Error
 	if errors.As(err, &e) && e.Kind != errs.Internal {
-		status := kindStatus[e.Kind]
+		status := StatusOf(e.Kind)
 		code := e.Code
 		if code == "" {
 			code = statusCode[status]

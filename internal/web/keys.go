@@ -9,6 +9,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -103,7 +104,7 @@ func (s *Server) createKey(c echo.Context) error {
 		for _, sc := range in.Scopes {
 			p.Checked[sc] = true
 		}
-		return s.render(c, errStatus(e.Kind), "keys", p)
+		return s.render(c, httpapi.StatusOf(e.Kind), "keys", p)
 	}
 	if refused != nil {
 		return refused

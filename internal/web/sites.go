@@ -12,6 +12,7 @@ import (
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/goals"
+	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -178,7 +179,7 @@ func (s *Server) settingsError(c echo.Context, section string, err error) error 
 		return perr
 	}
 	p.Error, p.ErrorSection = e.Message, section
-	return s.render(c, errStatus(e.Kind), "settings", p)
+	return s.render(c, httpapi.StatusOf(e.Kind), "settings", p)
 }
 
 func (s *Server) settingsRedirect(c echo.Context, notice, anchor string) error {
@@ -258,7 +259,7 @@ func (s *Server) updateGoal(c echo.Context) error {
 	if e := formError(err); e != nil && e.Kind != errs.NotFound {
 		g = model.Goal{ID: model.GoalID(c.Param("goal")), SiteID: m.Site.ID, Name: in.Name, Type: model.GoalType(in.Type),
 			PagePath: in.PagePath, EventName: in.EventName}
-		return s.render(c, errStatus(e.Kind), "goal", goalPage{page: pageFor(c, "Edit goal", "sites"), Site: m.Site, Goal: g, Error: e.Message})
+		return s.render(c, httpapi.StatusOf(e.Kind), "goal", goalPage{page: pageFor(c, "Edit goal", "sites"), Site: m.Site, Goal: g, Error: e.Message})
 	}
 	if err != nil {
 		return err

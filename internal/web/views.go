@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/money"
 )
@@ -153,7 +154,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &e) && e.Kind != errs.Internal:
-		status, msg = errStatus(e.Kind), e.Message
+		status, msg = httpapi.StatusOf(e.Kind), e.Message
 	case errors.As(err, &he) && he.Code < 500:
 		status = he.Code
 		msg = http.StatusText(he.Code)
@@ -173,28 +174,6 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.deps.Log.Error("rendering the error page", "err", rerr)
 		_ = c.String(status, msg)
 	}
-}
-
-func errStatus(k errs.Kind) int {
-	switch k {
-	case errs.Invalid:
-		return http.StatusBadRequest
-	case errs.Unauthenticated:
-		return http.StatusUnauthorized
-	case errs.Forbidden:
-		return http.StatusForbidden
-	case errs.NotFound:
-		return http.StatusNotFound
-	case errs.Conflict:
-		return http.StatusConflict
-	case errs.TooLarge:
-		return http.StatusRequestEntityTooLarge
-	case errs.RateLimited:
-		return http.StatusTooManyRequests
-	case errs.Unavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }
 
 // formatNumber writes 1234567 as 1,234,567.

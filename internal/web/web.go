@@ -22,10 +22,9 @@ import (
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/goals"
+	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/ratelimit"
-	"github.com/tally-analytics/tally/internal/stats"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 //go:embed templates assets
@@ -44,14 +43,8 @@ type SessionStore interface {
 	UserByID(ctx context.Context, id model.UserID) (model.User, error)
 }
 
-// Sites manages the user's sites.
-type Sites interface {
-	List(ctx context.Context, p auth.Principal) ([]model.Membership, error)
-	Create(ctx context.Context, p auth.Principal, in accounts.SiteChange) (model.Membership, error)
-	Get(ctx context.Context, p auth.Principal, id model.SiteID) (model.Membership, error)
-	Update(ctx context.Context, p auth.Principal, id model.SiteID, in accounts.SiteChange) (model.Membership, error)
-	Delete(ctx context.Context, p auth.Principal, id model.SiteID) error
-}
+// Sites manages the user's sites, as the API's Sites endpoints do.
+type Sites = httpapi.SitesAPI
 
 // Team manages a site's members and webhook secrets.
 type Team interface {
@@ -78,25 +71,8 @@ type Goals interface {
 	Delete(ctx context.Context, p auth.Principal, id model.GoalID) error
 }
 
-// Stats answers the reports.
-type Stats interface {
-	Overview(ctx context.Context, p auth.Principal, r stats.Request) (api.OverviewResponse, error)
-	Pages(ctx context.Context, p auth.Principal, r stats.Request) (api.PagesResponse, error)
-	EntryPages(ctx context.Context, p auth.Principal, r stats.Request) (api.EntryPagesResponse, error)
-	ExitPages(ctx context.Context, p auth.Principal, r stats.Request) (api.ExitPagesResponse, error)
-	Sources(ctx context.Context, p auth.Principal, r stats.Request) (api.SourcesResponse, error)
-	Campaigns(ctx context.Context, p auth.Principal, r stats.Request) (api.CampaignsResponse, error)
-	Devices(ctx context.Context, p auth.Principal, r stats.Request) (api.DevicesResponse, error)
-	Browsers(ctx context.Context, p auth.Principal, r stats.Request) (api.BrowsersResponse, error)
-	OperatingSystems(ctx context.Context, p auth.Principal, r stats.Request) (api.OperatingSystemsResponse, error)
-	Countries(ctx context.Context, p auth.Principal, r stats.Request) (api.CountriesResponse, error)
-	Regions(ctx context.Context, p auth.Principal, r stats.Request) (api.RegionsResponse, error)
-	Cities(ctx context.Context, p auth.Principal, r stats.Request) (api.CitiesResponse, error)
-	Events(ctx context.Context, p auth.Principal, r stats.Request) (api.EventsResponse, error)
-	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (api.RealtimeResponse, error)
-	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (api.ConversionsResponse, error)
-	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (api.RevenueResponse, error)
-}
+// Stats answers the reports the API serves.
+type Stats = httpapi.Stats
 
 // Limiter counts login attempts.
 type Limiter interface {
