@@ -243,3 +243,60 @@ func TestDashboardRoles(t *testing.T) {
 		t.Fatalf("refused forms created %d goals", len(goals))
 	}
 }
+
+// Nothing a visitor sends to the dashboard is a server error: hostile
+// query strings, path ids and form fields all get a 4xx (or the form again).
+func TestDashboardRefusesBadInput(t *testing.T) {
+	h := newHarness(t)
+	w := newWebUser(t, h)
+	w.login(h.email)
+	site := "/sites/" + string(h.siteID)
+	long := strings.Repeat("x", 5000)
+	gets := []string{
+		site + "?range=forever", site + "?range=custom", site + "?range=custom&from=2026-13-01&to=2026-01-01",
+		site + "?range=custom&from=2026-05-02&to=2026-05-01", site + "?range=custom&from=1900-01-01&to=2026-01-01",
+		site + "?range=custom&from=2026-01-01&to=9999-12-31", site + "?country=usa", site + "?region=california",
+		site + "?pathname=no-slash", site + "?source=" + long, site + "?device=" + long, site + "?compare=maybe&range=today",
+		site + "/cards/nope", site + "/cards/overview?range=custom&from=x", site + "/cards/pages?tab=" + long,
+		site + "/cards/locations?country=ZZ&region=ZZ-1", site + "/cards/locations?region=US-CA", site + "/cards/revenue?tab=nope&os=Linux",
+		site + "/cards/revenue?pathname=/a&utm_term=x", site + "/cards/sources?tab=utm_nope", site + "/cards/devices?tab=%00",
+		"/sites/" + long, "/sites/%2e%2e/settings", site + "/goals/not-a-uuid", site + "/goals/00000000-0000-0000-0000-000000000000",
+		"/login?next=https://evil.example/", "/assets/../web.go", "/account/keys?revoked=" + long,
+	}
+	for _, path := range gets {
+		if status, _, _ := w.do(http.MethodGet, path, nil); status >= 500 {
+			t.Errorf("GET %.80s: %d", path, status)
+		}
+	}
+	w.do(http.MethodGet, site+"/settings", nil) // a fresh form token
+	posts := map[string]url.Values{
+		"/sites":                    {"domain": {long}, "timezone": {"Mars/Olympus"}, "currency": {"XXXX"}},
+		site + "/settings":          {"domain": {"not a domain"}, "timezone": {long}, "currency": {"usd"}},
+		site + "/goals":             {"name": {long}, "type": {"pageview"}, "page_path": {"no-slash"}},
+		site + "/goals/x":           {"name": {"G"}, "type": {"custom_event"}, "event_name": {""}},
+		site + "/goals/x/delete":    {},
+		site + "/secrets":           {"provider": {"provider_z"}, "secret": {long}},
+		site + "/members":           {"email": {"nobody@example.com"}, "role": {"owner"}},
+		site + "/members/x/remove":  {},
+		site + "/delete":            {"confirm": {"wrong.example"}},
+		"/account/keys":             {"name": {long}, "scopes": {"root"}, "expires": {"tomorrow"}},
+		"/account/keys/x/revoke":    {},
+		"/sites/" + long + "/goals": {"name": {"G"}, "type": {"custom_event"}, "event_name": {"E"}},
+	}
+	for path, form := range posts {
+		form.Set("csrf", w.csrf)
+		status, _, _ := w.do(http.MethodPost, path, form)
+		if status >= 500 || status < 400 {
+			t.Errorf("POST %.80s: %d, want a 4xx", path, status)
+		}
+	}
+	// a body over the limit
+	big := url.Values{"csrf": {w.csrf}, "name": {strings.Repeat("y", 300<<10)}}
+	if status, _, _ := w.do(http.MethodPost, "/account/keys", big); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 300 KiB form: %d, want 413", status)
+	}
+	// the site is still there, unchanged
+	if s, err := h.client(h.key).Site(context.Background(), string(h.siteID)); err != nil || s.Domain != "example.com" {
+		t.Fatalf("after the refused forms: %+v, %v", s, err)
+	}
+}
