@@ -148,7 +148,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG),
 		Team: accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),
-		PublicURL: cfg.PublicURL, LoginAttempts: cfg.LoginAttempts})
+		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
+		StatsPerHour: cfg.StatsPerHour})
 	return err
 }
 

@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // webUser is a dashboard visitor without a browser: it keeps the cookies it
@@ -32,6 +35,12 @@ var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // do sends a request and returns the status, the Location and the body.
 func (w *webUser) do(method, path string, form url.Values) (int, string, string) {
 	w.t.Helper()
+	return w.doWith(method, path, form, nil)
+}
+
+// doWith is do with extra request headers.
+func (w *webUser) doWith(method, path string, form url.Values, header http.Header) (int, string, string) {
+	w.t.Helper()
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -39,6 +48,9 @@ func (w *webUser) do(method, path string, form url.Values) (int, string, string)
 	req, err := http.NewRequest(method, w.base+path, body)
 	if err != nil {
 		w.t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -116,11 +128,21 @@ func TestDashboardSessionsAndCSRF(t *testing.T) {
 	}
 	w.expect(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {"wrong"}, "csrf": {w.csrf}}, http.StatusUnauthorized)
 
-	// a next that leaves the site is ignored
+	// a next that leaves the site is ignored (a browser drops the tab of
+	// "/\t/evil.example", which would make it "//evil.example")
+	for _, next := range []string{"//evil.example/steal", "/\t/evil.example", "/\\evil.example", "https://evil.example/"} {
+		other := newWebUser(t, h)
+		other.do(http.MethodGet, "/login", nil)
+		status, loc, _ := other.do(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {password}, "csrf": {other.csrf},
+			"next": {next}})
+		if loc != "/sites" {
+			t.Fatalf("login with next=%q: %d to %q, want 303 to /sites", next, status, loc)
+		}
+	}
 	_, loc, _ := w.do(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {password}, "csrf": {w.csrf},
-		"next": {"//evil.example/steal"}})
-	if loc != "/sites" {
-		t.Fatalf("login with an off-site next went to %q, want /sites", loc)
+		"next": {"/sites/new"}})
+	if loc != "/sites/new" {
+		t.Fatalf("login with next=/sites/new went to %q", loc)
 	}
 	sess := w.cookies["tally_session"]
 	if sess == nil || !sess.HttpOnly || !sess.Secure || sess.SameSite != http.SameSiteLaxMode {
@@ -290,6 +312,15 @@ func TestDashboardRefusesBadInput(t *testing.T) {
 			t.Errorf("POST %.80s: %d, want a 4xx", path, status)
 		}
 	}
+	// bytes that are not text are a 400, wherever they are
+	for _, path := range []string{"/sites/%FF", site + "?source=%FF", site + "/cards/pages?pathname=/%00"} {
+		w.expect(http.MethodGet, path, nil, http.StatusBadRequest)
+	}
+	for _, form := range []url.Values{{"domain": {"\xff.example"}}, {"domain": {"a\x00.example"}}} {
+		form.Set("csrf", w.csrf)
+		w.expect(http.MethodPost, "/sites", form, http.StatusBadRequest)
+	}
+	w.expect(http.MethodPost, "/account/keys/%FF/revoke", url.Values{"csrf": {w.csrf}}, http.StatusBadRequest)
 	// a body over the limit
 	big := url.Values{"csrf": {w.csrf}, "name": {strings.Repeat("y", 300<<10)}}
 	if status, _, _ := w.do(http.MethodPost, "/account/keys", big); status != http.StatusRequestEntityTooLarge {
@@ -299,4 +330,62 @@ func TestDashboardRefusesBadInput(t *testing.T) {
 	if s, err := h.client(h.key).Site(context.Background(), string(h.siteID)); err != nil || s.Domain != "example.com" {
 		t.Fatalf("after the refused forms: %+v, %v", s, err)
 	}
+}
+
+// The login limit counts per email and client address, and a client cannot
+// pick its address with X-Forwarded-For (no trusted proxy here).
+func TestDashboardLoginLimit(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 3 }))
+	w := newWebUser(t, h)
+	statuses := []int{}
+	for i := range 5 {
+		w.do(http.MethodGet, "/login", nil)
+		req := url.Values{"email": {h.email}, "password": {"guess " + strconv.Itoa(i)}, "csrf": {w.csrf}}
+		status, _, _ := w.doWith(http.MethodPost, "/login", req, http.Header{"X-Forwarded-For": {"203.0.113." + strconv.Itoa(i+1)}})
+		statuses = append(statuses, status)
+	}
+	want := []int{401, 401, 401, 429, 429}
+	if !slices.Equal(statuses, want) {
+		t.Fatalf("five wrong passwords from 'different' forwarded addresses: %v, want %v", statuses, want)
+	}
+}
+
+// Report cards count against the user's stats allowance, as the API's
+// stats calls with a login token do.
+func TestDashboardStatsLimit(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.StatsPerHour = 3 }))
+	w := newWebUser(t, h)
+	w.login(h.email)
+	card := "/sites/" + string(h.siteID) + "/cards/devices"
+	for range 3 {
+		w.expect(http.MethodGet, card, nil, http.StatusOK)
+	}
+	if body := w.expect(http.MethodGet, card, nil, http.StatusTooManyRequests); !strings.Contains(body, "Too many reports") {
+		t.Fatalf("the refused card reads %q", body)
+	}
+}
+
+// A goal is reached through its own site only.
+func TestDashboardGoalOfAnotherSite(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	other, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "other.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := h.client(h.key).CreateGoal(ctx, api.GoalRequest{SiteID: string(other.ID), GoalName: "B", GoalType: "custom_event", EventName: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWebUser(t, h)
+	w.login(h.email)
+	wrong := "/sites/" + string(h.siteID) + "/goals/" + g.GoalID
+	w.expect(http.MethodGet, wrong, nil, http.StatusNotFound)
+	w.expect(http.MethodPost, wrong, url.Values{"name": {"renamed"}, "type": {"custom_event"}, "event_name": {"b"}, "csrf": {w.csrf}}, http.StatusNotFound)
+	w.expect(http.MethodPost, wrong+"/delete", url.Values{"csrf": {w.csrf}}, http.StatusNotFound)
+	got, err := h.client(h.key).Goal(ctx, g.GoalID)
+	if err != nil || got.GoalName != "B" {
+		t.Fatalf("the other site's goal after requests through the wrong site: %+v, %v", got, err)
+	}
+	w.expect(http.MethodPost, "/sites/"+string(other.ID)+"/goals/"+g.GoalID+"/delete", url.Values{"csrf": {w.csrf}}, http.StatusSeeOther)
 }

@@ -190,9 +190,13 @@ func (s *Server) eventsLimit(c echo.Context) (string, ratelimit.Limit) {
 // limitStats applies the stats limit per credential.
 func (s *Server) limitStats(next echo.HandlerFunc) echo.HandlerFunc {
 	return s.rateLimit(limitStatsName, func(c echo.Context) (string, ratelimit.Limit) {
-		return "stats:" + callerKey(principal(c)), ratelimit.PerHour(s.deps.Limits.StatsPerHour)
+		return StatsLimitKey(principal(c)), ratelimit.PerHour(s.deps.Limits.StatsPerHour)
 	})(next)
 }
+
+// StatsLimitKey names the stats allowance of a caller (the dashboard's
+// report cards count against their user's).
+func StatsLimitKey(p auth.Principal) string { return "stats:" + callerKey(p) }
 
 // ceilSeconds rounds a duration up to whole seconds (at least 1 when positive).
 func ceilSeconds(d time.Duration) int {

@@ -92,7 +92,7 @@ func New(deps Deps) *Server {
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{deps: deps, echo: e}
 	e.HTTPErrorHandler = s.handleError
-	e.IPExtractor = ipExtractor(deps.TrustedProxies)
+	e.IPExtractor = IPExtractor(deps.TrustedProxies)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return auth.RandomString(16, "0123456789abcdef") }}))
 	e.Use(s.recoverPanics, s.logRequests, s.redirectHTTPS, s.securityHeaders, limitAnyBody)
 
@@ -121,10 +121,10 @@ func New(deps Deps) *Server {
 	return s
 }
 
-// ipExtractor takes the client address from the connection, or from
+// IPExtractor takes the client address from the connection, or from
 // X-Forwarded-For when the connection comes from a trusted proxy (the
-// rightmost address not of a trusted proxy).
-func ipExtractor(trusted []*net.IPNet) echo.IPExtractor {
+// rightmost address not of a trusted proxy). The dashboard uses it too.
+func IPExtractor(trusted []*net.IPNet) echo.IPExtractor {
 	if len(trusted) == 0 {
 		return echo.ExtractIPDirect()
 	}

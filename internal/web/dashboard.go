@@ -11,7 +11,9 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/stats"
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -131,6 +133,9 @@ func (s *Server) card(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limitStats(c, p); err != nil {
+		return err
+	}
 	v, err := parseView(c.QueryParams(), m.Site, s.deps.Now())
 	if err != nil {
 		return err
@@ -164,6 +169,21 @@ func (s *Server) card(c echo.Context) error {
 		return s.revenueCard(c, ctx, p, v, r, tab)
 	}
 	return errs.E(errs.NotFound, "not_found", "no such card")
+}
+
+// limitStats counts a card against its user's stats allowance, the one
+// their API calls with a login token use. If Redis cannot answer, the card
+// is served.
+func (s *Server) limitStats(c echo.Context, p auth.Principal) error {
+	if s.deps.StatsPerHour <= 0 {
+		return nil
+	}
+	res, err := s.deps.Limiter.AllowN(c.Request().Context(), httpapi.StatsLimitKey(p), ratelimit.PerHour(s.deps.StatsPerHour), 1)
+	if err != nil || res.Allowed {
+		return nil
+	}
+	return errs.E(errs.RateLimited, "rate_limit_exceeded", "Too many reports in the last hour; this one is back in %d s.",
+		int(res.RetryAfter.Seconds())+1)
 }
 
 type overviewCard struct {

@@ -178,9 +178,15 @@ func (s *Server) logout(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
-// safeNext keeps a redirect target only when it is a path of this site.
+// safeNext keeps a redirect target only when it is a path of this site:
+// no scheme, no host, and no backslash or control character (browsers drop
+// tabs and newlines, so "/\t/evil.example" would become "//evil.example").
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.IndexFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) >= 0 {
+		return ""
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(next, "//") {
 		return ""
 	}
 	return next

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
@@ -234,23 +235,29 @@ type goalPage struct {
 	Error string
 }
 
-func (s *Server) goalForm(c echo.Context) error {
+// siteGoal is the goal of the URL, which must belong to the URL's site.
+func (s *Server) siteGoal(c echo.Context) (model.Membership, auth.Principal, model.Goal, error) {
 	m, pr, err := s.membership(c)
 	if err != nil {
-		return err
+		return m, pr, model.Goal{}, err
 	}
 	g, err := s.deps.Goals.Get(c.Request().Context(), pr, model.GoalID(c.Param("goal")))
+	if err == nil && g.SiteID != m.Site.ID {
+		err = errs.E(errs.NotFound, "goal_not_found", "goal not found")
+	}
+	return m, pr, g, err
+}
+
+func (s *Server) goalForm(c echo.Context) error {
+	m, _, g, err := s.siteGoal(c)
 	if err != nil {
 		return err
-	}
-	if g.SiteID != m.Site.ID {
-		return errs.E(errs.NotFound, "goal_not_found", "goal not found")
 	}
 	return s.render(c, http.StatusOK, "goal", goalPage{page: pageFor(c, "Edit goal", "sites"), Site: m.Site, Goal: g})
 }
 
 func (s *Server) updateGoal(c echo.Context) error {
-	m, pr, err := s.membership(c)
+	m, pr, _, err := s.siteGoal(c)
 	if err != nil {
 		return err
 	}
@@ -268,8 +275,11 @@ func (s *Server) updateGoal(c echo.Context) error {
 }
 
 func (s *Server) deleteGoal(c echo.Context) error {
-	u, _ := session(c)
-	if err := s.deps.Goals.Delete(c.Request().Context(), u.principal(), model.GoalID(c.Param("goal"))); err != nil {
+	_, pr, g, err := s.siteGoal(c)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Goals.Delete(c.Request().Context(), pr, g.ID); err != nil {
 		return s.settingsError(c, "goals", err)
 	}
 	return s.settingsRedirect(c, "goal_deleted", "goals")
