@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bojanz/currency"
+	"golang.org/x/net/idna"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
@@ -72,12 +73,21 @@ func NormalizeDomain(domain string) (string, error) {
 	if net.ParseIP(d) != nil || d == "localhost" {
 		return d, nil
 	}
+	if strings.IndexFunc(d, func(r rune) bool { return r > 127 }) >= 0 {
+		// an internationalised name is kept as browsers send it: in
+		// punycode (bücher.example → xn--bcher-kva.example)
+		ascii, err := idna.Lookup.ToASCII(d)
+		if err != nil {
+			return "", bad
+		}
+		d = ascii
+	}
 	for _, label := range strings.Split(d, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return "", bad
 		}
 		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r > 127) {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
 				return "", bad
 			}
 		}
@@ -89,7 +99,7 @@ func NormalizeDomain(domain string) (string, error) {
 // a site of someone else are the same NotFound, so existence does not leak.
 func (s *Service) Site(ctx context.Context, user model.UserID, id model.SiteID) (model.Site, model.Role, error) {
 	role, err := s.store.MemberRole(ctx, id, user)
-	if errors.Is(err, errs.ErrNotFound) {
+	if errors.Is(err, errs.ErrNotFound) || errs.KindOf(err) == errs.Invalid { // an id that is not text names no site
 		return model.Site{}, "", errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
 	}
 	if err != nil {

@@ -222,7 +222,8 @@ func (s *Service) Login(ctx context.Context, email, password string) (LoginResul
 		return LoginResult{}, errs.InvalidField("password", "password is required")
 	}
 	user, err := s.store.UserByEmail(ctx, strings.TrimSpace(email))
-	if err != nil && !errors.Is(err, errs.ErrNotFound) {
+	// an email that is not text (a NUL, bad UTF-8) names nobody, like an unknown one
+	if err != nil && !errors.Is(err, errs.ErrNotFound) && errs.KindOf(err) != errs.Invalid {
 		return LoginResult{}, errs.E(errs.Unavailable, "service_unavailable", "login is unavailable right now").Wrap(err)
 	}
 	ok, err := s.passwords.Check(ctx, password, user.PasswordHash)

@@ -61,8 +61,16 @@ func translate(op string, err error) error {
 		return fmt.Errorf("%s: %w", op, errs.ErrNotFound)
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("%s: %w", op, errs.ErrConflict)
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation
+			return fmt.Errorf("%s: %w", op, errs.ErrConflict)
+		case "22P02": // invalid_text_representation: an id that is no UUID names nothing
+			return fmt.Errorf("%s: %w", op, errs.ErrNotFound)
+		case "22021", "22P05": // not UTF-8, or a NUL: a client's bytes that are not text
+			return fmt.Errorf("%s: %w", op, &errs.Error{Kind: errs.Invalid, Code: "invalid_request",
+				Message: "a value is not valid text (it holds bytes that are not UTF-8, or a NUL character)", Err: err})
+		}
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
