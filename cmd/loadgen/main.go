@@ -151,6 +151,11 @@ func run(ctx context.Context, o options) error {
 		User: "default", Timeout: 5 * time.Minute}
 	b.report.machine = describeMachine()
 	b.report.started = time.Now()
+	for _, name := range []string{"TALLY_SAMPLE_ABOVE_EVENTS", "TALLY_FLUSH_ROWS", "TALLY_FLUSH_INTERVAL", "GOMEMLIMIT"} {
+		if v := os.Getenv(name); v != "" {
+			b.report.settings = append(b.report.settings, name+"="+v)
+		}
+	}
 
 	logf("migrating the bench databases")
 	if err := b.srv.tally(ctx, nil, "migrate"); err != nil {

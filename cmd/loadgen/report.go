@@ -25,6 +25,7 @@ type phase struct {
 type report struct {
 	started                 time.Time
 	machine                 []string
+	settings                []string // server settings the run changed from their defaults
 	baseline, ingest, batch *phase
 	raw                     *rawResult
 	demoLoad                string
@@ -63,6 +64,10 @@ func (b *bench) write() error {
 	p("")
 	p("Command: `go tool task bench` (`go run ./cmd/loadgen %s`).", strings.Join(os.Args[1:], " "))
 	p("")
+	if len(r.settings) > 0 {
+		p("Server settings changed for this run: `%s`.", strings.Join(r.settings, "`, `"))
+		p("")
+	}
 
 	p("## Targets")
 	p("")
