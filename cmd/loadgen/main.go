@@ -71,7 +71,7 @@ Phases (--phases, in this order):
             --query-runs times for the last 7 and 30 days
   dashboard the same site's dashboard, logged in as the bench account: the
             page and each card --query-runs times, one at a time, then all
-            cards at once as the page's script loads them
+            cards as the page's script loads them (three at a time)
 
 Flags:
 `)
