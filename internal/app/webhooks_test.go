@@ -67,12 +67,14 @@ type moneyFixture struct {
 var webhookFixtures = map[string][]moneyFixture{
 	"provider_a": {
 		{"checkout.session.completed.json", model.KindPayment, 2198, "USD", false},
+		{"checkout.session.async_payment_succeeded.json", model.KindPayment, 2198, "EUR", false},
 		{"invoice.paid.json", model.KindPayment, 1500, "USD", false},
 		{"charge.refunded.json", model.KindRefund, 1000, "USD", true},
 	},
 	"provider_b": {
 		{"order_created.json", model.KindPayment, 1199, "USD", false},
 		{"order_refunded.json", model.KindRefund, 500, "USD", true},
+		{"subscription_payment_success.json", model.KindPayment, 1199, "USD", false},
 	},
 	"provider_c": {
 		{"transaction.completed.json", model.KindPayment, 65215, "USD", false},
@@ -82,15 +84,24 @@ var webhookFixtures = map[string][]moneyFixture{
 	"provider_d": {
 		{"order.created.json", model.KindPayment, 2975, "EUR", false},
 		{"refund.created.json", model.KindRefund, 1488, "EUR", true},
+		{"order.paid.json", model.KindPayment, 900, "USD", false},
 	},
 }
 
-// unsubscribed are fixtures of kinds tally does not subscribe to.
-var unsubscribed = map[string]string{
+// acknowledged are fixtures tally answers 200 without recording money: a kind
+// it does not subscribe to, or money it counts from another kind.
+var acknowledged = map[string]string{
 	"provider_a": "payment_intent.succeeded.json",
-	"provider_b": "subscription_payment_success.json",
+	"provider_b": "subscription_payment_success.initial.json", // counted from order_created
 	"provider_c": "transaction.paid.json",
-	"provider_d": "order.paid.json",
+	"provider_d": "order.created.pending.json", // counted from order.paid
+}
+
+// announcedTwice are the providers whose paid one-time checkout is
+// announced by two kinds: the second must be a duplicate of the first.
+var announcedTwice = map[string][2]string{
+	"provider_a": {`"type": "checkout.session.completed"`, `"type": "checkout.session.async_payment_succeeded"`},
+	"provider_d": {`"type": "order.created"`, `"type": "order.paid"`},
 }
 
 func fixture(t *testing.T, provider, file string) []byte {
@@ -174,10 +185,21 @@ func TestWebhooks(t *testing.T) {
 			if n := ledgerCount(t, h, site, "true"); n != int64(len(webhookFixtures[provider])) {
 				t.Errorf("the ledger holds %d rows, want %d", n, len(webhookFixtures[provider]))
 			}
-			body := fixture(t, provider, unsubscribed[provider])
+			body := fixture(t, provider, acknowledged[provider])
 			status, res := postWebhook(t, h, provider, site, body, sign(body))
 			if status != 200 || !res.Ignored {
-				t.Errorf("unsubscribed kind: %d %+v, want 200 ignored", status, res)
+				t.Errorf("%s: %d %+v, want 200 ignored", acknowledged[provider], status, res)
+			}
+			if kinds, ok := announcedTwice[provider]; ok {
+				first := fixture(t, provider, webhookFixtures[provider][0].file)
+				again := bytes.Replace(first, []byte(kinds[0]), []byte(kinds[1]), 1)
+				if bytes.Equal(again, first) {
+					t.Fatalf("%s holds no %s", webhookFixtures[provider][0].file, kinds[0])
+				}
+				status, res := postWebhook(t, h, provider, site, again, sign(again))
+				if status != 200 || !res.Duplicate {
+					t.Errorf("the first payment announced again as %s: %d %+v, want a duplicate", kinds[1], status, res)
+				}
 			}
 
 			// rejected deliveries record nothing

@@ -64,6 +64,9 @@ type lemonSqueezyEvent struct {
 			RefundedAt     string `json:"refunded_at"`
 			CreatedAt      string `json:"created_at"`
 			UpdatedAt      string `json:"updated_at"`
+			// subscription invoices
+			SubscriptionID json.Number `json:"subscription_id"`
+			BillingReason  string      `json:"billing_reason"`
 		} `json:"attributes"`
 	} `json:"data"`
 }
@@ -76,6 +79,9 @@ func (lemonSqueezy) Parse(body []byte) (Notification, error) {
 	kind := ev.Meta.EventName
 	if kind == "" {
 		return Notification{}, payloadErr(lemonSqueezyName, "no meta.event_name")
+	}
+	if kind == "subscription_payment_success" {
+		return lemonSqueezyInvoice(ev)
 	}
 	if kind != "order_created" && kind != "order_refunded" {
 		return unsubscribed(kind), nil
@@ -125,5 +131,39 @@ func (lemonSqueezy) Parse(body []byte) (Notification, error) {
 		return Notification{}, err
 	}
 	n.Currency = cur
+	return n, nil
+}
+
+// lemonSqueezyInvoice reads subscription_payment_success, a paid
+// subscription invoice (https://docs.lemonsqueezy.com/api/subscription-invoices).
+// The first one (billing_reason "initial") is the order that created the
+// subscription, already counted from order_created; renewals and mid-cycle
+// charges ("renewal", "updated") are new money. Invoice ids are not order ids,
+// so they are keyed apart.
+func lemonSqueezyInvoice(ev lemonSqueezyEvent) (Notification, error) {
+	const kind = "subscription_payment_success"
+	a := ev.Data.Attributes
+	if ev.Data.ID == "" {
+		return Notification{}, payloadErr(lemonSqueezyName, "%s: no invoice id", kind)
+	}
+	id := "subscription-invoice:" + ev.Data.ID
+	n := Notification{Kind: kind, Type: Payment, TransactionID: id, PaymentRef: id,
+		SubscriptionID: a.SubscriptionID.String(), VisitorID: visitorFrom(object(ev.Meta.CustomData))}
+	switch {
+	case a.BillingReason == "initial":
+		return ignore(n, "the subscription's first payment, counted from order_created"), nil
+	case a.Status != "paid":
+		return ignore(n, "invoice status is "+strconv.Quote(a.Status)+", not paid"), nil
+	case a.Total == nil:
+		return Notification{}, payloadErr(lemonSqueezyName, "%s: no total", kind)
+	case *a.Total <= 0:
+		return ignore(n, "invoice total is zero"), nil
+	}
+	cur, err := currency(lemonSqueezyName, a.Currency)
+	if err != nil {
+		return Notification{}, err
+	}
+	n.Amount, n.Tax, n.Currency = *a.Total, a.Tax, cur
+	n.OccurredAt = firstTime(a.CreatedAt, a.UpdatedAt)
 	return n, nil
 }

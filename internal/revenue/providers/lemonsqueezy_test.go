@@ -66,9 +66,17 @@ func TestLemonSqueezyParse(t *testing.T) {
 			Amount: 500, CumulativeRefund: true, Currency: "USD",
 			OccurredAt: time.Date(2026, 11, 21, 9, 12, 40, 0, time.UTC), VisitorID: "v_2b8e4f61c0",
 		}},
+		// a renewal: 9.99 + 2.00 tax
 		{"subscription_payment_success.json", Notification{
-			Kind: "subscription_payment_success", Ignored: true,
-			IgnoreReason: `tally does not subscribe to "subscription_payment_success"`,
+			Kind: "subscription_payment_success", Type: Payment, TransactionID: "subscription-invoice:2167840",
+			PaymentRef: "subscription-invoice:2167840", Amount: 1199, Tax: 200, Currency: "USD",
+			OccurredAt: time.Date(2026, 11, 20, 14, 3, 30, 0, time.UTC), VisitorID: "v_2b8e4f61c0", SubscriptionID: "1052306",
+		}},
+		// the first invoice is the order that created the subscription
+		{"subscription_payment_success.initial.json", Notification{
+			Kind: "subscription_payment_success", Type: Payment, PaymentRef: "subscription-invoice:2167612",
+			Ignored: true, IgnoreReason: "the subscription's first payment, counted from order_created",
+			VisitorID: "v_2b8e4f61c0", SubscriptionID: "1052306",
 		}},
 	})
 }

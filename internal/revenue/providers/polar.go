@@ -105,7 +105,7 @@ func (polar) Parse(body []byte) (Notification, error) {
 	switch ev.Type {
 	case "":
 		return Notification{}, payloadErr(polarName, "no event type")
-	case "order.created":
+	case "order.created", "order.paid":
 		return polarOrder(ev)
 	case "refund.created":
 		return polarRefund(ev)
@@ -133,13 +133,14 @@ type polarOrderData struct {
 	} `json:"customer"`
 }
 
-// polarOrder reads order.created. Polar warns the order "might not be paid
-// yet, so the status field might be pending"
-// (https://polar.sh/docs/api-reference/webhooks/order.created); the payment
-// of a pending order is announced by order.paid, which tally does not
-// subscribe to, so a pending order is ignored rather than counted before
-// its money is in. The amount is total_amount, "after discounts and taxes"
-// (net_amount is before taxes), as for the other providers.
+// polarOrder reads order.created and order.paid. Polar warns the order
+// "might not be paid yet, so the status field might be pending"
+// (https://polar.sh/docs/api-reference/webhooks/order.created): a pending
+// order is ignored, and counted when order.paid announces its payment
+// (subscription renewals are created pending, then paid). A one-time order
+// created paid also sends order.paid; both key the money by the order id,
+// so it counts once. The amount is total_amount, "after discounts and
+// taxes" (net_amount is before taxes), as for the other providers.
 func polarOrder(ev polarEvent) (Notification, error) {
 	var o polarOrderData
 	if err := decode(polarName, ev.Data, &o); err != nil {
@@ -152,11 +153,14 @@ func polarOrder(ev polarEvent) (Notification, error) {
 		CheckoutSession: o.CheckoutID, SubscriptionID: o.SubscriptionID,
 		VisitorID:  visitorFrom(object(o.Metadata), object(o.CustomFields), object(o.Customer.Metadata)),
 		OccurredAt: firstTime(o.CreatedAt, ev.Timestamp)}
+	if ev.Type == "order.paid" { // paid when announced, which may be long after the order was created
+		n.OccurredAt = firstTime(ev.Timestamp, o.CreatedAt)
+	}
 	if o.BillingReason == "subscription_create" && o.CheckoutID != "" {
 		n.CheckoutSubscriptionID = o.SubscriptionID
 	}
 	if o.Status == "pending" || (o.Paid != nil && !*o.Paid) {
-		return ignore(n, "order is not paid yet (Polar announces its payment with order.paid)"), nil
+		return ignore(n, "order is not paid yet (it counts when order.paid announces its payment)"), nil
 	}
 	var amount int64
 	switch {

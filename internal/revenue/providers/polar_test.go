@@ -127,12 +127,17 @@ func TestPolarParse(t *testing.T) {
 		}},
 		{"order.created.pending.json", Notification{
 			Kind: "order.created", Type: Payment, PaymentRef: "9b8c7d6e-5f4a-4b3c-9d2e-1f0a9b8c7d6e",
-			Ignored: true, IgnoreReason: "order is not paid yet (Polar announces its payment with order.paid)",
+			Ignored: true, IgnoreReason: "order is not paid yet (it counts when order.paid announces its payment)",
 			OccurredAt: time.Date(2026, 12, 20, 17, 30, 44, 118230000, time.UTC), VisitorID: "v_61b3d8f2aa",
 			SubscriptionID: sub,
 		}},
+		// the pending renewal above, paid five seconds later: counted at the
+		// time of the event, with the subscription for attribution
 		{"order.paid.json", Notification{
-			Kind: "order.paid", Ignored: true, IgnoreReason: `tally does not subscribe to "order.paid"`,
+			Kind: "order.paid", Type: Payment, TransactionID: "9b8c7d6e-5f4a-4b3c-9d2e-1f0a9b8c7d6e",
+			PaymentRef: "9b8c7d6e-5f4a-4b3c-9d2e-1f0a9b8c7d6e", Amount: 900, Currency: "USD",
+			OccurredAt: time.Date(2026, 12, 20, 17, 30, 49, 781002000, time.UTC), VisitorID: "v_61b3d8f2aa",
+			SubscriptionID: sub,
 		}},
 		{"refund.created.json", Notification{
 			Kind: "refund.created", Type: Refund, TransactionID: "e7f8a9b0-c1d2-4e3f-a4b5-c6d7e8f9a0b1", RefundOf: order,

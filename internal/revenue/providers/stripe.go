@@ -96,7 +96,7 @@ func (stripe) Parse(body []byte) (Notification, error) {
 		err error
 	)
 	switch ev.Type {
-	case "checkout.session.completed":
+	case "checkout.session.completed", "checkout.session.async_payment_succeeded":
 		n, err = stripeCheckout(ev)
 	case "invoice.paid":
 		n, err = stripeInvoice(ev)
@@ -150,13 +150,15 @@ type stripeSession struct {
 	} `json:"total_details"`
 }
 
-// stripeCheckout reads checkout.session.completed. Only a paid one-time
-// checkout is money: subscription money is counted from invoice.paid, and
-// an unpaid session (an asynchronous method such as SEPA debit or ACH) pays
-// later through checkout.session.async_payment_succeeded, which tally does
-// not subscribe to (https://docs.stripe.com/checkout/fulfillment).
+// stripeCheckout reads checkout.session.completed and
+// checkout.session.async_payment_succeeded. Only a paid one-time checkout is
+// money: subscription money is counted from invoice.paid, and a session
+// completed unpaid (an asynchronous method such as SEPA debit or ACH) is
+// counted when checkout.session.async_payment_succeeded says it was paid
+// (https://docs.stripe.com/checkout/fulfillment). Both kinds key the money
+// by the same id, so a session announced paid twice counts once.
 func stripeCheckout(ev stripeEvent) (Notification, error) {
-	const kind = "checkout.session.completed"
+	kind := ev.Type
 	var s stripeSession
 	if err := decode(stripeName, ev.Data.Object, &s); err != nil {
 		return Notification{}, err

@@ -83,6 +83,13 @@ func TestStripeParse(t *testing.T) {
 			Ignored: true, IgnoreReason: `checkout payment_status is "unpaid", not paid`,
 			VisitorID: "v_7f3c2a9e1b", CheckoutSession: "cs_test_c7Hk2LmN9pQrS4tUvW1xYz3AbCdE5fGh8IjK0lMnO2pQrS6tUvW9xYz1AbCd",
 		}},
+		// the SEPA checkout above, paid two days later
+		{"checkout.session.async_payment_succeeded.json", Notification{
+			Kind: "checkout.session.async_payment_succeeded", EventID: "evt_1PvXa4LkdIwHu7ixR2cTq8Wm", Type: Payment,
+			TransactionID: "pi_3PvTr0LkdIwHu7ix1Gm4Hs2T", PaymentRef: "pi_3PvTr0LkdIwHu7ix1Gm4Hs2T", Amount: 2198, Currency: "EUR",
+			OccurredAt: time.Unix(1763893453, 0).UTC(), VisitorID: "v_7f3c2a9e1b",
+			CheckoutSession: "cs_test_c7Hk2LmN9pQrS4tUvW1xYz3AbCdE5fGh8IjK0lMnO2pQrS6tUvW9xYz1AbCd",
+		}},
 		{"invoice.paid.json", Notification{
 			Kind: "invoice.paid", EventID: "evt_1PvTp9LkdIwHu7ixTq6uB0Xe", Type: Payment,
 			TransactionID: "in_1PvTp6LkdIwHu7ixQd4Ww1Kz", PaymentRef: "pi_3PvTp7LkdIwHu7ix0Lq2Xc9B",
