@@ -75,6 +75,7 @@ var webhookFixtures = map[string][]moneyFixture{
 		{"order_created.json", model.KindPayment, 1199, "USD", false},
 		{"order_refunded.json", model.KindRefund, 500, "USD", true},
 		{"subscription_payment_success.json", model.KindPayment, 1199, "USD", false},
+		{"subscription_payment_refunded.json", model.KindRefund, 600, "USD", true},
 	},
 	"provider_c": {
 		{"transaction.completed.json", model.KindPayment, 65215, "USD", false},

@@ -80,53 +80,31 @@ func (lemonSqueezy) Parse(body []byte) (Notification, error) {
 	if kind == "" {
 		return Notification{}, payloadErr(lemonSqueezyName, "no meta.event_name")
 	}
-	if kind == "subscription_payment_success" {
-		return lemonSqueezyInvoice(ev)
-	}
-	if kind != "order_created" && kind != "order_refunded" {
+	switch kind {
+	case "order_created", "order_refunded", "subscription_payment_success", "subscription_payment_refunded":
+	default:
 		return unsubscribed(kind), nil
 	}
-	a := ev.Data.Attributes
 	if ev.Data.ID == "" {
-		return Notification{}, payloadErr(lemonSqueezyName, "%s: no order id", kind)
+		return Notification{}, payloadErr(lemonSqueezyName, "%s: no data.id", kind)
 	}
 	n := Notification{Kind: kind, VisitorID: visitorFrom(object(ev.Meta.CustomData))}
-	if kind == "order_created" {
-		n.Type, n.TransactionID, n.PaymentRef = Payment, ev.Data.ID, ev.Data.ID
-		if a.Status != "paid" {
-			return ignore(n, "order status is "+strconv.Quote(a.Status)+", not paid"), nil
-		}
-		if a.Total == nil {
-			return Notification{}, payloadErr(lemonSqueezyName, "%s: no total", kind)
-		}
-		if *a.Total <= 0 {
-			return ignore(n, "order total is zero"), nil
-		}
-		// total is what the customer paid, tax included (subtotal 999 +
-		// tax 200 = total 1199 in the API reference's example); Lemon
-		// Squeezy, as merchant of record, keeps the tax back from payouts.
-		n.Amount, n.Tax = *a.Total, a.Tax
-		n.OccurredAt = firstTime(a.CreatedAt, a.UpdatedAt)
-	} else {
-		n.Type, n.RefundOf = Refund, ev.Data.ID
-		// refunded_amount is the running total over partial refunds; without
-		// it (payloads older than the field), a refunded order is refunded in full.
-		switch {
-		case a.RefundedAmount != nil && *a.RefundedAmount > 0:
-			n.Amount = *a.RefundedAmount
-		case a.Total != nil && (a.Refunded || a.Status == "refunded"):
-			n.Amount = *a.Total
-		}
-		if n.Amount <= 0 {
-			return ignore(n, "nothing refunded on the order"), nil
-		}
-		n.CumulativeRefund = true
-		// Each partial refund sends order_refunded for the same order, so
-		// the running total makes each one's id distinct.
-		n.TransactionID = ev.Data.ID + ":" + strconv.FormatInt(n.Amount, 10)
-		n.OccurredAt = firstTime(a.RefundedAt, a.UpdatedAt, a.CreatedAt)
+	var err error
+	switch kind {
+	case "order_created":
+		n, err = lemonSqueezyOrder(ev, n)
+	case "order_refunded":
+		n = lemonSqueezyRefund(ev, n, ev.Data.ID)
+	case "subscription_payment_success":
+		n, err = lemonSqueezyInvoice(ev, n)
+	case "subscription_payment_refunded":
+		n.SubscriptionID = ev.Data.Attributes.SubscriptionID.String()
+		n = lemonSqueezyRefund(ev, n, invoiceRef(ev.Data.ID))
 	}
-	cur, err := currency(lemonSqueezyName, a.Currency)
+	if err != nil || n.Ignored {
+		return n, err
+	}
+	cur, err := currency(lemonSqueezyName, ev.Data.Attributes.Currency)
 	if err != nil {
 		return Notification{}, err
 	}
@@ -134,36 +112,76 @@ func (lemonSqueezy) Parse(body []byte) (Notification, error) {
 	return n, nil
 }
 
+// lemonSqueezyOrder reads order_created: a paid order is money.
+func lemonSqueezyOrder(ev lemonSqueezyEvent, n Notification) (Notification, error) {
+	a := ev.Data.Attributes
+	n.Type, n.TransactionID, n.PaymentRef = Payment, ev.Data.ID, ev.Data.ID
+	if a.Status != "paid" {
+		return ignore(n, "order status is "+strconv.Quote(a.Status)+", not paid"), nil
+	}
+	if a.Total == nil {
+		return Notification{}, payloadErr(lemonSqueezyName, "%s: no total", n.Kind)
+	}
+	if *a.Total <= 0 {
+		return ignore(n, "order total is zero"), nil
+	}
+	// total is what the customer paid, tax included (subtotal 999 + tax 200
+	// = total 1199 in the API reference's example); Lemon Squeezy, as
+	// merchant of record, keeps the tax back from payouts.
+	n.Amount, n.Tax = *a.Total, a.Tax
+	n.OccurredAt = firstTime(a.CreatedAt, a.UpdatedAt)
+	return n, nil
+}
+
+// lemonSqueezyRefund reads order_refunded and subscription_payment_refunded,
+// refunds of the payment keyed ref. refunded_amount is the running total
+// over partial refunds; without it (payloads older than the field), a
+// refunded order or invoice is refunded in full.
+func lemonSqueezyRefund(ev lemonSqueezyEvent, n Notification, ref string) Notification {
+	a := ev.Data.Attributes
+	n.Type, n.RefundOf = Refund, ref
+	switch {
+	case a.RefundedAmount != nil && *a.RefundedAmount > 0:
+		n.Amount = *a.RefundedAmount
+	case a.Total != nil && (a.Refunded || a.Status == "refunded"):
+		n.Amount = *a.Total
+	}
+	if n.Amount <= 0 {
+		return ignore(n, "nothing refunded")
+	}
+	n.CumulativeRefund = true
+	// Each partial refund sends the event again for the same payment, so the
+	// running total makes each one's id distinct.
+	n.TransactionID = ref + ":" + strconv.FormatInt(n.Amount, 10)
+	n.OccurredAt = firstTime(a.RefundedAt, a.UpdatedAt, a.CreatedAt)
+	return n
+}
+
+// invoiceRef keys a subscription invoice: its ids are not order ids.
+func invoiceRef(id string) string { return "subscription-invoice:" + id }
+
 // lemonSqueezyInvoice reads subscription_payment_success, a paid
 // subscription invoice (https://docs.lemonsqueezy.com/api/subscription-invoices).
 // The first one (billing_reason "initial") is the order that created the
 // subscription, already counted from order_created; renewals and mid-cycle
-// charges ("renewal", "updated") are new money. Invoice ids are not order ids,
-// so they are keyed apart.
-func lemonSqueezyInvoice(ev lemonSqueezyEvent) (Notification, error) {
-	const kind = "subscription_payment_success"
+// charges ("renewal", "updated") are new money. (subscription_payment_recovered,
+// a renewal paid after failing, always comes with this kind, so it is not
+// read.)
+func lemonSqueezyInvoice(ev lemonSqueezyEvent, n Notification) (Notification, error) {
 	a := ev.Data.Attributes
-	if ev.Data.ID == "" {
-		return Notification{}, payloadErr(lemonSqueezyName, "%s: no invoice id", kind)
-	}
-	id := "subscription-invoice:" + ev.Data.ID
-	n := Notification{Kind: kind, Type: Payment, TransactionID: id, PaymentRef: id,
-		SubscriptionID: a.SubscriptionID.String(), VisitorID: visitorFrom(object(ev.Meta.CustomData))}
+	n.Type, n.TransactionID, n.PaymentRef = Payment, invoiceRef(ev.Data.ID), invoiceRef(ev.Data.ID)
+	n.SubscriptionID = a.SubscriptionID.String()
 	switch {
 	case a.BillingReason == "initial":
 		return ignore(n, "the subscription's first payment, counted from order_created"), nil
 	case a.Status != "paid":
 		return ignore(n, "invoice status is "+strconv.Quote(a.Status)+", not paid"), nil
 	case a.Total == nil:
-		return Notification{}, payloadErr(lemonSqueezyName, "%s: no total", kind)
+		return Notification{}, payloadErr(lemonSqueezyName, "%s: no total", n.Kind)
 	case *a.Total <= 0:
 		return ignore(n, "invoice total is zero"), nil
 	}
-	cur, err := currency(lemonSqueezyName, a.Currency)
-	if err != nil {
-		return Notification{}, err
-	}
-	n.Amount, n.Tax, n.Currency = *a.Total, a.Tax, cur
+	n.Amount, n.Tax = *a.Total, a.Tax
 	n.OccurredAt = firstTime(a.CreatedAt, a.UpdatedAt)
 	return n, nil
 }

@@ -72,6 +72,12 @@ func TestLemonSqueezyParse(t *testing.T) {
 			PaymentRef: "subscription-invoice:2167840", Amount: 1199, Tax: 200, Currency: "USD",
 			OccurredAt: time.Date(2026, 11, 20, 14, 3, 30, 0, time.UTC), VisitorID: "v_2b8e4f61c0", SubscriptionID: "1052306",
 		}},
+		// 6.00 of that renewal refunded (a running total, like orders')
+		{"subscription_payment_refunded.json", Notification{
+			Kind: "subscription_payment_refunded", Type: Refund, TransactionID: "subscription-invoice:2167840:600",
+			RefundOf: "subscription-invoice:2167840", Amount: 600, CumulativeRefund: true, Currency: "USD",
+			OccurredAt: time.Date(2026, 11, 22, 10, 20, 11, 0, time.UTC), VisitorID: "v_2b8e4f61c0", SubscriptionID: "1052306",
+		}},
 		// the first invoice is the order that created the subscription
 		{"subscription_payment_success.initial.json", Notification{
 			Kind: "subscription_payment_success", Type: Payment, PaymentRef: "subscription-invoice:2167612",
