@@ -1,11 +1,9 @@
 package providers
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -26,46 +24,10 @@ type paddle struct{}
 
 func (paddle) Name() string { return paddleName }
 
+var paddleSignature = signedHeader{provider: paddleName, header: "Paddle-Signature", sep: ";", tsKey: "ts", sigKey: "h1", joiner: ":"}
+
 func (paddle) Verify(h http.Header, body []byte, secret string, now time.Time) error {
-	if err := requireSecret(paddleName, secret); err != nil {
-		return err
-	}
-	header := strings.TrimSpace(h.Get("Paddle-Signature"))
-	if header == "" {
-		return signatureErr(paddleName, "missing Paddle-Signature header")
-	}
-	var (
-		ts     string
-		unix   int64
-		hashes [][]byte
-	)
-	for _, item := range strings.Split(header, ";") {
-		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
-		if !ok {
-			return signatureErr(paddleName, "malformed Paddle-Signature header: element without '='")
-		}
-		switch k {
-		case "ts":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || ts != "" {
-				return signatureErr(paddleName, "malformed Paddle-Signature header: bad or repeated ts")
-			}
-			ts, unix = v, n
-		case "h1":
-			sig, err := hex.DecodeString(v)
-			if err != nil {
-				return signatureErr(paddleName, "malformed Paddle-Signature header: h1 is not hex")
-			}
-			hashes = append(hashes, sig)
-		}
-	}
-	if ts == "" || len(hashes) == 0 {
-		return signatureErr(paddleName, "malformed Paddle-Signature header: needs ts and h1")
-	}
-	if !anyEqual(hmacSHA256([]byte(secret), []byte(ts), []byte(":"), body), hashes) {
-		return signatureErr(paddleName, "signature does not match")
-	}
-	return checkTimestamp(paddleName, unix, now)
+	return paddleSignature.verify(h, body, secret, now)
 }
 
 type paddleEvent struct {

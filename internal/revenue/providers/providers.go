@@ -13,10 +13,12 @@ package providers
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -232,6 +234,61 @@ func anyEqual(want []byte, got [][]byte) bool {
 		}
 	}
 	return ok
+}
+
+// signedHeader is the signature scheme Stripe and Paddle share: one header
+// of key=value items, sep-separated, holding a unix timestamp (tsKey) and
+// one or more hex HMAC-SHA256s (sigKey) of "<timestamp><joiner><raw body>" —
+// several while a secret is rotated. Items of other keys, and signatures
+// that are not hex, are other schemes' and skipped.
+type signedHeader struct {
+	provider, header, sep, tsKey, sigKey, joiner string
+}
+
+func (sh signedHeader) verify(h http.Header, body []byte, secret string, now time.Time) error {
+	if err := requireSecret(sh.provider, secret); err != nil {
+		return err
+	}
+	header := strings.TrimSpace(h.Get(sh.header))
+	if header == "" {
+		return signatureErr(sh.provider, "missing %s header", sh.header)
+	}
+	malformed := func(why string) error {
+		return signatureErr(sh.provider, "malformed %s header: %s", sh.header, why)
+	}
+	var (
+		ts   string
+		unix int64
+		sigs [][]byte
+	)
+	for _, item := range strings.Split(header, sh.sep) {
+		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return malformed("element without '='")
+		}
+		switch k {
+		case sh.tsKey:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || ts != "" {
+				return malformed("bad or repeated " + sh.tsKey)
+			}
+			ts, unix = v, n
+		case sh.sigKey:
+			if sig, err := hex.DecodeString(v); err == nil {
+				sigs = append(sigs, sig)
+			}
+		}
+	}
+	if ts == "" {
+		return malformed("no " + sh.tsKey)
+	}
+	if len(sigs) == 0 {
+		return malformed("no hex " + sh.sigKey + " signature")
+	}
+	if !anyEqual(hmacSHA256([]byte(secret), []byte(ts), []byte(sh.joiner), body), sigs) {
+		return signatureErr(sh.provider, "signature does not match")
+	}
+	return checkTimestamp(sh.provider, unix, now)
 }
 
 // checkTimestamp rejects a signed unix timestamp more than Tolerance away

@@ -2,7 +2,6 @@ package providers
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -28,48 +27,10 @@ type stripe struct{}
 
 func (stripe) Name() string { return stripeName }
 
+var stripeSignature = signedHeader{provider: stripeName, header: "Stripe-Signature", sep: ",", tsKey: "t", sigKey: "v1", joiner: "."}
+
 func (stripe) Verify(h http.Header, body []byte, secret string, now time.Time) error {
-	if err := requireSecret(stripeName, secret); err != nil {
-		return err
-	}
-	header := strings.TrimSpace(h.Get("Stripe-Signature"))
-	if header == "" {
-		return signatureErr(stripeName, "missing Stripe-Signature header")
-	}
-	var (
-		ts     int64
-		haveTS bool
-		sigs   [][]byte
-	)
-	for _, item := range strings.Split(header, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
-		if !ok {
-			return signatureErr(stripeName, "malformed Stripe-Signature header: element without '='")
-		}
-		switch k {
-		case "t":
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || haveTS {
-				return signatureErr(stripeName, "malformed Stripe-Signature header: bad or repeated timestamp")
-			}
-			ts, haveTS = n, true
-		case "v1":
-			if sig, err := hex.DecodeString(v); err == nil {
-				sigs = append(sigs, sig)
-			}
-		}
-	}
-	if !haveTS {
-		return signatureErr(stripeName, "malformed Stripe-Signature header: no timestamp")
-	}
-	if len(sigs) == 0 {
-		return signatureErr(stripeName, "malformed Stripe-Signature header: no v1 signature")
-	}
-	want := hmacSHA256([]byte(secret), []byte(strconv.FormatInt(ts, 10)), []byte("."), body)
-	if !anyEqual(want, sigs) {
-		return signatureErr(stripeName, "signature does not match")
-	}
-	return checkTimestamp(stripeName, ts, now)
+	return stripeSignature.verify(h, body, secret, now)
 }
 
 // stripeEvent is the envelope of every Stripe webhook.
