@@ -32,42 +32,39 @@ func (s *Store) ExistingEventIDs(ctx context.Context, table string, span model.S
 	if table != "events" && table != "bot_events" {
 		return nil, fmt.Errorf("chstore: existing ids: unknown table %q", table)
 	}
-	found := map[string]bool{}
-	for chunk := range slices.Chunk(ids, idsPerQuery) {
-		args := append(spanArgs(span), chunk)
-		err := s.collect(ctx, "SELECT event_id FROM "+table+
-			" WHERE has(?, site_id) AND ts >= ? AND ts <= ? AND has(?, event_id)", args, func(r driver.Rows) error {
-			var id string
-			if err := r.Scan(&id); err != nil {
-				return err
-			}
-			found[id] = true
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("chstore: existing ids in %s: %w", table, err)
-		}
-	}
-	return found, nil
+	return existing(ctx, s, "ids in "+table, ids,
+		"SELECT event_id FROM "+table+" WHERE has(?, site_id) AND ts >= ? AND ts <= ? AND has(?, event_id)",
+		func(chunk []string) []any { return append(spanArgs(span), chunk) },
+		func(r driver.Rows) (id string, err error) { return id, r.Scan(&id) })
 }
 
 // ExistingSessionRows reports which session rows of span are already stored,
 // among the sessions listed.
 func (s *Store) ExistingSessionRows(ctx context.Context, span model.Span, sessions []uint64) (map[model.SessionRowKey]bool, error) {
-	found := map[model.SessionRowKey]bool{}
-	for chunk := range slices.Chunk(sessions, idsPerQuery) {
-		args := append(spanArgs(span), chunk)
-		err := s.collect(ctx, "SELECT session_id, version, sign FROM sessions"+
-			" WHERE has(?, site_id) AND started_at >= ? AND started_at <= ? AND has(?, session_id)", args, func(r driver.Rows) error {
-			var k model.SessionRowKey
-			if err := r.Scan(&k.SessionID, &k.Version, &k.Sign); err != nil {
+	return existing(ctx, s, "session rows", sessions,
+		"SELECT session_id, version, sign FROM sessions WHERE has(?, site_id) AND started_at >= ? AND started_at <= ? AND has(?, session_id)",
+		func(chunk []uint64) []any { return append(spanArgs(span), chunk) },
+		func(r driver.Rows) (k model.SessionRowKey, err error) {
+			return k, r.Scan(&k.SessionID, &k.Version, &k.Sign)
+		})
+}
+
+// existing runs a lookup query once per chunk of ids (args binds a chunk)
+// and gathers the keys its rows scan to.
+func existing[T any, K comparable](ctx context.Context, s *Store, what string, ids []T, query string,
+	args func(chunk []T) []any, scan func(driver.Rows) (K, error)) (map[K]bool, error) {
+	found := map[K]bool{}
+	for chunk := range slices.Chunk(ids, idsPerQuery) {
+		err := s.collect(ctx, query, args(chunk), func(r driver.Rows) error {
+			k, err := scan(r)
+			if err != nil {
 				return err
 			}
 			found[k] = true
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("chstore: existing session rows: %w", err)
+			return nil, fmt.Errorf("chstore: existing %s: %w", what, err)
 		}
 	}
 	return found, nil

@@ -124,28 +124,31 @@ func (s *Store) InsertBotEvents(ctx context.Context, rows []model.BotEventRow) e
 // insertColumns sends n rows given as one slice per column, in the order of
 // stmt's column list: far cheaper than appending row by row.
 func (s *Store) insertColumns(ctx context.Context, table, stmt string, n int, cols []any) error {
-	if n == 0 {
-		return nil
-	}
-	return s.timed("insert_"+table, func() error {
-		batch, err := s.conn.PrepareBatch(ctx, stmt)
-		if err != nil {
-			return fmt.Errorf("chstore: insert %s: prepare: %w", table, err)
-		}
+	return s.sendBatch(ctx, table, stmt, n, func(batch driver.Batch) error {
 		for i, c := range cols {
 			if err := batch.Column(i).Append(c); err != nil {
-				batch.Abort() //nolint:errcheck // the append error is the one to report
-				return fmt.Errorf("chstore: insert %s: column %d: %w", table, i, err)
+				return fmt.Errorf("column %d: %w", i, err)
 			}
-		}
-		if err := batch.Send(); err != nil {
-			return fmt.Errorf("chstore: insert %s: send: %w", table, err)
 		}
 		return nil
 	})
 }
 
+// insert sends n rows appended one by one.
 func (s *Store) insert(ctx context.Context, table, stmt string, n int, appendRow func(driver.Batch, int) error) error {
+	return s.sendBatch(ctx, table, stmt, n, func(batch driver.Batch) error {
+		for i := range n {
+			if err := appendRow(batch, i); err != nil {
+				return fmt.Errorf("append: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// sendBatch prepares a batch for stmt, fills it and sends it, timed; no rows
+// is no insert.
+func (s *Store) sendBatch(ctx context.Context, table, stmt string, n int, fill func(driver.Batch) error) error {
 	if n == 0 {
 		return nil
 	}
@@ -154,11 +157,9 @@ func (s *Store) insert(ctx context.Context, table, stmt string, n int, appendRow
 		if err != nil {
 			return fmt.Errorf("chstore: insert %s: prepare: %w", table, err)
 		}
-		for i := range n {
-			if err := appendRow(batch, i); err != nil {
-				batch.Abort() //nolint:errcheck // the append error is the one to report
-				return fmt.Errorf("chstore: insert %s: append: %w", table, err)
-			}
+		if err := fill(batch); err != nil {
+			batch.Abort() //nolint:errcheck // the fill error is the one to report
+			return fmt.Errorf("chstore: insert %s: %w", table, err)
 		}
 		if err := batch.Send(); err != nil {
 			return fmt.Errorf("chstore: insert %s: send: %w", table, err)

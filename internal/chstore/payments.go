@@ -3,7 +3,6 @@ package chstore
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -39,21 +38,9 @@ func (s *Store) InsertPayments(ctx context.Context, rows []model.Payment, writte
 
 // ExistingPaymentIDs reports which payment ids ClickHouse already holds.
 func (s *Store) ExistingPaymentIDs(ctx context.Context, ids []string) (map[string]bool, error) {
-	found := map[string]bool{}
-	for chunk := range slices.Chunk(ids, idsPerQuery) {
-		err := s.collect(ctx, "SELECT payment_id FROM payments WHERE has(?, payment_id)", []any{chunk}, func(r driver.Rows) error {
-			var id string
-			if err := r.Scan(&id); err != nil {
-				return err
-			}
-			found[id] = true
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("chstore: existing payment ids: %w", err)
-		}
-	}
-	return found, nil
+	return existing(ctx, s, "payment ids", ids, "SELECT payment_id FROM payments WHERE has(?, payment_id)",
+		func(chunk []string) []any { return []any{chunk} },
+		func(r driver.Rows) (id string, err error) { return id, r.Scan(&id) })
 }
 
 // VisitorSessions lists the sessions of a visitor that started in [from, to],
