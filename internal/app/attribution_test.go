@@ -3,12 +3,7 @@ package app_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -20,21 +15,11 @@ import (
 // stripeWebhook posts a Stripe-signed event to the site's provider_a webhook.
 func stripeWebhook(t *testing.T, h *harness, site, secret string, event map[string]any) (int, api.WebhookResponse) {
 	t.Helper()
-	body, _ := json.Marshal(event)
-	ts := h.clock.Now().Unix()
-	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "%d.%s", ts, body)
-	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/webhooks/provider_a?site_id="+site, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Stripe-Signature", fmt.Sprintf("t=%d,v1=%s", ts, hex.EncodeToString(mac.Sum(nil))))
-	resp, err := http.DefaultClient.Do(req)
+	body, err := json.Marshal(event)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var res api.WebhookResponse
-	json.NewDecoder(resp.Body).Decode(&res)
-	return resp.StatusCode, res
+	return postWebhook(t, h, "provider_a", site, body, webhookSigners["provider_a"](secret, body, h.clock.Now()))
 }
 
 // A visitor arrives from google.com with utm_campaign=spring, comes back
