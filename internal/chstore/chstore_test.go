@@ -64,6 +64,26 @@ func TestInsertAndFind(t *testing.T) {
 		t.Error("an unknown table was accepted")
 	}
 
+	// the rows read back are the rows written (the benchmark re-inserts them)
+	back, err := s.EventRows(ctx, "s1", 10)
+	if err != nil || len(back) != 2 {
+		t.Fatalf("EventRows = %d rows, %v; want 2", len(back), err)
+	}
+	for _, r := range back {
+		want := events[0]
+		if r.EventID == "e2" {
+			want = events[1]
+		}
+		r.Timestamp = r.Timestamp.UTC()
+		if fmt.Sprint(r) != fmt.Sprint(want) { // Sprint: an empty array reads back as [], like nil
+			t.Errorf("read back %+v, wrote %+v", r, want)
+		}
+	}
+	sessionsBack, err := s.SessionRows(ctx, "s1", 10)
+	if err != nil || len(sessionsBack) != 3 {
+		t.Fatalf("SessionRows = %d rows, %v; want 3", len(sessionsBack), err)
+	}
+
 	// Sign-weighted sums see exactly one live session with the latest state.
 	var sessions, pageviews, custom, bounces int64
 	var duration float64
