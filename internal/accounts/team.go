@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
@@ -76,16 +74,12 @@ func (t *Team) RemoveMember(ctx context.Context, user model.UserID, site model.S
 	if err := t.manager(ctx, user, site); err != nil {
 		return err
 	}
-	notMember := errs.E(errs.NotFound, "not_found", "this user is not a member of the site")
-	if _, err := uuid.Parse(string(member)); err != nil {
-		return notMember // user ids are UUIDs: this one names nobody
-	}
 	if err := t.notOwner(ctx, site, member); err != nil {
 		return err
 	}
 	err := t.store.RemoveMember(ctx, site, member)
 	if errors.Is(err, errs.ErrNotFound) {
-		return notMember
+		return errs.E(errs.NotFound, "not_found", "this user is not a member of the site")
 	}
 	return err
 }
