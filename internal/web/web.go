@@ -11,21 +11,17 @@ package web
 import (
 	"context"
 	"embed"
-	"errors"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
-	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
@@ -139,7 +135,7 @@ func New(deps Deps) (*Server, error) {
 	s := &Server{deps: deps, echo: e, views: v}
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = httpapi.IPExtractor(deps.TrustedProxies)
-	e.Use(middleware.Recover(), s.headers, middleware.BodyLimit("256K"), validText, s.loadSession)
+	e.Use(middleware.Recover(), s.headers, middleware.BodyLimit("256K"), s.loadSession)
 
 	assets, err := fs.Sub(files, "assets")
 	if err != nil {
@@ -173,40 +169,6 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/account/keys", s.createKey)
 	in(http.MethodPost, "/account/keys/:key/revoke", s.revokeKey)
 	return s, nil
-}
-
-// validText refuses, with a 400, path parameters, query values and form
-// fields that are not valid UTF-8 or hold a NUL: no store accepts them, and
-// they are never what a person typed.
-func validText(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		bad := func(v string) bool { return !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 }
-		for _, v := range c.ParamValues() {
-			if bad(v) {
-				return errs.E(errs.Invalid, "invalid_request", "the address holds characters that are not text")
-			}
-		}
-		values := c.QueryParams()
-		if c.Request().Method == http.MethodPost {
-			form, err := c.FormParams()
-			var he *echo.HTTPError
-			if errors.As(err, &he) {
-				return err // the body limit's 413
-			}
-			if err != nil {
-				return errs.E(errs.Invalid, "invalid_request", "the form could not be read")
-			}
-			values = form
-		}
-		for k, vs := range values {
-			for _, v := range append(vs, k) {
-				if bad(v) {
-					return errs.E(errs.Invalid, "invalid_request", "the form or address holds characters that are not text")
-				}
-			}
-		}
-		return next(c)
-	}
 }
 
 // Handler is the dashboard's http.Handler.
