@@ -132,6 +132,11 @@ func TestDashboardInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the scenario's hand-worked week (stats_scenario_test.go): 7 visitors,
+	// 13 pageviews, 3 bounces of 8 sessions, 1650 s over 8 sessions
+	if m := overview.Data.Metrics; m.Visitors != 7 || m.Pageviews != 13 || m.BounceRate != 37.5 || m.VisitDuration != 206.3 {
+		t.Fatalf("the API's overview of the scenario week is %+v, want 7, 13, 37.5, 206.3", m)
+	}
 	checkMetrics(t, b, overview)
 	sources, err := c.Sources(context.Background(), week)
 	if err != nil {
