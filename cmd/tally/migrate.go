@@ -15,7 +15,9 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Apply the Postgres and ClickHouse migrations that are not applied yet",
 		Long: `migrate applies tally's embedded, numbered, forward-only migrations to Postgres
 and ClickHouse (creating the ClickHouse database if needed). It is safe to run
-repeatedly and from several instances at once.`,
+repeatedly. Run it once, before tally servers start or are upgraded: a
+migration that builds a rollup from the stored events (0005_page_rollups)
+would count events inserted while it runs twice.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := loadEnv(cmd)

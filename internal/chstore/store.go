@@ -147,5 +147,11 @@ func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
 			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
 		}
 	}
+	// the rollups of events (clickhouse/0005_page_rollups.sql) know sites by key
+	for _, table := range []string{"page_days", "page_visitor_days"} {
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+table+" DELETE WHERE site_key = cityHash64(?)", string(site)); err != nil {
+			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
+		}
+	}
 	return nil
 }
