@@ -134,8 +134,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
 	a.Ingest = ingest.NewService(access, enricher, sessions, a.Buffer, a.PG, a.Revenue, a.now, log, a.Metrics)
-	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix), cfg.SampleAboveEvents,
-		a.now, log)
+	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix),
+		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, PageRollups: cfg.PageRollups}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue,

@@ -102,6 +102,9 @@ func TestSiteDeletion(t *testing.T) {
 	}
 	h.waitCount(5, "SELECT count() FROM events WHERE site_id = ?", site)
 	h.waitCount(5, "SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", site)
+	// the materialised views rolled the pageviews up as they were inserted
+	h.waitCount(5, "SELECT sum(pageviews) FROM page_days WHERE site_key = cityHash64(?)", site)
+	h.waitCount(5, "SELECT uniqCombinedMerge(14)(visitors) FROM page_visitor_days WHERE site_key = cityHash64(?)", site)
 
 	res, err := c.DeleteSite(ctx, site)
 	if err != nil || res.Data.Status != "deleting" || res.Data.SiteID != site || res.Message == "" {
@@ -119,6 +122,8 @@ func TestSiteDeletion(t *testing.T) {
 	}
 	h.waitCount(0, "SELECT count() FROM events WHERE site_id = ?", site)
 	h.waitCount(0, "SELECT count() FROM sessions WHERE site_id = ?", site)
+	h.waitCount(0, "SELECT count() FROM page_days WHERE site_key = cityHash64(?)", site)
+	h.waitCount(0, "SELECT count() FROM page_visitor_days WHERE site_key = cityHash64(?)", site)
 	keys, err := h.app.Redis.Keys(ctx, h.cfg.RedisPrefix+"*"+site+"*").Result()
 	if err != nil || len(keys) != 0 {
 		t.Errorf("Redis still holds %v (%v)", keys, err)

@@ -82,6 +82,10 @@ type Config struct {
 	// this runs on a sample of visitors, scaled back; 0 = never sample
 	// (TALLY_SAMPLE_ABOVE_EVENTS).
 	SampleAboveEvents int64 `env:"TALLY_SAMPLE_ABOVE_EVENTS" envDefault:"20000000"`
+	// PageRollups lets the pages reports of unfiltered ranges read the daily
+	// per-page rollups instead of every event; false reads events only
+	// (TALLY_PAGE_ROLLUPS).
+	PageRollups bool `env:"TALLY_PAGE_ROLLUPS" envDefault:"true"`
 	// RedirectHTTPS sends plain-HTTP requests to HTTPS (308): "auto" (on in
 	// production), "true" or "false". A request counts as HTTPS when it
 	// arrived over TLS, or with X-Forwarded-Proto: https from a trusted proxy

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/pkg/api"
@@ -16,41 +17,128 @@ func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (api.P
 	if err != nil {
 		return res, err
 	}
-	isPageview := Eq(IsPageview, 1)
-	q := sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews, Visitors}, isPageview)
-	q.Order = []Order{ByMetric(Pageviews), ByDimension(Pathname)}
-	q.Limit, q.Offset = r.Limit, (r.Page-1)*r.Limit
-	// The bounce rates and times on page are read for every page at once,
-	// alongside the list: filtering them to the listed pages (IN) costs more
-	// than it saves on ClickHouse.
+	// The bounce rates are read for every entry page at once, alongside the
+	// list: filtering them to the listed pages (IN) costs more than it saves
+	// on ClickHouse.
 	entriesQ := sc.query(Sessions, []Dimension{EntryPage}, []Metric{SessionCount, Bounces}, NotEq(EntryPage, ""))
 	entriesQ.Order, entriesQ.Limit = []Order{ByMetric(SessionCount), ByDimension(EntryPage)}, perPageRows
-	timesQ := sc.query(Events, []Dimension{PrevPathname}, []Metric{TimeOnPrevSum, EventCount}, isPageview, NotEq(PrevPathname, ""))
-	timesQ.Order, timesQ.Limit = []Order{ByMetric(EventCount), ByDimension(PrevPathname)}, perPageRows
-	var page Result
-	var entries, times []Row
+	var list pageList
+	var entries []Row
 	err = parallel(ctx,
-		func(ctx context.Context) (err error) { page, err = s.run(ctx, q); return err },
-		func(ctx context.Context) (err error) { entries, err = s.rows(ctx, entriesQ); return err },
-		func(ctx context.Context) (err error) { times, err = s.rows(ctx, timesQ); return err })
+		func(ctx context.Context) (err error) {
+			list, err = s.pageList(ctx, sc, r.Limit, (r.Page-1)*r.Limit)
+			return err
+		},
+		func(ctx context.Context) (err error) { entries, err = s.rows(ctx, entriesQ); return err })
 	if err != nil {
 		return res, err
 	}
-	rows := page.Rows
-	bounce, avgTime := byDim(entries), byDim(times)
-	res.Data.Pages = make([]api.Page, 0, len(rows))
-	for _, row := range rows {
-		page := api.Page{Pathname: row.Dims[0], Pageviews: count(row.Metrics[0]), Visitors: count(row.Metrics[1])}
+	bounce := byDim(entries)
+	res.Data.Pages = make([]api.Page, 0, len(list.pages))
+	for _, f := range list.pages {
+		page := api.Page{Pathname: f.path, Pageviews: count(f.pageviews), Visitors: count(f.visitors),
+			AvgTimeOnPage: round1(ratio(f.timeSum, f.stays))}
 		if e, ok := bounce[page.Pathname]; ok {
 			page.BounceRate = percent(e[1], e[0])
 		}
-		if t, ok := avgTime[page.Pathname]; ok {
-			page.AvgTimeOnPage = round1(ratio(t[0], t[1]))
-		}
 		res.Data.Pages = append(res.Data.Pages, page)
 	}
-	res.Data.Pagination = api.Pagination{Total: page.RowsBeforeLimit, Page: r.Page, Limit: r.Limit}
+	res.Data.Pagination = api.Pagination{Total: list.total, Page: r.Page, Limit: r.Limit}
 	res.Meta = sc.meta()
+	return res, nil
+}
+
+// pageList is one page of the pages report before bounce rates.
+type pageList struct {
+	pages []pageFigures
+	total int64 // pages in the range
+}
+
+type pageFigures struct {
+	path                string
+	pageviews, visitors float64
+	timeSum, stays      float64 // seconds spent on the page, and the stays they add up
+}
+
+// pageList reads the pages with the most pageviews, from the daily rollups
+// when the range has no filters and holds a whole UTC day, else from events.
+func (s *Service) pageList(ctx context.Context, sc scope, limit, offset int) (pageList, error) {
+	if ru, ok := s.pageRollup(sc); ok {
+		return s.pageListFromRollup(ctx, ru, limit, offset)
+	}
+	isPageview := Eq(IsPageview, 1)
+	q := sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews, Visitors}, isPageview)
+	q.Order = []Order{ByMetric(Pageviews), ByDimension(Pathname)}
+	q.Limit, q.Offset = limit, offset
+	timesQ := sc.query(Events, []Dimension{PrevPathname}, []Metric{TimeOnPrevSum, EventCount}, isPageview, NotEq(PrevPathname, ""))
+	timesQ.Order, timesQ.Limit = []Order{ByMetric(EventCount), ByDimension(PrevPathname)}, perPageRows
+	var page Result
+	var times []Row
+	err := parallel(ctx,
+		func(ctx context.Context) (err error) { page, err = s.run(ctx, q); return err },
+		func(ctx context.Context) (err error) { times, err = s.rows(ctx, timesQ); return err })
+	if err != nil {
+		return pageList{}, err
+	}
+	spent := byDim(times)
+	list := pageList{total: page.RowsBeforeLimit, pages: make([]pageFigures, 0, len(page.Rows))}
+	for _, row := range page.Rows {
+		f := pageFigures{path: row.Dims[0], pageviews: row.Metrics[0], visitors: row.Metrics[1]}
+		if t, ok := spent[f.path]; ok {
+			f.timeSum, f.stays = t[0], t[1]
+		}
+		list.pages = append(list.pages, f)
+	}
+	return list, nil
+}
+
+// pageRollup plans reading sc from the rollups; ok is false when it cannot:
+// they are off, the scope filters, or it holds no whole UTC day.
+func (s *Service) pageRollup(sc scope) (pageRollup, bool) {
+	if !s.pageRollups || len(sc.req.Filters) > 0 {
+		return pageRollup{}, false
+	}
+	return newPageRollup(sc.site.ID, sc.from, sc.to)
+}
+
+// pageListFromRollup lists pages by pageviews from the rollups, then counts
+// the visitors of the listed pages only: merging visitor states is the
+// costly part, pageviews and times are sums.
+func (s *Service) pageListFromRollup(ctx context.Context, ru pageRollup, limit, offset int) (pageList, error) {
+	totals, err := s.rollupRows(ctx, 3, func() (string, []any, error) { return ru.totals(limit, offset) })
+	if err != nil || len(totals.Rows) == 0 {
+		return pageList{total: totals.RowsBeforeLimit}, err
+	}
+	paths := make([]string, len(totals.Rows))
+	for i, row := range totals.Rows {
+		paths[i] = row.Dims[0]
+	}
+	visitors, err := s.rollupRows(ctx, 1, func() (string, []any, error) { return ru.visitors(paths) })
+	if err != nil {
+		return pageList{}, err
+	}
+	seen := byDim(visitors.Rows)
+	list := pageList{total: totals.RowsBeforeLimit, pages: make([]pageFigures, 0, len(totals.Rows))}
+	for _, row := range totals.Rows {
+		f := pageFigures{path: row.Dims[0], pageviews: row.Metrics[0], timeSum: row.Metrics[1], stays: row.Metrics[2]}
+		if v, ok := seen[f.path]; ok {
+			f.visitors = v[0]
+		}
+		list.pages = append(list.pages, f)
+	}
+	return list, nil
+}
+
+// rollupRows runs a rollup query of one dimension and the given number of metrics.
+func (s *Service) rollupRows(ctx context.Context, metrics int, build func() (string, []any, error)) (Result, error) {
+	sql, args, err := build()
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := s.store.Rows(ctx, sql, args, 1, metrics)
+	if err != nil {
+		return Result{}, fmt.Errorf("stats: %w", err)
+	}
 	return res, nil
 }
 
@@ -107,12 +195,10 @@ func (s *Service) ExitPages(ctx context.Context, p auth.Principal, r Request) (a
 	}
 	q := sc.query(Sessions, []Dimension{ExitPage}, []Metric{SessionCount}, NotEq(ExitPage, ""))
 	q.Order, q.Limit = []Order{ByMetric(SessionCount), ByDimension(ExitPage)}, maxRows
-	pvQ := sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews}, Eq(IsPageview, 1))
-	pvQ.Order, pvQ.Limit = []Order{ByMetric(Pageviews), ByDimension(Pathname)}, perPageRows
 	var rows, pv []Row
 	err = parallel(ctx,
 		func(ctx context.Context) (err error) { rows, err = s.rows(ctx, q); return err },
-		func(ctx context.Context) (err error) { pv, err = s.rows(ctx, pvQ); return err })
+		func(ctx context.Context) (err error) { pv, err = s.pageviewsByPage(ctx, sc); return err })
 	if err != nil {
 		return res, err
 	}
@@ -130,4 +216,16 @@ func (s *Service) ExitPages(ctx context.Context, p auth.Principal, r Request) (a
 	}
 	res.Meta = sc.meta()
 	return res, nil
+}
+
+// pageviewsByPage counts the pageviews of every page (the most viewed
+// perPageRows), from the rollups when it can.
+func (s *Service) pageviewsByPage(ctx context.Context, sc scope) ([]Row, error) {
+	if ru, ok := s.pageRollup(sc); ok {
+		res, err := s.rollupRows(ctx, 3, func() (string, []any, error) { return ru.totals(perPageRows, 0) })
+		return res.Rows, err
+	}
+	q := sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews}, Eq(IsPageview, 1))
+	q.Order, q.Limit = []Order{ByMetric(Pageviews), ByDimension(Pathname)}, perPageRows
+	return s.rows(ctx, q)
 }

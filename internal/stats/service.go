@@ -54,7 +54,19 @@ type Service struct {
 	// sampleAbove is the number of events in a range above which queries
 	// run on a sample of visitors; 0 disables sampling.
 	sampleAbove int64
+	// pageRollups lets page reports read the daily per-page rollups.
+	pageRollups bool
 	counts      eventCounts
+}
+
+// Options tune how the statistics are read.
+type Options struct {
+	// SampleAboveEvents is the number of events in a range above which
+	// queries run on a sample of visitors; 0 disables sampling.
+	SampleAboveEvents int64
+	// PageRollups lets the pages reports read the daily per-page rollups
+	// when a range has no filters (see pageRollup).
+	PageRollups bool
 }
 
 // eventCounts remembers how many events a site's range holds for a minute:
@@ -98,9 +110,9 @@ func (c *eventCounts) put(k countKey, n float64, now time.Time) {
 
 // NewService wires the stats service.
 func NewService(store Store, sites Sites, goals GoalLister, pending PendingCounter, realtime RealtimeSource,
-	sampleAbove int64, now func() time.Time, log *slog.Logger) *Service {
-	return &Service{store: store, sites: sites, goals: goals, pending: pending, realtime: realtime, sampleAbove: sampleAbove,
-		now: now, log: log}
+	opts Options, now func() time.Time, log *slog.Logger) *Service {
+	return &Service{store: store, sites: sites, goals: goals, pending: pending, realtime: realtime,
+		sampleAbove: opts.SampleAboveEvents, pageRollups: opts.PageRollups, now: now, log: log}
 }
 
 // UnknownLabel names rows whose value is unknown (device, browser, country...).

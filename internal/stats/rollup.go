@@ -1,0 +1,110 @@
+package stats
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// pageRollup reads the per-page figures of a range without filters from the
+// daily rollups that materialised views keep in step with the events table
+// (clickhouse/0005_page_rollups.sql): the whole UTC days of the range from
+// page_days and page_visitor_days, the parts of days at either end (a range
+// in another time zone starts and ends within UTC days) from events.
+//
+// On 10M events the 30-day top pages read ~6,000 rollup rows instead of
+// ~10M events. Visitors come from uniqCombined(14) states: exact on small
+// pages, within about 0.4 % on large ones (events use uniqCombined(17)).
+type pageRollup struct {
+	site model.SiteID
+	// days are the whole UTC days [days[0], days[1]) read from the rollups.
+	days [2]time.Time
+	// edges are the instants [from, to) read from events.
+	edges [][2]time.Time
+}
+
+// newPageRollup plans the range [from, to); ok is false when it holds no
+// whole UTC day, and events alone are cheaper to read.
+func newPageRollup(site model.SiteID, from, to time.Time) (pageRollup, bool) {
+	from, to = from.UTC(), to.UTC()
+	first := from.Truncate(24 * time.Hour)
+	if first.Before(from) {
+		first = first.Add(24 * time.Hour)
+	}
+	last := to.Truncate(24 * time.Hour)
+	if !first.Before(last) {
+		return pageRollup{}, false
+	}
+	r := pageRollup{site: site, days: [2]time.Time{first, last}}
+	if from.Before(first) {
+		r.edges = append(r.edges, [2]time.Time{from, first})
+	}
+	if last.Before(to) {
+		r.edges = append(r.edges, [2]time.Time{last, to})
+	}
+	return r, true
+}
+
+// totals lists pages with pageviews in the range, by pageviews (then path):
+// the path, then pageviews, the seconds spent on the page and the number of
+// those stays (metrics in that order). limit 0 lists all.
+func (r pageRollup) totals(limit, offset int) (string, []any, error) {
+	if limit < 0 || offset < 0 || (offset > 0 && limit == 0) {
+		return "", nil, errors.New("stats: bad limit or offset")
+	}
+	parts := []string{"SELECT pathname, pageviews, time_sum, time_count FROM page_days WHERE " + rollupDays}
+	args := r.dayArgs()
+	for _, e := range r.edges {
+		parts = append(parts,
+			"SELECT pathname, count() AS pageviews, toUInt64(0) AS time_sum, toUInt64(0) AS time_count FROM events WHERE "+
+				rollupEdge+" GROUP BY pathname",
+			"SELECT prev_pathname AS pathname, toUInt64(0) AS pageviews, toUInt64(sum(time_on_prev)) AS time_sum, count() AS time_count"+
+				" FROM events WHERE "+rollupEdge+" AND prev_pathname != '' GROUP BY prev_pathname")
+		args = append(args, r.edgeArgs(e)...)
+		args = append(args, r.edgeArgs(e)...)
+	}
+	sql := "SELECT toString(pathname) AS d0, toFloat64(sum(pageviews)) AS m0, toFloat64(sum(time_sum)) AS m1," +
+		" toFloat64(sum(time_count)) AS m2 FROM (" + strings.Join(parts, " UNION ALL ") + ")" +
+		" GROUP BY d0 HAVING m0 > 0 ORDER BY m0 DESC, d0 ASC"
+	if limit > 0 {
+		sql += " LIMIT ? OFFSET ?"
+		args = append(args, limit, offset)
+	}
+	return sql, args, nil
+}
+
+// visitors counts the distinct visitors of each of pages (which must not be
+// empty) in the range: the path, then visitors.
+func (r pageRollup) visitors(pages []string) (string, []any, error) {
+	if len(pages) == 0 {
+		return "", nil, errors.New("stats: visitors of no page")
+	}
+	set := append(Set{}, pages...)
+	parts := []string{"SELECT pathname, uniqCombinedMergeState(14)(visitors) AS v FROM page_visitor_days WHERE " +
+		rollupDays + " AND pathname IN ? GROUP BY pathname"}
+	args := append(r.dayArgs(), set)
+	for _, e := range r.edges {
+		parts = append(parts, "SELECT pathname, uniqCombinedState(14)(visitor_id) AS v FROM events WHERE "+
+			rollupEdge+" AND pathname IN ? GROUP BY pathname")
+		args = append(append(args, r.edgeArgs(e)...), set)
+	}
+	return "SELECT toString(pathname) AS d0, toFloat64(uniqCombinedMerge(14)(v)) AS m0 FROM (" +
+		strings.Join(parts, " UNION ALL ") + ") GROUP BY d0", args, nil
+}
+
+const (
+	// the days are bound as dates: a Date column compared with a DateTime
+	// would be converted row by row
+	rollupDays = "site_key = cityHash64(?) AND day >= toDate(?) AND day < toDate(?)"
+	rollupEdge = "site_key = cityHash64(?) AND ts >= ? AND ts < ? AND is_pageview = 1"
+)
+
+func (r pageRollup) dayArgs() []any {
+	return []any{string(r.site), r.days[0].Format(time.DateOnly), r.days[1].Format(time.DateOnly)}
+}
+
+func (r pageRollup) edgeArgs(e [2]time.Time) []any {
+	return []any{string(r.site), e[0], e[1]}
+}
