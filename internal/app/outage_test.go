@@ -54,6 +54,14 @@ func TestClickHouseOutage(t *testing.T) {
 	}
 	send(0, 200)
 	h.waitCount(200, "SELECT count() FROM events")
+	// a flush inserts events, then sessions: stop only once all of it is in
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if st := h.app.Buffer.Stats(); st.Flushed == st.Written {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the first 200 events never finished flushing: %+v", st)
+		}
+	}
 
 	server.Stop()
 	start := time.Now()
