@@ -232,6 +232,38 @@ func TestStatsScenario(t *testing.T) {
 		if diff := cmp.Diff(want[2:4], res.Data.Pages); diff != "" || res.Data.Pagination != (api.Pagination{Total: 6, Page: 2, Limit: 2}) {
 			t.Errorf("page 2 of 2 %+v (-want +got):\n%s", res.Data.Pagination, diff)
 		}
+
+		// Ranges in other time zones read whole UTC days from the page rollups
+		// and the hours at either end from events. Tokyo's week (Apr 30 15:00
+		// to May 7 15:00 UTC) takes hank's /landing from its first hours and
+		// loses gina's: the same list (hank bounced, as gina did).
+		p = week
+		p.Timezone = "Asia/Tokyo"
+		if res, err = c.Pages(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, res.Data.Pages); diff != "" {
+			t.Errorf("pages in Tokyo (-want +got):\n%s", diff)
+		}
+		// New York, May 1-4 (to May 5 04:00 UTC): erin's /blog/post-2 at
+		// 00:10 UTC, and with it her 1,200 s on /blog/post-1, come from the
+		// last hours; frank and gina are out.
+		p = week
+		p.Timezone, p.DateTo = "", "2026-05-04"
+		if res, err = c.Pages(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		wantNY := []api.Page{
+			{Pathname: "/pricing", Pageviews: 3, Visitors: 3, BounceRate: 0, AvgTimeOnPage: 150}, // alice, carol, dave; no entries
+			{Pathname: "/", Pageviews: 2, Visitors: 1, BounceRate: 50, AvgTimeOnPage: 120},
+			{Pathname: "/blog/post-1", Pageviews: 2, Visitors: 2, BounceRate: 50, AvgTimeOnPage: 1200},
+			{Pathname: "/landing", Pageviews: 2, Visitors: 2, BounceRate: 0, AvgTimeOnPage: 45}, // alice 60 s, dave 30 s
+			{Pathname: "/blog/post-2", Pageviews: 1, Visitors: 1, BounceRate: 0, AvgTimeOnPage: 0},
+			{Pathname: "/signup", Pageviews: 1, Visitors: 1, BounceRate: 0, AvgTimeOnPage: 0},
+		}
+		if diff := cmp.Diff(wantNY, res.Data.Pages); diff != "" {
+			t.Errorf("pages in New York, May 1-4 (-want +got):\n%s", diff)
+		}
 	})
 
 	t.Run("entry and exit pages", func(t *testing.T) {

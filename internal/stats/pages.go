@@ -2,7 +2,6 @@ package stats
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/pkg/api"
@@ -63,7 +62,7 @@ type pageFigures struct {
 // pageList reads the pages with the most pageviews, from the daily rollups
 // when the range has no filters and holds a whole UTC day, else from events.
 func (s *Service) pageList(ctx context.Context, sc scope, limit, offset int) (pageList, error) {
-	if ru, ok := s.pageRollup(sc); ok {
+	if ru, ok := s.planRollup(sc); ok {
 		return s.pageListFromRollup(ctx, ru, limit, offset)
 	}
 	isPageview := Eq(IsPageview, 1)
@@ -92,9 +91,9 @@ func (s *Service) pageList(ctx context.Context, sc scope, limit, offset int) (pa
 	return list, nil
 }
 
-// pageRollup plans reading sc from the rollups; ok is false when it cannot:
+// planRollup plans reading sc from the rollups; ok is false when it cannot:
 // they are off, the scope filters, or it holds no whole UTC day.
-func (s *Service) pageRollup(sc scope) (pageRollup, bool) {
+func (s *Service) planRollup(sc scope) (pageRollup, bool) {
 	if !s.pageRollups || len(sc.req.Filters) > 0 {
 		return pageRollup{}, false
 	}
@@ -135,11 +134,7 @@ func (s *Service) rollupRows(ctx context.Context, metrics int, build func() (str
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := s.store.Rows(ctx, sql, args, 1, metrics)
-	if err != nil {
-		return Result{}, fmt.Errorf("stats: %w", err)
-	}
-	return res, nil
+	return s.runSQL(ctx, sql, args, 1, metrics)
 }
 
 // perPageRows bounds the per-page figures read alongside a list of pages (the
@@ -221,7 +216,7 @@ func (s *Service) ExitPages(ctx context.Context, p auth.Principal, r Request) (a
 // pageviewsByPage counts the pageviews of every page (the most viewed
 // perPageRows), from the rollups when it can.
 func (s *Service) pageviewsByPage(ctx context.Context, sc scope) ([]Row, error) {
-	if ru, ok := s.pageRollup(sc); ok {
+	if ru, ok := s.planRollup(sc); ok {
 		res, err := s.rollupRows(ctx, 3, func() (string, []any, error) { return ru.totals(perPageRows, 0) })
 		return res.Rows, err
 	}

@@ -210,12 +210,9 @@ func (s *Service) run(ctx context.Context, q Query) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := s.store.Rows(ctx, sql, args, len(q.Dimensions), len(q.Metrics))
+	res, err := s.runSQL(ctx, sql, args, len(q.Dimensions), len(q.Metrics))
 	if err != nil {
-		if strings.Contains(err.Error(), "Cannot load time zone") {
-			return Result{}, errs.InvalidField("timezone", "this time zone is not known to the database")
-		}
-		return Result{}, fmt.Errorf("stats: %w", err)
+		return Result{}, err
 	}
 	if res.Totals == nil {
 		res.Totals = make([]float64, len(q.Metrics))
@@ -228,6 +225,18 @@ func (s *Service) run(ctx context.Context, q Query) (Result, error) {
 				}
 			}
 		}
+	}
+	return res, nil
+}
+
+// runSQL runs built SQL returning dims dimensions and metrics metrics.
+func (s *Service) runSQL(ctx context.Context, sql string, args []any, dims, metrics int) (Result, error) {
+	res, err := s.store.Rows(ctx, sql, args, dims, metrics)
+	if err != nil {
+		if strings.Contains(err.Error(), "Cannot load time zone") {
+			return Result{}, errs.InvalidField("timezone", "this time zone is not known to the database")
+		}
+		return Result{}, fmt.Errorf("stats: %w", err)
 	}
 	return res, nil
 }
