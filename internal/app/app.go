@@ -115,8 +115,13 @@ func (a *App) build(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	sessions := session.NewManager(a.Redis, cfg.RedisPrefix)
+	// The revenue service records what the buffer flushes and writes the
+	// events of payments into it: the buffer reaches it through this hook.
+	var rev lateRevenue
 	a.Buffer, err = buffer.Open(buffer.Options{Dir: cfg.WALDir, MaxBytes: cfg.WALMaxBytes, SegmentBytes: cfg.WALSegmentBytes,
-		FlushRows: cfg.FlushRows, FlushEvery: cfg.FlushInterval, DrainTimeout: cfg.ShutdownTimeout, Log: log}, a.CH)
+		FlushRows: cfg.FlushRows, FlushEvery: cfg.FlushInterval, InsertTimeout: cfg.InsertTimeout(),
+		DrainTimeout: cfg.DrainTimeout(), Log: log}, a.CH, sessions, &rev)
 	if err != nil {
 		return err
 	}
@@ -130,10 +135,10 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
 	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
 	access := accounts.NewAccess(a.PG, a.now)
-	sessions := session.NewManager(a.hot, cfg.RedisPrefix)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
-	a.Ingest = ingest.NewService(access, enricher, sessions, a.Buffer, a.PG, a.Revenue, a.now, log, a.Metrics)
+	rev.Service = a.Revenue
+	a.Ingest = ingest.NewService(access, enricher, a.Buffer, a.PG, a.now, log, a.Metrics)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix),
 		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, PageRollups: cfg.PageRollups}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
@@ -152,6 +157,11 @@ func (a *App) build(ctx context.Context) (err error) {
 		StatsPerHour: cfg.StatsPerHour})
 	return err
 }
+
+// lateRevenue lets the write buffer record the revenue of events through
+// the revenue service, which is built after the buffer (it writes the
+// events of payments into it). It is set before the buffer runs.
+type lateRevenue struct{ *revenue.Service }
 
 // CHOptions are the ClickHouse connection options of cfg.
 func CHOptions(cfg *config.Config) chstore.Options {
@@ -235,7 +245,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	a.log.Info("shutting down: draining requests and the write buffer")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), a.cfg.HTTPStopGrace())
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		a.log.Warn("http shutdown", "err", err)

@@ -155,3 +155,16 @@ func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
 	}
 	return nil
 }
+
+// OptimizeFinal merges every part of table now, so that rows which collapse
+// (sessions) or sum (rollups) are collapsed or summed on disk. Merges run
+// in the background anyway; tests use this to see their effect at once.
+func (s *Store) OptimizeFinal(ctx context.Context, table string) error {
+	if !safeName.MatchString(table) {
+		return fmt.Errorf("chstore: invalid table name %q", table)
+	}
+	if err := s.conn.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {
+		return fmt.Errorf("chstore: optimize %s: %w", table, err)
+	}
+	return nil
+}

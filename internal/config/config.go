@@ -61,7 +61,10 @@ type Config struct {
 	// many events or is this old (TALLY_FLUSH_ROWS, TALLY_FLUSH_INTERVAL).
 	FlushRows     int           `env:"TALLY_FLUSH_ROWS" envDefault:"10000"`
 	FlushInterval time.Duration `env:"TALLY_FLUSH_INTERVAL" envDefault:"1s"`
-	// ShutdownTimeout bounds the graceful drain on SIGTERM (TALLY_SHUTDOWN_TIMEOUT).
+	// ShutdownTimeout bounds the whole stop on SIGTERM: requests in flight
+	// finish, then the write buffer drains; the process exits within it
+	// (TALLY_SHUTDOWN_TIMEOUT). Give the process manager a longer grace
+	// period (docker-compose.yml: stop_grace_period).
 	ShutdownTimeout time.Duration `env:"TALLY_SHUTDOWN_TIMEOUT" envDefault:"30s"`
 	// MaxEventBodyBytes limits an event request body (TALLY_MAX_EVENT_BODY_BYTES).
 	MaxEventBodyBytes int64 `env:"TALLY_MAX_EVENT_BODY_BYTES" envDefault:"65536"`
@@ -136,6 +139,24 @@ func Load() (*Config, []string, error) {
 	return &c, warnings, nil
 }
 
+// The stop on SIGTERM fits in ShutdownTimeout: the HTTP server gets
+// HTTPStopGrace to finish requests in flight, then the write buffer starts
+// steps for DrainTimeout, and a step under way runs to InsertTimeout (an
+// insert is never cut short by the stop itself).
+const maxHTTPStopGrace, maxInsertTimeout = 5 * time.Second, 10 * time.Second
+
+// HTTPStopGrace is how long requests in flight get to finish on SIGTERM.
+func (c *Config) HTTPStopGrace() time.Duration { return min(maxHTTPStopGrace, c.ShutdownTimeout/3) }
+
+// InsertTimeout bounds each ClickHouse insert of the write buffer.
+func (c *Config) InsertTimeout() time.Duration { return min(maxInsertTimeout, c.ShutdownTimeout/3) }
+
+// DrainTimeout is how long the write buffer keeps starting steps after the
+// HTTP server stopped.
+func (c *Config) DrainTimeout() time.Duration {
+	return c.ShutdownTimeout - c.HTTPStopGrace() - c.InsertTimeout()
+}
+
 // Production reports whether the server runs in production mode.
 func (c *Config) Production() bool { return c.Env == EnvProduction }
 
@@ -200,6 +221,9 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.WALDir == "" {
 		problems = append(problems, errors.New("TALLY_WAL_DIR must not be empty"))
+	}
+	if c.ShutdownTimeout < 3*time.Second {
+		problems = append(problems, errors.New("TALLY_SHUTDOWN_TIMEOUT must be at least 3s"))
 	}
 	if c.WALSegmentBytes < 1<<20 {
 		problems = append(problems, errors.New("TALLY_WAL_SEGMENT_BYTES must be at least 1 MiB"))

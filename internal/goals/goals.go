@@ -80,7 +80,7 @@ func validate(in Input) (model.Goal, error) {
 		if g.EventName == "" || utf8.RuneCountInString(g.EventName) > maxEventNameLen {
 			return g, errs.InvalidField("event_name", "custom_event goals need an event_name of 1 to %d characters", maxEventNameLen)
 		}
-		if g.EventName == "pageview" {
+		if g.EventName == model.PageviewName {
 			return g, errs.InvalidField("event_name", `"pageview" is not a custom event; use a pageview goal`)
 		}
 	default:

@@ -26,7 +26,7 @@ const (
 	MaxUserAgentLen  = 512
 	MaxVisitorIDLen  = 128
 	MaxSiteIDLen     = 64
-	PageviewName     = "pageview"
+	PageviewName     = model.PageviewName
 	maxReferrerLen   = 2048
 	maxPathStoredLen = 1024
 )

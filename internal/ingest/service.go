@@ -1,7 +1,8 @@
 // Package ingest accepts pageviews and custom events: it validates them,
 // checks the site, enriches them (page, campaign, device, location, source,
-// visitor), updates the visitor's session, and hands the resulting rows to
-// the write buffer. Bots are recognised and only counted.
+// visitor), and hands the resulting records to the write buffer, which
+// gives them their sessions once they are durable. Bots are recognised and
+// only counted.
 package ingest
 
 import (
@@ -16,9 +17,9 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
-	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/outage"
 )
 
 // SiteAccess answers which role a user has on a site, and what the site is.
@@ -27,22 +28,10 @@ type SiteAccess interface {
 	Site(ctx context.Context, id model.SiteID) (model.Site, error)
 }
 
-// Sessions applies events to their visitors' sessions, in order.
-type Sessions interface {
-	TouchMany(ctx context.Context, evs []session.Event) []session.Touched
-}
-
 // Writer stores records durably; when WriteMany returns nil all of them
 // survive a crash, otherwise none was acknowledged.
 type Writer interface {
 	WriteMany(ctx context.Context, recs []model.Record) error
-}
-
-// RevenueRecorder puts the revenue of custom events into the payments
-// ledger, so that it counts in the revenue reports like payments do.
-type RevenueRecorder interface {
-	RecordTracked(ctx context.Context, site model.Site, eventID string, at time.Time, visitor uint64, name string,
-		amount int64, currency string, hint *model.Touch) error
 }
 
 // Checkouts remembers which visitor opened a payment provider's checkout
@@ -55,20 +44,20 @@ type Checkouts interface {
 type Service struct {
 	access    SiteAccess
 	enricher  *Enricher
-	sessions  Sessions
 	writer    Writer
 	checkouts Checkouts
-	revenue   RevenueRecorder
 	now       func() time.Time
 	log       *slog.Logger
 	metrics   *metrics.Metrics
+	// checkoutsDown logs failures to remember checkout sessions once per interval
+	checkoutsDown *outage.Reporter
 }
 
 // NewService wires the pipeline; m may be nil.
-func NewService(access SiteAccess, enricher *Enricher, sessions Sessions, writer Writer, checkouts Checkouts,
-	revenue RevenueRecorder, now func() time.Time, log *slog.Logger, m *metrics.Metrics) *Service {
-	return &Service{access: access, enricher: enricher, sessions: sessions, writer: writer, checkouts: checkouts,
-		revenue: revenue, now: now, log: log, metrics: m}
+func NewService(access SiteAccess, enricher *Enricher, writer Writer, checkouts Checkouts,
+	now func() time.Time, log *slog.Logger, m *metrics.Metrics) *Service {
+	return &Service{access: access, enricher: enricher, writer: writer, checkouts: checkouts, now: now, log: log,
+		metrics: m, checkoutsDown: outage.New(log, "ingest: remembering checkout sessions (Postgres)", 0)}
 }
 
 // Track accepts one event from an authenticated caller and returns its id.
@@ -160,36 +149,20 @@ type accepted struct {
 	rec  model.Record
 }
 
-// accept enriches validated events, applies them to their sessions in one
-// round trip to Redis, and writes them in one commit of the write buffer.
-// It returns one result per event, in order.
+// accept enriches validated events and writes them in one commit of the
+// write buffer. Nothing is changed elsewhere before that commit, so an event
+// refused here leaves no trace: its session only moves on once the buffer
+// has it. It returns one result per event, in order.
 func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 	results := make([]Result, len(items))
-	var touches []session.Event
-	var touched []int // index into items of each touch
-	ok := items[:0:0]
+	recs := make([]model.Record, 0, len(items))
 	for i := range items {
 		it := &items[i]
 		if err := s.prepare(ctx, it); err != nil {
 			results[i].Err = err
 			continue
 		}
-		if it.row != nil {
-			touched = append(touched, i)
-			touches = append(touches, session.Event{Site: it.site.ID, Visitor: it.d.visitor, Time: it.d.at,
-				Pageview: it.ev.pageview, Path: it.d.pathname, Attribution: it.d.attr, NewSessionID: randomSessionID()})
-		}
-	}
-	updates := s.sessions.TouchMany(ctx, touches)
-	for k, i := range touched {
-		s.withSession(&items[i], updates[k])
-	}
-	recs := make([]model.Record, 0, len(items))
-	for i := range items {
-		if results[i].Err == nil {
-			ok = append(ok, items[i])
-			recs = append(recs, items[i].rec)
-		}
+		recs = append(recs, it.rec)
 	}
 	if err := s.writer.WriteMany(ctx, recs); err != nil {
 		err = s.refused(fmt.Errorf("ingest: write: %w", err), len(recs))
@@ -202,19 +175,17 @@ func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 	}
 	bots := 0
 	for i := range items {
-		it := &items[i]
 		if results[i].Err != nil {
 			continue
 		}
-		results[i].EventID = it.id
-		if it.row == nil {
+		results[i].EventID = items[i].id
+		if items[i].row == nil {
 			bots++
-		} else if it.ev.revenueAmount > 0 {
-			s.recordRevenue(ctx, it.site, it.row, it.rec.Sessions)
 		}
+		s.rememberCheckout(ctx, &items[i])
 	}
 	s.metrics.CountEvents(metrics.OutcomeBot, bots)
-	s.metrics.CountEvents(metrics.OutcomeAccepted, len(ok)-bots)
+	s.metrics.CountEvents(metrics.OutcomeAccepted, len(recs)-bots)
 	return results
 }
 
@@ -239,49 +210,24 @@ func (s *Service) prepare(ctx context.Context, it *accepted) error {
 		Pathname: d.pathname, Attribution: d.attr, PropKeys: ev.propKeys, PropValues: ev.propValues,
 		RevenueAmount: ev.revenueAmount, RevenueCurrency: ev.revenueCurrency}
 	it.rec = model.Record{Event: it.row}
-	if ev.checkoutSession != "" {
-		// Best effort: the event counts even if the mapping cannot be kept.
-		if err := s.checkouts.RememberCheckout(ctx, it.site.ID, ev.checkoutSession, d.visitor); err != nil {
-			s.log.Warn("ingest: could not remember a checkout session", "site_id", it.site.ID, "err", err)
-		}
+	if ev.revenueAmount > 0 {
+		it.rec.BaseCurrency = it.site.BaseCurrency
 	}
 	return nil
 }
 
-// withSession adds an event's session rows to its record. When Redis could
-// not answer, the event still counts; only its session is lost.
-func (s *Service) withSession(it *accepted, t session.Touched) {
-	if t.Err != nil {
-		s.log.Warn("ingest: session state unavailable; event stored without session", "err", t.Err)
+// rememberCheckout links a payment provider's checkout session to the
+// visitor of an accepted event. Best effort: the event counts even if the
+// link cannot be kept.
+func (s *Service) rememberCheckout(ctx context.Context, it *accepted) {
+	if it.ev.checkoutSession == "" || it.row == nil {
 		return
 	}
-	upd, row := t.Update, it.row
-	// Every event carries its session's attribution, so that a filter on
-	// the source or campaign selects whole visits.
-	row.SessionID, row.Attribution = upd.State.SessionID, upd.State.Attribution
-	row.PrevPathname, row.TimeOnPrev = upd.PrevPath, upd.TimeOnPrev
-	if upd.Cancel != nil {
-		it.rec.Sessions = append(it.rec.Sessions, *upd.Cancel)
+	if err := s.checkouts.RememberCheckout(ctx, it.site.ID, it.ev.checkoutSession, it.d.visitor); err != nil {
+		s.checkoutsDown.Fail(1, err)
+		return
 	}
-	it.rec.Sessions = append(it.rec.Sessions, upd.State)
-}
-
-// recordRevenue hands an event's revenue to the payments ledger, with the
-// session it happened in (its newest session row) as attribution hint. The
-// event itself is stored already; a failure here is logged, not returned.
-func (s *Service) recordRevenue(ctx context.Context, site model.Site, row *model.EventRow, sessions []model.SessionRow) {
-	var hint *model.Touch
-	if len(sessions) > 0 {
-		st := sessions[len(sessions)-1]
-		a := st.Attribution
-		hint = &model.Touch{Source: a.ReferrerSource, SourceType: a.SourceType, EntryPage: st.EntryPage,
-			UTMSource: a.UTMSource, UTMMedium: a.UTMMedium, UTMCampaign: a.UTMCampaign, UTMContent: a.UTMContent,
-			CountryCode: a.CountryCode, Device: a.Device}
-	}
-	if err := s.revenue.RecordTracked(ctx, site, row.EventID, row.Timestamp, row.VisitorID, row.Name,
-		row.RevenueAmount, row.RevenueCurrency, hint); err != nil {
-		s.log.Warn("ingest: the event's revenue could not be recorded", "site_id", site.ID, "err", err)
-	}
+	s.checkoutsDown.OK()
 }
 
 // refused counts n events refused with err, and returns err.

@@ -105,14 +105,3 @@ func (v *Visitors) Prepare(ctx context.Context, now time.Time) error {
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	return v.store.DeleteSaltsBefore(ctx, today.AddDate(0, 0, -1))
 }
-
-// randomSessionID draws a session id; 0 is reserved for "no session".
-func randomSessionID() uint64 {
-	var b [8]byte
-	for {
-		rand.Read(b[:]) //nolint:errcheck // never fails
-		if id := binary.LittleEndian.Uint64(b[:]); id != 0 {
-			return id
-		}
-	}
-}

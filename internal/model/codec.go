@@ -9,25 +9,32 @@ import (
 
 // The binary encoding of a Record, the unit of the write-ahead log. Every
 // accepted event is encoded once and decoded once on its way to ClickHouse,
-// so the encoding is compact and cheap: a version byte, then the fields in a
-// fixed order, strings and lists length-prefixed with uvarints, numbers as
-// varints. Records written by older versions as JSON (first byte '{') still
-// decode.
+// so the encoding is compact and cheap: a version byte, a flags byte, then
+// the fields in a fixed order, strings and lists length-prefixed with
+// uvarints, numbers as varints.
 //
 // Changing the layout means a new version byte and keeping the old decoder:
-// a log written before an upgrade is replayed after it.
-const recordV1 byte = 1
+// a log written before an upgrade is replayed after it. Version 1 (and JSON
+// before it, first byte '{') carried the session rows computed when the
+// event was accepted; version 2 leaves sessions to the write buffer.
+const (
+	recordV1 byte = 1
+	recordV2 byte = 2
+)
 
-// Record flags (v1).
+// Record flags.
 const (
 	hasEvent byte = 1 << iota
 	hasBot
+	noSession // v2
 )
 
 // ErrCorruptRecord reports bytes that do not decode as a Record or an Attribution.
 var ErrCorruptRecord = errors.New("model: corrupt record")
 
-// AppendRecord appends the binary encoding of r to b.
+// AppendRecord appends the binary encoding of r to b. Its session fields
+// (Event.SessionID, PrevPathname, TimeOnPrev, Sessions) are not written:
+// the write buffer resolves sessions.
 func AppendRecord(b []byte, r Record) []byte {
 	var flags byte
 	if r.Event != nil {
@@ -36,100 +43,128 @@ func AppendRecord(b []byte, r Record) []byte {
 	if r.Bot != nil {
 		flags |= hasBot
 	}
-	b = append(b, recordV1, flags)
-	if e := r.Event; e != nil {
-		b = appendString(b, string(e.SiteID))
-		b = appendTime(b, e.Timestamp)
-		b = appendString(b, e.EventID)
-		b = appendString(b, e.Name)
-		b = binary.AppendUvarint(b, e.VisitorID)
-		b = binary.AppendUvarint(b, e.SessionID)
-		b = appendString(b, e.Pathname)
-		b = appendString(b, e.PrevPathname)
-		b = binary.AppendUvarint(b, uint64(e.TimeOnPrev))
-		b = AppendAttribution(b, e.Attribution)
-		b = appendStrings(b, e.PropKeys)
-		b = appendStrings(b, e.PropValues)
-		b = binary.AppendVarint(b, e.RevenueAmount)
-		b = appendString(b, e.RevenueCurrency)
+	if r.NoSession {
+		flags |= noSession
 	}
-	b = binary.AppendUvarint(b, uint64(len(r.Sessions)))
-	for _, s := range r.Sessions {
-		b = appendString(b, string(s.SiteID))
-		b = binary.AppendUvarint(b, s.SessionID)
-		b = binary.AppendUvarint(b, s.VisitorID)
-		b = binary.AppendVarint(b, int64(s.Sign))
-		b = binary.AppendUvarint(b, uint64(s.Version))
-		b = appendTime(b, s.Start)
-		b = appendTime(b, s.End)
-		b = binary.AppendUvarint(b, uint64(s.Pageviews))
-		b = binary.AppendUvarint(b, uint64(s.Events))
-		b = appendBool(b, s.IsBounce)
-		b = appendString(b, s.EntryPage)
-		b = appendString(b, s.ExitPage)
-		b = AppendAttribution(b, s.Attribution)
+	b = append(b, recordV2, flags)
+	if e := r.Event; e != nil {
+		b = AppendString(b, string(e.SiteID))
+		b = AppendTime(b, e.Timestamp)
+		b = AppendString(b, e.EventID)
+		b = AppendString(b, e.Name)
+		b = binary.AppendUvarint(b, e.VisitorID)
+		b = AppendString(b, e.Pathname)
+		b = AppendAttribution(b, e.Attribution)
+		b = AppendStrings(b, e.PropKeys)
+		b = AppendStrings(b, e.PropValues)
+		b = binary.AppendVarint(b, e.RevenueAmount)
+		b = AppendString(b, e.RevenueCurrency)
+		b = AppendString(b, r.BaseCurrency)
 	}
 	if bot := r.Bot; bot != nil {
-		b = appendString(b, string(bot.SiteID))
-		b = appendTime(b, bot.Timestamp)
-		b = appendString(b, bot.EventID)
-		b = appendString(b, bot.Reason)
+		b = appendBot(b, bot)
 	}
 	return b
 }
 
-// DecodeRecord decodes what AppendRecord wrote (or a JSON record).
+// DecodeRecord decodes what AppendRecord wrote, or a record of an earlier
+// version (those come back with Resolved set).
 func DecodeRecord(p []byte) (Record, error) {
 	var r Record
 	if len(p) > 0 && p[0] == '{' {
 		err := json.Unmarshal(p, &r)
+		r.Resolved = true
 		return r, err
 	}
-	if len(p) < 2 || p[0] != recordV1 {
+	if len(p) < 2 || (p[0] != recordV1 && p[0] != recordV2) {
 		return r, ErrCorruptRecord
 	}
-	d := decoder{p: p[2:]}
+	if p[0] == recordV1 {
+		return decodeV1(p)
+	}
+	d := Decoder{p: p[2:]}
+	flags := p[1]
+	r.NoSession = flags&noSession != 0
+	if flags&hasEvent != 0 {
+		e := &EventRow{}
+		e.SiteID = SiteID(d.ReadString())
+		e.Timestamp = d.ReadTime()
+		e.EventID, e.Name = d.ReadString(), d.ReadString()
+		e.VisitorID = d.ReadUvarint()
+		e.Pathname = d.ReadString()
+		e.Attribution = d.ReadAttribution()
+		e.PropKeys, e.PropValues = d.ReadStrings(), d.ReadStrings()
+		e.RevenueAmount = d.ReadVarint()
+		e.RevenueCurrency = d.ReadString()
+		r.BaseCurrency = d.ReadString()
+		r.Event = e
+	}
+	if flags&hasBot != 0 {
+		r.Bot = d.readBot()
+	}
+	if err := d.Done(); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// decodeV1 reads a record of version 1: the event with its session fields,
+// and the session rows computed on acceptance.
+func decodeV1(p []byte) (Record, error) {
+	r := Record{Resolved: true}
+	d := Decoder{p: p[2:]}
 	flags := p[1]
 	if flags&hasEvent != 0 {
 		e := &EventRow{}
-		e.SiteID = SiteID(d.string())
-		e.Timestamp = d.time()
-		e.EventID, e.Name = d.string(), d.string()
-		e.VisitorID, e.SessionID = d.uvarint(), d.uvarint()
-		e.Pathname, e.PrevPathname = d.string(), d.string()
-		e.TimeOnPrev = uint32(d.uvarint())
-		e.Attribution = d.attribution()
-		e.PropKeys, e.PropValues = d.strings(), d.strings()
-		e.RevenueAmount = d.varint()
-		e.RevenueCurrency = d.string()
+		e.SiteID = SiteID(d.ReadString())
+		e.Timestamp = d.ReadTime()
+		e.EventID, e.Name = d.ReadString(), d.ReadString()
+		e.VisitorID, e.SessionID = d.ReadUvarint(), d.ReadUvarint()
+		e.Pathname, e.PrevPathname = d.ReadString(), d.ReadString()
+		e.TimeOnPrev = uint32(d.ReadUvarint())
+		e.Attribution = d.ReadAttribution()
+		e.PropKeys, e.PropValues = d.ReadStrings(), d.ReadStrings()
+		e.RevenueAmount = d.ReadVarint()
+		e.RevenueCurrency = d.ReadString()
 		r.Event = e
 	}
-	if n := d.count(); n > 0 {
+	if n := d.ReadCount(); n > 0 {
 		r.Sessions = make([]SessionRow, n)
 		for i := range r.Sessions {
 			s := &r.Sessions[i]
-			s.SiteID = SiteID(d.string())
-			s.SessionID, s.VisitorID = d.uvarint(), d.uvarint()
-			s.Sign = int8(d.varint())
-			s.Version = uint32(d.uvarint())
-			s.Start, s.End = d.time(), d.time()
-			s.Pageviews, s.Events = uint32(d.uvarint()), uint32(d.uvarint())
-			s.IsBounce = d.bool()
-			s.EntryPage, s.ExitPage = d.string(), d.string()
-			s.Attribution = d.attribution()
+			s.SiteID = SiteID(d.ReadString())
+			s.SessionID, s.VisitorID = d.ReadUvarint(), d.ReadUvarint()
+			s.Sign = int8(d.ReadVarint())
+			s.Version = uint32(d.ReadUvarint())
+			s.Start, s.End = d.ReadTime(), d.ReadTime()
+			s.Pageviews, s.Events = uint32(d.ReadUvarint()), uint32(d.ReadUvarint())
+			s.IsBounce = d.ReadBool()
+			s.EntryPage, s.ExitPage = d.ReadString(), d.ReadString()
+			s.Attribution = d.ReadAttribution()
 		}
 	}
 	if flags&hasBot != 0 {
-		bot := &BotEventRow{}
-		bot.SiteID = SiteID(d.string())
-		bot.Timestamp = d.time()
-		bot.EventID, bot.Reason = d.string(), d.string()
-		r.Bot = bot
+		r.Bot = d.readBot()
 	}
-	if d.err != nil || len(d.p) != 0 {
-		return Record{}, ErrCorruptRecord
+	if err := d.Done(); err != nil {
+		return Record{}, err
 	}
 	return r, nil
+}
+
+func appendBot(b []byte, bot *BotEventRow) []byte {
+	b = AppendString(b, string(bot.SiteID))
+	b = AppendTime(b, bot.Timestamp)
+	b = AppendString(b, bot.EventID)
+	return AppendString(b, bot.Reason)
+}
+
+func (d *Decoder) readBot() *BotEventRow {
+	bot := &BotEventRow{}
+	bot.SiteID = SiteID(d.ReadString())
+	bot.Timestamp = d.ReadTime()
+	bot.EventID, bot.Reason = d.ReadString(), d.ReadString()
+	return bot
 }
 
 // AppendAttribution appends the binary encoding of a to b.
@@ -137,37 +172,39 @@ func AppendAttribution(b []byte, a Attribution) []byte {
 	for _, s := range [...]string{a.Hostname, a.Referrer, a.ReferrerSource, a.SourceType, a.UTMSource, a.UTMMedium,
 		a.UTMCampaign, a.UTMContent, a.UTMTerm, a.Device, a.Browser, a.BrowserVersion, a.OS, a.OSVersion,
 		a.CountryCode, a.RegionCode, a.RegionName, a.City} {
-		b = appendString(b, s)
+		b = AppendString(b, s)
 	}
 	return b
 }
 
 // DecodeAttribution decodes what AppendAttribution wrote.
 func DecodeAttribution(p []byte) (Attribution, error) {
-	d := decoder{p: p}
-	a := d.attribution()
+	d := Decoder{p: p}
+	a := d.ReadAttribution()
 	if d.err != nil || len(d.p) != 0 {
 		return Attribution{}, ErrCorruptRecord
 	}
 	return a, nil
 }
 
-func appendString(b []byte, s string) []byte {
+// AppendString appends s, length-prefixed.
+func AppendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
 
-func appendStrings(b []byte, ss []string) []byte {
+// AppendStrings appends a list of strings, count-prefixed.
+func AppendStrings(b []byte, ss []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(ss)))
 	for _, s := range ss {
-		b = appendString(b, s)
+		b = AppendString(b, s)
 	}
 	return b
 }
 
-// appendTime writes t as Unix seconds and nanoseconds; the zero time
+// AppendTime writes t as Unix seconds and nanoseconds; the zero time
 // decodes as the zero time.
-func appendTime(b []byte, t time.Time) []byte {
+func AppendTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
 		return append(b, 0)
 	}
@@ -176,23 +213,37 @@ func appendTime(b []byte, t time.Time) []byte {
 	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
 
-func appendBool(b []byte, v bool) []byte {
+// AppendBool appends v as one byte.
+func AppendBool(b []byte, v bool) []byte {
 	if v {
 		return append(b, 1)
 	}
 	return append(b, 0)
 }
 
-// decoder reads the fields of an encoding in order; the first problem sticks
-// in err and every later read returns a zero value.
-type decoder struct {
+// Decoder reads the fields of an encoding written with this file's Append
+// functions, in order; the first problem sticks and every later read
+// returns a zero value. Done reports it.
+type Decoder struct {
 	p   []byte
 	err error
 }
 
-func (d *decoder) fail() { d.err, d.p = ErrCorruptRecord, nil }
+// NewDecoder reads p.
+func NewDecoder(p []byte) *Decoder { return &Decoder{p: p} }
 
-func (d *decoder) uvarint() uint64 {
+// Done reports ErrCorruptRecord when a read failed or bytes are left over.
+func (d *Decoder) Done() error {
+	if d.err != nil || len(d.p) != 0 {
+		return ErrCorruptRecord
+	}
+	return nil
+}
+
+func (d *Decoder) fail() { d.err, d.p = ErrCorruptRecord, nil }
+
+// ReadUvarint reads an unsigned varint.
+func (d *Decoder) ReadUvarint() uint64 {
 	v, n := binary.Uvarint(d.p)
 	if n <= 0 {
 		d.fail()
@@ -202,7 +253,8 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *decoder) varint() int64 {
+// ReadVarint reads a signed varint.
+func (d *Decoder) ReadVarint() int64 {
 	v, n := binary.Varint(d.p)
 	if n <= 0 {
 		d.fail()
@@ -212,10 +264,10 @@ func (d *decoder) varint() int64 {
 	return v
 }
 
-// count reads a length and checks that it can be real: each element takes
+// ReadCount reads a length and checks that it can be real: each element takes
 // at least one byte.
-func (d *decoder) count() int {
-	n := d.uvarint()
+func (d *Decoder) ReadCount() int {
+	n := d.ReadUvarint()
 	if n > uint64(len(d.p)) {
 		d.fail()
 		return 0
@@ -223,26 +275,29 @@ func (d *decoder) count() int {
 	return int(n)
 }
 
-func (d *decoder) string() string {
-	n := d.count()
+// ReadString reads what AppendString wrote.
+func (d *Decoder) ReadString() string {
+	n := d.ReadCount()
 	s := string(d.p[:n])
 	d.p = d.p[n:]
 	return s
 }
 
-func (d *decoder) strings() []string {
-	n := d.count()
+// ReadStrings reads what AppendStrings wrote.
+func (d *Decoder) ReadStrings() []string {
+	n := d.ReadCount()
 	if n == 0 {
 		return nil
 	}
 	out := make([]string, n)
 	for i := range out {
-		out[i] = d.string()
+		out[i] = d.ReadString()
 	}
 	return out
 }
 
-func (d *decoder) bool() bool {
+// ReadBool reads what AppendBool wrote.
+func (d *Decoder) ReadBool() bool {
 	if len(d.p) == 0 || d.p[0] > 1 {
 		d.fail()
 		return false
@@ -252,12 +307,13 @@ func (d *decoder) bool() bool {
 	return v
 }
 
-func (d *decoder) time() time.Time {
-	if !d.bool() {
+// ReadTime reads what AppendTime wrote.
+func (d *Decoder) ReadTime() time.Time {
+	if !d.ReadBool() {
 		return time.Time{}
 	}
-	sec := d.varint()
-	nsec := d.uvarint()
+	sec := d.ReadVarint()
+	nsec := d.ReadUvarint()
 	if nsec >= uint64(time.Second) {
 		d.fail()
 		return time.Time{}
@@ -265,9 +321,10 @@ func (d *decoder) time() time.Time {
 	return time.Unix(sec, int64(nsec)).UTC()
 }
 
-func (d *decoder) attribution() Attribution {
-	return Attribution{Hostname: d.string(), Referrer: d.string(), ReferrerSource: d.string(), SourceType: d.string(),
-		UTMSource: d.string(), UTMMedium: d.string(), UTMCampaign: d.string(), UTMContent: d.string(),
-		UTMTerm: d.string(), Device: d.string(), Browser: d.string(), BrowserVersion: d.string(), OS: d.string(),
-		OSVersion: d.string(), CountryCode: d.string(), RegionCode: d.string(), RegionName: d.string(), City: d.string()}
+// ReadAttribution reads what AppendAttribution wrote.
+func (d *Decoder) ReadAttribution() Attribution {
+	return Attribution{Hostname: d.ReadString(), Referrer: d.ReadString(), ReferrerSource: d.ReadString(), SourceType: d.ReadString(),
+		UTMSource: d.ReadString(), UTMMedium: d.ReadString(), UTMCampaign: d.ReadString(), UTMContent: d.ReadString(),
+		UTMTerm: d.ReadString(), Device: d.ReadString(), Browser: d.ReadString(), BrowserVersion: d.ReadString(), OS: d.ReadString(),
+		OSVersion: d.ReadString(), CountryCode: d.ReadString(), RegionCode: d.ReadString(), RegionName: d.ReadString(), City: d.ReadString()}
 }

@@ -34,6 +34,9 @@ type Attribution struct {
 	City           string `json:"ci,omitempty"`
 }
 
+// PageviewName is the name of pageview events; custom events may not use it.
+const PageviewName = "pageview"
+
 // EventRow is one row of the ClickHouse events table: a pageview or a custom event.
 type EventRow struct {
 	SiteID    SiteID    `json:"site"`
@@ -55,6 +58,9 @@ type EventRow struct {
 	RevenueAmount   int64  `json:"ra,omitempty"`
 	RevenueCurrency string `json:"rcur,omitempty"`
 }
+
+// Pageview reports whether the row is a pageview (else a custom event).
+func (e *EventRow) Pageview() bool { return e.Name == PageviewName }
 
 // SessionRow is one row of the ClickHouse sessions table
 // (VersionedCollapsingMergeTree): Sign +1 states a version of the session,
@@ -94,12 +100,26 @@ type BotEventRow struct {
 }
 
 // Record is what one accepted event writes: the event row (or a bot event
-// row) and the session rows it caused. It is the unit of the write-ahead log.
+// row). It is the unit of the write-ahead log; the write buffer gives the
+// event its session when it takes the record to ClickHouse.
 type Record struct {
-	Event    *EventRow    `json:"e,omitempty"`
+	Event *EventRow    `json:"e,omitempty"`
+	Bot   *BotEventRow `json:"b,omitempty"`
+	// NoSession marks an event that is not part of a visit: the event a
+	// payment writes for the Events report.
+	NoSession bool `json:"-"`
+	// BaseCurrency is the site's base currency when the event was accepted,
+	// for the payments ledger when the event carries revenue.
+	BaseCurrency string `json:"-"`
+	// Resolved marks a record of an earlier release, whose event already
+	// carries its session and whose session rows are in Sessions.
+	Resolved bool         `json:"-"`
 	Sessions []SessionRow `json:"s,omitempty"`
-	Bot      *BotEventRow `json:"b,omitempty"`
 }
+
+// NeedsSession reports whether the write buffer must give the record's
+// event a session.
+func (r *Record) NeedsSession() bool { return r.Event != nil && !r.NoSession && !r.Resolved }
 
 // Key identifies the row among all rows of the sessions table.
 func (s SessionRow) Key() SessionRowKey {

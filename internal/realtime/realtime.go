@@ -1,8 +1,8 @@
 // Package realtime answers "who is on the site right now" from Redis, so
-// that every API instance sees the same visitors. The ingest session script
-// records each active visitor in two keys per site: a sorted set of visitor →
-// last seen (unix seconds) and a hash of visitor → current page and source.
-// Entries older than the window are trimmed as new events arrive.
+// that every API instance sees the same visitors. The write buffer marks the
+// visitors of each batch active (Mark) in two keys per site: a sorted set of
+// visitor → last seen (unix seconds) and a hash of visitor → current page
+// and source. Entries older than the window are trimmed as batches arrive.
 package realtime
 
 import (
@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,41 @@ const Separator = "\n"
 var snapshotLua string
 
 var snapshotScript = redis.NewScript(snapshotLua)
+
+//go:embed mark.lua
+var markLua string
+
+var markScript = redis.NewScript(markLua)
+
+// Active is a visitor of a batch, to be shown as active.
+type Active struct {
+	Visitor      uint64
+	Seen         time.Time // the visitor's latest event
+	Page, Source string
+}
+
+// Mark records visitors of site as active, in one script call per 1,000
+// visitors (chunks keep Redis responsive).
+func Mark(ctx context.Context, rdb redis.Scripter, prefix string, site model.SiteID, visitors []Active) error {
+	seen, current := Keys(prefix, site)
+	latest := int64(0)
+	for _, v := range visitors {
+		latest = max(latest, v.Seen.Unix())
+	}
+	for len(visitors) > 0 {
+		n := min(len(visitors), 1000)
+		args := make([]any, 0, 2+3*n)
+		args = append(args, int64(Window/time.Second), latest)
+		for _, v := range visitors[:n] {
+			args = append(args, strconv.FormatUint(v.Visitor, 10), v.Seen.Unix(), v.Page+Separator+v.Source)
+		}
+		if err := markScript.Run(ctx, rdb, []string{seen, current}, args...).Err(); err != nil {
+			return fmt.Errorf("realtime: mark: %w", err)
+		}
+		visitors = visitors[n:]
+	}
+	return nil
+}
 
 // Reader reads the realtime state.
 type Reader struct {

@@ -112,7 +112,7 @@ func (s *Service) validateAPI(in PaymentInput) (Incoming, error) {
 		}
 		inc.OccurredAt = t
 	}
-	if n := utf8.RuneCountInString(in.EventName); n > maxPaymentEventLen || in.EventName == "pageview" {
+	if n := utf8.RuneCountInString(in.EventName); n > maxPaymentEventLen || in.EventName == model.PageviewName {
 		return inc, errs.InvalidField("event_name", "must be 1 to %d characters and not pageview", maxPaymentEventLen)
 	}
 	inc.EventName = in.EventName

@@ -275,7 +275,7 @@ func (s *Service) emitEvent(ctx context.Context, p model.Payment) {
 			UTMSource: a.Last.UTMSource, UTMMedium: a.Last.UTMMedium, UTMCampaign: a.Last.UTMCampaign,
 			UTMContent: a.Last.UTMContent, CountryCode: a.Last.CountryCode, Device: a.Last.Device}
 	}
-	if err := s.events.Write(ctx, model.Record{Event: row}); err != nil {
+	if err := s.events.Write(ctx, model.Record{Event: row, NoSession: true}); err != nil {
 		s.log.Warn("revenue: the payment's event could not be stored", "payment_id", p.ID, "err", err)
 	}
 }

@@ -166,6 +166,19 @@ func (l *Log) TruncateBefore(p Position) error {
 	return nil
 }
 
+// Normalize returns the place p names in its canonical form: the end of a
+// sealed segment is the start of the next one. A checkpoint saved at the
+// end of a segment then lets TruncateBefore free that segment too.
+func (l *Log) Normalize(p Position) Position {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i, ok := l.indexLocked(p.Segment)
+	if ok && i+1 < len(l.segments) && p.Offset == l.segments[i].size {
+		return Position{Segment: l.segments[i+1].num}
+	}
+	return p
+}
+
 // notifyLocked wakes everyone waiting for Durable to change or the log to
 // close or fail. l.mu must be held.
 func (l *Log) notifyLocked() {

@@ -1,10 +1,21 @@
 // Package buffer is the write buffer between the ingest pipeline and
-// ClickHouse. Write appends a record to a local write-ahead log and returns
-// only once it is fsync'd (group commit), so a 201 is never lost; a flusher
-// tails the log, inserts batches into ClickHouse on size or time, and keeps a
-// checkpoint so that a restart replays only what is not in ClickHouse yet.
-// While ClickHouse is down the log grows up to its disk budget; past it Write
-// fails with Unavailable and a Retry-After.
+// ClickHouse, and the place where tally keeps its first promise: an event
+// answered 201 reaches ClickHouse exactly once, whatever stops, fails or
+// crashes on the way.
+//
+// Write appends records to a local write-ahead log and returns once they are
+// fsync'd (group commit). A flusher takes the log in batches, each a fixed
+// run of records, and moves every batch through the same steps: resolve the
+// sessions of its events (Redis), insert its events, its session rows and
+// its bot events (ClickHouse), record its revenue (Postgres), commit. Before
+// any step has an effect outside the process, the flusher records on disk
+// what it is about to do (the batch's plan, then a checkpoint per step), so a
+// restart knows where the batch stood instead of guessing it from
+// ClickHouse; every step can be run again without doubling anything. The
+// README's "Exactly once" section draws the protocol.
+//
+// While ClickHouse is down the log grows up to its disk budget; past it
+// Write fails with Unavailable and a Retry-After.
 package buffer
 
 import (
@@ -12,16 +23,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/outage"
 	"github.com/tally-analytics/tally/internal/wal"
 )
 
-// Sink is where batches go: the ClickHouse store.
+// Sink is where batches go: the ClickHouse store. The Existing lookups
+// serve a step whose insert may or may not have reached ClickHouse.
 type Sink interface {
 	InsertEvents(ctx context.Context, rows []model.EventRow) error
 	InsertSessions(ctx context.Context, rows []model.SessionRow) error
@@ -30,56 +44,130 @@ type Sink interface {
 	ExistingSessionRows(ctx context.Context, span model.Span, sessions []uint64) (map[model.SessionRowKey]bool, error)
 }
 
+// Sessions resolves the sessions of a batch's events (session.Manager).
+type Sessions interface {
+	Resolve(ctx context.Context, evs []*model.EventRow, snap *session.Snapshot,
+		persist func(*session.Snapshot) error) (session.Outcome, *session.Snapshot, error)
+	Compute(evs []*model.EventRow, snap *session.Snapshot) session.Outcome
+}
+
+// Revenue records the revenue of custom events in the payments ledger; a
+// repeated event id is recorded once.
+type Revenue interface {
+	RecordTracked(ctx context.Context, site model.Site, eventID string, at time.Time, visitor uint64, name string,
+		amount int64, currency string, hint *model.Touch) error
+}
+
 // Options configure a Buffer.
 type Options struct {
-	Dir          string        // WAL directory (holds the checkpoint too)
+	Dir          string        // WAL directory (holds the checkpoint and the plan too)
 	MaxBytes     int64         // WAL disk budget; 0 = unlimited
 	SegmentBytes int64         // WAL segment size
 	FlushRows    int           // flush when a batch holds this many records
 	FlushEvery   time.Duration // ... or when its oldest record is this old
-	// DrainTimeout bounds the final flush when the flusher stops.
+	// InsertTimeout bounds each ClickHouse insert and lookup. A stop does
+	// not cut an insert short: an insert cut short is one whose outcome is
+	// unknown.
+	InsertTimeout time.Duration
+	// DrainTimeout is how long after a stop request the flusher still
+	// starts steps; one under way then runs to its own timeout. A stop
+	// therefore takes at most DrainTimeout + InsertTimeout.
 	DrainTimeout time.Duration
 	Log          *slog.Logger
 }
 
 // Buffer is the durable write buffer.
 type Buffer struct {
-	opts Options
-	log  *wal.Log
-	sink Sink
-	cp   checkpoint
+	opts     Options
+	log      *wal.Log
+	sink     Sink
+	sessions Sessions
+	revenue  Revenue
+	cp       checkpoint
+	cpFile   *slotFile
+	plan     *plan // the plan found on disk at Open
+	hooks    hooks
+
+	mu        sync.Mutex
+	committed wal.Position // cp.Committed, for other goroutines
+
+	// outages, logged once per interval
+	chDown, redisDown, pgDown *outage.Reporter
 
 	// counters for /metrics and tests
-	written, flushed, flushFailures atomic.Int64
-	lastFlush                       atomic.Int64 // unix nanos of the last successful flush
-	oldest                          atomic.Int64 // unix nanos when the oldest unflushed record was read; 0 = none
+	written, flushed, flushFailures, undecodable atomic.Int64
+	lastFlush                                    atomic.Int64 // unix nanos of the last commit
+	oldest                                       atomic.Int64 // unix nanos when the oldest unflushed record was read; 0 = none
 }
 
-// Open opens (or creates) the log in opts.Dir and reads the checkpoint.
-func Open(opts Options, sink Sink) (*Buffer, error) {
+// hooks let tests stop the flusher at a named point, as a crash would.
+type hooks struct {
+	at func(point string) error
+}
+
+// Open opens (or creates) the log in opts.Dir, reads the checkpoint, and
+// frees the log segments the checkpoint says ClickHouse already has (a
+// smaller disk budget than before then applies at once).
+func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer, error) {
 	if opts.FlushRows <= 0 {
 		opts.FlushRows = 10_000
 	}
 	if opts.FlushEvery <= 0 {
 		opts.FlushEvery = time.Second
 	}
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = 30 * time.Second
+	if opts.InsertTimeout <= 0 {
+		opts.InsertTimeout = 10 * time.Second
 	}
-	l, err := wal.Open(wal.Options{Dir: opts.Dir, MaxBytes: opts.MaxBytes, SegmentBytes: opts.SegmentBytes})
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 15 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	l, err := wal.Open(wal.Options{Dir: opts.Dir, MaxBytes: opts.MaxBytes, SegmentBytes: opts.SegmentBytes, Logger: opts.Log})
 	if err != nil {
 		return nil, fmt.Errorf("buffer: %w", err)
 	}
-	b := &Buffer{opts: opts, log: l, sink: sink}
-	b.cp, err = loadCheckpoint(b.checkpointPath(), l.First())
-	if err != nil {
+	b := &Buffer{opts: opts, log: l, sink: sink, sessions: sessions, revenue: revenue,
+		chDown:    outage.New(opts.Log, "buffer: ClickHouse (events stay in the write-ahead log and are retried)", 0),
+		redisDown: outage.New(opts.Log, "buffer: Redis (sessions)", 0),
+		pgDown:    outage.New(opts.Log, "buffer: Postgres (revenue of events)", 0)}
+	if err := b.openCheckpoint(); err != nil {
 		l.Close()
+		b.cpFile.Close()
 		return nil, err
 	}
+	if err := b.createPlanFile(); err != nil {
+		l.Close()
+		b.cpFile.Close()
+		return nil, err
+	}
+	if b.plan, err = b.readPlan(); err != nil {
+		l.Close()
+		b.cpFile.Close()
+		return nil, err
+	}
+	// Positions at the end of a segment become the start of the next, so
+	// that the segments ClickHouse has are freed now, before the disk budget
+	// refuses anything.
+	b.cp.Committed = l.Normalize(b.cp.Committed)
+	if b.plan != nil {
+		b.plan.Start = l.Normalize(b.plan.Start)
+	}
+	if err := l.TruncateBefore(b.cp.Committed); err != nil {
+		opts.Log.Warn("buffer: freeing log segments", "err", err)
+	}
+	b.committed = b.cp.Committed
 	return b, nil
 }
 
-func (b *Buffer) checkpointPath() string { return filepath.Join(b.opts.Dir, "checkpoint.json") }
+// caughtUp reports whether every durable record is committed.
+func (b *Buffer) caughtUp() bool {
+	b.mu.Lock()
+	committed := b.committed
+	b.mu.Unlock()
+	return !committed.Less(b.log.Durable())
+}
 
 // retryAfterFull is what a client is told to wait when the log is full.
 const retryAfterFull = 30 * time.Second
@@ -115,8 +203,10 @@ func (b *Buffer) WriteMany(ctx context.Context, recs []model.Record) error {
 // Stats are the buffer's counters.
 type Stats struct {
 	Written, Flushed, FlushFailures int64
-	WALBytes                        int64
-	LastFlush                       time.Time
+	// Undecodable counts log records skipped because they did not decode.
+	Undecodable int64
+	WALBytes    int64
+	LastFlush   time.Time
 	// Lag is the age of the oldest record read from the log and not yet in
 	// ClickHouse; 0 when none waits.
 	Lag time.Duration
@@ -125,7 +215,7 @@ type Stats struct {
 // Stats reports the counters.
 func (b *Buffer) Stats() Stats {
 	s := Stats{Written: b.written.Load(), Flushed: b.flushed.Load(), FlushFailures: b.flushFailures.Load(),
-		WALBytes: b.log.Size()}
+		Undecodable: b.undecodable.Load(), WALBytes: b.log.Size()}
 	if n := b.lastFlush.Load(); n > 0 {
 		s.LastFlush = time.Unix(0, n)
 	}
@@ -135,5 +225,7 @@ func (b *Buffer) Stats() Stats {
 	return s
 }
 
-// Close closes the log. Call it after Run has returned.
-func (b *Buffer) Close() error { return b.log.Close() }
+// Close closes the log and the checkpoint. Call it after Run has returned.
+func (b *Buffer) Close() error {
+	return errors.Join(b.cpFile.Close(), b.log.Close())
+}

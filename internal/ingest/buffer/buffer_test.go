@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/testenv"
 )
 
 // memSink is an in-memory ClickHouse: it stores rows, can be told to fail,
@@ -152,15 +154,33 @@ func record(i int) model.Record {
 	ts := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
 	return model.Record{
 		Event: &model.EventRow{SiteID: "s1", Timestamp: ts, EventID: fmt.Sprint("e", i), Name: "pageview", VisitorID: uint64(i)},
-		Sessions: []model.SessionRow{{SiteID: "s1", SessionID: uint64(i + 1), VisitorID: uint64(i), Sign: 1, Version: 1,
-			Start: ts, End: ts, Pageviews: 1}},
 	}
+}
+
+// testSessions resolves sessions on the test's own Redis keys.
+func testSessions(t *testing.T) *session.Manager {
+	rdb, prefix := testenv.Redis(t)
+	return session.NewManager(rdb, prefix)
+}
+
+// noRevenue is a ledger that must not be called.
+type noRevenue struct{ t *testing.T }
+
+func (n noRevenue) RecordTracked(context.Context, model.Site, string, time.Time, uint64, string, int64, string, *model.Touch) error {
+	n.t.Error("revenue recorded for events without revenue")
+	return nil
 }
 
 func openBuffer(t *testing.T, dir string, sink Sink, rows int, every time.Duration) *Buffer {
 	t.Helper()
-	b, err := Open(Options{Dir: dir, FlushRows: rows, FlushEvery: every, DrainTimeout: 2 * time.Second,
-		SegmentBytes: 1 << 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, sink)
+	return openWith(t, Options{Dir: dir, FlushRows: rows, FlushEvery: every, DrainTimeout: 2 * time.Second,
+		SegmentBytes: 1 << 20}, sink)
+}
+
+func openWith(t *testing.T, opts Options, sink Sink) *Buffer {
+	t.Helper()
+	opts.Log = testenv.Logger(t)
+	b, err := Open(opts, sink, testSessions(t), noRevenue{t})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +231,9 @@ func TestConcurrentWritesReachTheSinkOnce(t *testing.T) {
 	waitFor(t, "all events flushed", func() bool { e, _, _ := sink.counts(); return e == n })
 	stop()
 	sink.assertExactlyOnce(t, n)
+	if _, s, _ := sink.counts(); s != n {
+		t.Errorf("%d session rows, want one new session per visitor (%d)", s, n)
+	}
 	if st := b.Stats(); st.Written != n || st.Flushed != n {
 		t.Errorf("stats %+v, want %d written and flushed", st, n)
 	}
@@ -263,68 +286,20 @@ func TestSinkDownKeepsAcceptingAndLosesNothing(t *testing.T) {
 	sink.assertExactlyOnce(t, 300)
 }
 
-func TestRestartReplaysOnlyWhatIsNotStored(t *testing.T) {
-	dir := t.TempDir()
-	sink := &memSink{}
-	sink.fail("events", true)
-	b := openBuffer(t, dir, sink, 1000, 10*time.Millisecond)
-	for i := range 100 {
-		if err := b.Write(context.Background(), record(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Simulate a crash in the middle of an insert: the checkpoint says a batch
-	// was in flight and ClickHouse already holds part of it.
-	end := b.log.Durable()
-	if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, InFlight: &end}); err != nil {
-		t.Fatal(err)
-	}
-	b.Close()
-	for i := range 40 {
-		r := record(i)
-		sink.events = append(sink.events, *r.Event)
-		if i < 20 {
-			sink.sessions = append(sink.sessions, r.Sessions...)
-		}
-	}
-	sink.fail("events", false)
-
-	b2 := openBuffer(t, dir, sink, 1000, 10*time.Millisecond)
-	stop := run(t, b2)
-	for i := 100; i < 150; i++ {
-		if err := b2.Write(context.Background(), record(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "replay and new events", func() bool { e, _, _ := sink.counts(); return e >= 150 })
-	stop()
-	sink.assertExactlyOnce(t, 150)
-
-	// A clean restart replays nothing.
-	before := sink.inserts
-	b3 := openBuffer(t, dir, sink, 1000, 10*time.Millisecond)
-	stop3 := run(t, b3)
-	time.Sleep(50 * time.Millisecond)
-	stop3()
-	if sink.inserts != before {
-		t.Errorf("a clean restart inserted again (%d inserts, want %d)", sink.inserts, before)
-	}
-	sink.assertExactlyOnce(t, 150)
-}
-
 func TestFullLogAnswersUnavailable(t *testing.T) {
 	sink := &memSink{}
 	sink.fail("events", true)
-	b, err := Open(Options{Dir: t.TempDir(), FlushRows: 10, FlushEvery: time.Millisecond, SegmentBytes: 1 << 20,
-		MaxBytes: 2 << 20, DrainTimeout: 100 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := openWith(t, Options{Dir: t.TempDir(), FlushRows: 10, FlushEvery: time.Millisecond, SegmentBytes: 1 << 20,
+		MaxBytes: 2 << 20, DrainTimeout: 100 * time.Millisecond}, sink)
 	stop := run(t, b)
 	defer stop()
 	var full error
-	for i := 0; i < 100_000 && full == nil; i++ {
-		full = b.Write(context.Background(), record(i))
+	for i := 0; i < 100_000 && full == nil; i += 100 {
+		recs := make([]model.Record, 100)
+		for k := range recs {
+			recs[k] = record(i + k)
+		}
+		full = b.WriteMany(context.Background(), recs)
 	}
 	var e *errs.Error
 	if !errors.As(full, &e) || e.Kind != errs.Unavailable || e.RetryAfter <= 0 {
@@ -332,29 +307,40 @@ func TestFullLogAnswersUnavailable(t *testing.T) {
 	}
 }
 
-// A stop request that arrives while a crash replay runs does not cut it
-// short: the replay and the drain both finish within DrainTimeout.
-func TestStopDuringReplayStillDrains(t *testing.T) {
+// A restart frees the log segments ClickHouse already has before it
+// accepts anything: a smaller disk budget than the log's size on disk
+// applies at once instead of refusing every event.
+func TestOpenFreesCommittedSegments(t *testing.T) {
 	dir := t.TempDir()
 	sink := &memSink{}
-	b := openBuffer(t, dir, sink, 1000, 10*time.Millisecond)
-	for i := range 120 {
-		if err := b.Write(context.Background(), record(i)); err != nil {
+	b := openWith(t, Options{Dir: dir, FlushRows: 500, FlushEvery: time.Millisecond, SegmentBytes: 64 << 20}, sink)
+	stop := run(t, b)
+	pad := strings.Repeat("x", 1000)
+	const n = 5000 // ~5 MB of records in one segment
+	for i := range n {
+		rec := record(i)
+		rec.Event.Pathname = "/" + pad
+		if err := b.Write(context.Background(), rec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mid := b.log.Durable()
-	if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, InFlight: &mid}); err != nil {
-		t.Fatal(err)
+	waitFor(t, "all flushed", func() bool { return b.Stats().Flushed == n })
+	stop()
+	var size int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".wal") {
+			size += info.Size()
+		}
 	}
-	b.Close()
+	if size < 2<<20 {
+		t.Fatalf("the log holds %d bytes on disk; the test needs more than its new budget", size)
+	}
 
-	b2 := openBuffer(t, dir, sink, 50, 10*time.Millisecond)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // stopped before it even started
-	if err := b2.Run(ctx); err != nil {
-		t.Fatalf("Run: %v", err)
+	b2 := openWith(t, Options{Dir: dir, FlushRows: 500, FlushEvery: time.Millisecond, SegmentBytes: 1 << 20,
+		MaxBytes: 2 << 20}, sink)
+	defer b2.Close()
+	if err := b2.Write(context.Background(), record(n)); err != nil {
+		t.Fatalf("after a restart with a 2 MiB budget and %d bytes of committed log: %v", size, err)
 	}
-	b2.Close()
-	sink.assertExactlyOnce(t, 120)
 }

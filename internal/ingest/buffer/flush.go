@@ -7,190 +7,304 @@ import (
 	"io"
 	"time"
 
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/outage"
 	"github.com/tally-analytics/tally/internal/wal"
 )
 
-// batch is a run of records read from the log, split by table.
-type batch struct {
-	records  int
-	events   []model.EventRow
-	sessions []model.SessionRow
-	bots     []model.BotEventRow
-	end      wal.Position // the log position after the last record
-	started  time.Time    // when the first record was read
-
-	// which tables already hold this batch (an insert can fail half-way)
-	eventsDone, sessionsDone, botsDone bool
-}
-
-// reset empties bt for the next run of records, keeping its memory: the
-// rows were copied into ClickHouse's columns by the insert.
-func (bt *batch) reset() {
-	*bt = batch{events: bt.events[:0], sessions: bt.sessions[:0], bots: bt.bots[:0]}
-}
-
-func (bt *batch) add(rec model.Record, end wal.Position) {
-	if bt.records == 0 {
-		bt.started = time.Now()
-	}
-	bt.records++
-	bt.end = end
-	if rec.Event != nil {
-		bt.events = append(bt.events, *rec.Event)
-	}
-	if rec.Bot != nil {
-		bt.bots = append(bt.bots, *rec.Bot)
-	}
-	bt.sessions = append(bt.sessions, rec.Sessions...)
-}
-
-// Run moves records from the log to ClickHouse until ctx ends, then drains
-// what is already durable (for at most DrainTimeout) and returns. What it
-// cannot drain stays in the log and is replayed by the next Run.
+// Run moves batches from the log to ClickHouse until ctx ends, then drains
+// what is already in the log: it keeps starting steps for DrainTimeout more
+// and returns. A batch it could not finish is finished first by the next
+// Run, exactly where it stopped.
 func (b *Buffer) Run(ctx context.Context) error {
+	work, cancel := b.untilDrained(ctx)
+	defer cancel()
 	r, err := b.log.NewReader(b.cp.Committed)
 	if err != nil {
 		return fmt.Errorf("buffer: reader: %w", err)
 	}
 	defer r.Close()
-	pos := b.cp.Committed
-	pending := &batch{}
-	pending.events = make([]model.EventRow, 0, b.opts.FlushRows)
-	pending.sessions = make([]model.SessionRow, 0, 2*b.opts.FlushRows)
-
-	if b.cp.InFlight != nil {
-		// A stop request does not cut the replay short: like the final
-		// drain, it may take until DrainTimeout after ctx ends.
-		rctx, cancel := b.untilDrained(ctx)
-		pos, err = b.recoverInFlight(rctx, r, pos, pending)
-		cancel()
-		if err != nil {
-			return err
-		}
-		pending.reset()
+	bt, err := b.resume(r)
+	if err != nil {
+		return err
 	}
-	for ctx.Err() == nil {
-		if pos, err = b.collect(ctx, r, pos, pending); err != nil {
-			return err
-		}
-		if pending.records > 0 && b.due(pending) {
-			if err := b.flush(ctx, pending); err != nil {
-				break // ctx ended while retrying; the drain tries again
+	for {
+		if bt == nil {
+			if bt, err = b.collect(ctx, r); err != nil || bt == nil {
+				return err
 			}
-			pending.reset()
 		}
+		if err := b.process(work, bt); err != nil {
+			if work.Err() != nil && !isHook(err) {
+				b.opts.Log.Warn("buffer: stopping with a batch unfinished; the next start finishes it",
+					"batch", bt.seq, "step", bt.step.String(), "wal_bytes", b.log.Size(), "err", err)
+				return nil
+			}
+			return err
+		}
+		bt = nil
 	}
-	return b.drain(r, pending)
 }
 
-func (b *Buffer) due(bt *batch) bool {
-	return bt.records >= b.opts.FlushRows || time.Since(bt.started) >= b.opts.FlushEvery
-}
-
-// collect reads records into bt until it is due or ctx ends, waiting for new
-// appends when caught up.
-func (b *Buffer) collect(ctx context.Context, r *wal.Reader, pos wal.Position, bt *batch) (wal.Position, error) {
-	for bt.records < b.opts.FlushRows {
+// collect reads the next batch: up to FlushRows records, or what arrived
+// within FlushEvery of the first. Once ctx has ended it only takes what the
+// log holds, and returns nil when that is nothing.
+func (b *Buffer) collect(ctx context.Context, r *wal.Reader) (*batch, error) {
+	bt := &batch{seq: b.cp.Seq + 1, start: b.cp.Committed, end: b.cp.Committed}
+	for bt.read < b.opts.FlushRows {
 		payload, end, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			if bt.records > 0 && b.due(bt) {
-				return pos, nil
+			if bt.read > 0 && (ctx.Err() != nil || time.Since(bt.started) >= b.opts.FlushEvery) {
+				break
+			}
+			if ctx.Err() != nil {
+				return nil, nil
 			}
 			wait := b.opts.FlushEvery
-			if bt.records > 0 {
+			if bt.read > 0 {
 				wait -= time.Since(bt.started)
 			}
 			wctx, cancel := context.WithTimeout(ctx, wait)
-			_ = b.log.Wait(wctx, pos) // wakes on new data, timeout or shutdown
+			_ = b.log.Wait(wctx, bt.end) // wakes on new data, timeout or stop
 			cancel()
-			if ctx.Err() != nil {
-				return pos, nil
-			}
 			continue
 		}
 		if err != nil {
-			return pos, fmt.Errorf("buffer: read log: %w", err)
+			return nil, fmt.Errorf("buffer: read log: %w", err)
 		}
-		pos = end
 		b.add(bt, payload, end)
 	}
-	return pos, nil
+	return bt, nil
 }
 
-// add decodes a log record into bt. The log's CRC held, so a record that does
-// not decode is of an incompatible version: it is logged and skipped rather
-// than allowed to block every later event.
-func (b *Buffer) add(bt *batch, payload []byte, end wal.Position) {
-	rec, err := model.DecodeRecord(payload)
-	if err != nil {
-		b.opts.Log.Error("buffer: skipping undecodable log record", "position", end, "err", err)
-		return
+// resume returns the batch a stop or a crash interrupted, read again from
+// the log, or nil. The checkpoint knows it once its sessions were resolved;
+// before that only its plan does (and its session states may be written).
+func (b *Buffer) resume(r *wal.Reader) (*batch, error) {
+	p := b.plan
+	b.plan = nil
+	var bt *batch
+	switch cp := b.cp; {
+	case cp.Batch != nil:
+		bt = &batch{seq: cp.Batch.Seq, start: cp.Committed, end: cp.Batch.End, step: cp.Batch.Step, sent: cp.Batch.Sent}
+		if p != nil && p.Seq == bt.seq && p.Start == bt.start {
+			bt.snap = p.Snapshot
+		}
+	case p != nil && p.Seq == cp.Seq+1 && p.Start == cp.Committed:
+		bt = &batch{seq: p.Seq, start: p.Start, end: p.End, step: stepResolve, snap: p.Snapshot}
+	default:
+		return nil, nil
 	}
-	bt.add(rec, end)
-	if bt.records == 1 {
-		b.oldest.CompareAndSwap(0, bt.started.UnixNano())
+	if err := b.readTo(r, bt); err != nil {
+		return nil, err
 	}
+	if bt.step > stepResolve && bt.snap == nil {
+		if len(bt.sessionEvents()) > 0 {
+			return nil, fmt.Errorf("buffer: batch %d resolved its sessions but its plan is missing", bt.seq)
+		}
+		bt.snap = &session.Snapshot{Degraded: true}
+	}
+	b.opts.Log.Info("buffer: finishing a batch interrupted by a stop or a crash", "batch", bt.seq,
+		"records", bt.read, "step", bt.step.String(), "sent", bt.sent)
+	return bt, nil
 }
 
-// flush inserts bt, retrying with backoff until it succeeds or ctx ends, then
-// commits the checkpoint and frees the log segments it no longer needs.
-func (b *Buffer) flush(ctx context.Context, bt *batch) error {
-	if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, InFlight: &bt.end}); err != nil {
+// process takes bt through its remaining steps. It returns nil once the
+// batch is committed; an error when ctx ended first (the batch stays where
+// the checkpoint says) or a test hook stopped it.
+func (b *Buffer) process(ctx context.Context, bt *batch) error {
+	if err := b.resolve(ctx, bt); err != nil {
 		return err
 	}
-	backoff := 100 * time.Millisecond
-	var lastLog time.Time
-	for {
-		err := b.insert(ctx, bt)
-		if err == nil {
-			break
+	bt.build()
+	for s := max(bt.step, stepEvents); s <= stepBots; s++ {
+		if err := b.insertStep(ctx, bt, s); err != nil {
+			return err
 		}
-		b.flushFailures.Add(1)
-		if time.Since(lastLog) > 30*time.Second {
-			b.opts.Log.Warn("buffer: ClickHouse insert failed; events stay in the log and are retried",
-				"records", bt.records, "wal_bytes", b.log.Size(), "err", err)
-			lastLog = time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
 	}
-	if err := b.saveCheckpoint(checkpoint{Committed: bt.end}); err != nil {
+	if err := b.recordRevenue(ctx, bt); err != nil {
+		return err
+	}
+	return b.commit(bt)
+}
+
+// resolve gives the batch's events their sessions. A batch resolved before
+// a restart computes the same outcome from its plan, without Redis.
+func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
+	evs := bt.sessionEvents()
+	if bt.step > stepResolve {
+		bt.out = b.sessions.Compute(evs, bt.snap)
+		return nil
+	}
+	persist := func(s *session.Snapshot) error {
+		if err := b.at("plan"); err != nil {
+			return err
+		}
+		if err := b.writePlan(plan{Seq: bt.seq, Start: bt.start, End: bt.end, Snapshot: s}); err != nil {
+			return err
+		}
+		bt.snap = s
+		return b.at("planned")
+	}
+	err := b.retry(ctx, b.redisDown, bt, func() error {
+		out, snap, err := b.sessions.Resolve(ctx, evs, bt.snap, persist)
+		if err != nil {
+			return err
+		}
+		bt.out, bt.snap = out, snap
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if bt.snap.Degraded && len(evs) > 0 {
+		b.redisDown.Fail(int64(len(evs)), errors.New("Redis could not be read: events stored without a session"))
+	}
+	bt.step = stepEvents
+	return b.at("resolved")
+}
+
+// insertStep inserts the rows of step s. Before the first attempt the
+// checkpoint records that the insert may reach ClickHouse; from then on,
+// and after any failed attempt, the rows ClickHouse already holds are
+// looked up and left out before the next attempt, so that no row is stored
+// twice and none is dropped. An insert runs under its own timeout: a stop
+// does not cut it short.
+func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
+	if bt.rows(s) == 0 {
+		return nil
+	}
+	inDoubt := bt.step == s && bt.sent
+	return b.retry(ctx, b.chDown, bt, func() error {
+		if inDoubt {
+			if err := b.dropStored(ctx, bt, s); err != nil {
+				return err
+			}
+			if bt.rows(s) == 0 {
+				return nil
+			}
+		}
+		if bt.step != s || !bt.sent {
+			p := &progress{Seq: bt.seq, End: bt.end, Step: s, Sent: true}
+			if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p}); err != nil {
+				return err
+			}
+			bt.step, bt.sent = s, true
+		}
+		if err := b.at(s.String()); err != nil {
+			return err
+		}
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
+		err := b.insert(ictx, bt, s)
+		cancel()
+		if err != nil {
+			inDoubt = true
+			return errors.Join(err, b.at(s.String()+":failed"))
+		}
+		return b.at(s.String() + ":done")
+	})
+}
+
+func (b *Buffer) insert(ctx context.Context, bt *batch, s step) error {
+	switch s {
+	case stepEvents:
+		return b.sink.InsertEvents(ctx, bt.events)
+	case stepSessions:
+		return b.sink.InsertSessions(ctx, bt.sessions)
+	case stepBots:
+		return b.sink.InsertBotEvents(ctx, bt.bots)
+	}
+	return nil
+}
+
+// recordRevenue puts the revenue of the batch's custom events into the
+// payments ledger, with the session each happened in as attribution hint.
+// The ledger keeps one payment per event id, so this step may run again.
+func (b *Buffer) recordRevenue(ctx context.Context, bt *batch) error {
+	k := 0
+	for i := range bt.records {
+		rec := &bt.records[i]
+		if !rec.NeedsSession() {
+			continue
+		}
+		a := bt.out.Events[k]
+		k++
+		e := rec.Event
+		if e.RevenueAmount <= 0 {
+			continue
+		}
+		if err := b.at("revenue"); err != nil {
+			return err
+		}
+		site := model.Site{ID: e.SiteID, BaseCurrency: rec.BaseCurrency}
+		err := b.retry(ctx, b.pgDown, bt, func() error {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
+			defer cancel()
+			err := b.revenue.RecordTracked(rctx, site, e.EventID, e.Timestamp, e.VisitorID, e.Name,
+				e.RevenueAmount, e.RevenueCurrency, a.Touch())
+			if kind := errs.KindOf(err); err != nil && kind != errs.Internal && kind != errs.Unavailable {
+				// no retry can make it count (e.g. the site was deleted)
+				b.opts.Log.Warn("buffer: an event's revenue cannot be recorded", "site_id", e.SiteID, "err", err)
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit moves the checkpoint past the batch and frees the log segments it
+// no longer needs.
+func (b *Buffer) commit(bt *batch) error {
+	if err := b.at("commit"); err != nil {
+		return err
+	}
+	if err := b.saveCheckpoint(checkpoint{Committed: bt.end, Seq: bt.seq}); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.committed = bt.end
+	b.mu.Unlock()
+	if err := b.at("committed"); err != nil {
 		return err
 	}
 	if err := b.log.TruncateBefore(bt.end); err != nil {
 		b.opts.Log.Warn("buffer: freeing log segments", "err", err)
 	}
-	b.flushed.Add(int64(bt.records))
+	b.flushed.Add(int64(bt.read))
 	b.lastFlush.Store(time.Now().UnixNano())
 	b.oldest.Store(0)
 	return nil
 }
 
-func (b *Buffer) insert(ctx context.Context, bt *batch) error {
-	if !bt.eventsDone {
-		if err := b.sink.InsertEvents(ctx, bt.events); err != nil {
+// retry runs f until it succeeds, backing off between attempts and
+// reporting failures to rep (once per interval). It gives up when ctx ends
+// or a test hook stops the flusher.
+func (b *Buffer) retry(ctx context.Context, rep *outage.Reporter, bt *batch, f func() error) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := f()
+		if err == nil {
+			rep.OK()
+			return nil
+		}
+		if isHook(err) {
 			return err
 		}
-		bt.eventsDone = true
-	}
-	if !bt.sessionsDone {
-		if err := b.sink.InsertSessions(ctx, bt.sessions); err != nil {
-			return err
+		b.flushFailures.Add(1)
+		rep.Fail(1, err, "batch", bt.seq, "records", bt.read, "wal_bytes", b.log.Size())
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(backoff):
 		}
-		bt.sessionsDone = true
+		backoff = min(backoff*2, 5*time.Second)
 	}
-	if !bt.botsDone {
-		if err := b.sink.InsertBotEvents(ctx, bt.bots); err != nil {
-			return err
-		}
-		bt.botsDone = true
-	}
-	return nil
 }
 
 // untilDrained returns a context that ends DrainTimeout after ctx ends.
@@ -203,29 +317,21 @@ func (b *Buffer) untilDrained(ctx context.Context) (context.Context, context.Can
 	return dctx, func() { stop(); cancel() }
 }
 
-// drain flushes what is durable now, within DrainTimeout.
-func (b *Buffer) drain(r *wal.Reader, pending *batch) error {
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.DrainTimeout)
-	defer cancel()
-	for {
-		for pending.records < b.opts.FlushRows {
-			payload, end, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("buffer: drain: read log: %w", err)
-			}
-			b.add(pending, payload, end)
-		}
-		if pending.records == 0 {
-			return nil
-		}
-		if err := b.flush(ctx, pending); err != nil {
-			b.opts.Log.Warn("buffer: could not drain before stopping; the rest is replayed at the next start",
-				"wal_bytes", b.log.Size(), "err", err)
-			return nil
-		}
-		pending.reset()
+// hookError is a test hook's order to stop where the flusher stands.
+type hookError struct{ err error }
+
+func (e hookError) Error() string { return "buffer: stopped by a hook: " + e.err.Error() }
+func (e hookError) Unwrap() error { return e.err }
+
+func isHook(err error) bool { return errors.As(err, new(hookError)) }
+
+// at runs the test hook of a point of the protocol.
+func (b *Buffer) at(point string) error {
+	if b.hooks.at == nil {
+		return nil
 	}
+	if err := b.hooks.at(point); err != nil {
+		return hookError{err}
+	}
+	return nil
 }

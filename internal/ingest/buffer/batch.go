@@ -1,0 +1,115 @@
+package buffer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/ingest/session"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/wal"
+)
+
+// batch is a fixed run of log records on its way to ClickHouse: once its
+// plan is on disk it never grows or shrinks, and each of its steps is done
+// once.
+type batch struct {
+	seq        uint64
+	start, end wal.Position
+	started    time.Time // when its first record was read
+	read       int       // records read, including undecodable ones
+	records    []model.Record
+
+	step step              // the step under way
+	sent bool              // step's insert may have reached ClickHouse
+	snap *session.Snapshot // what its sessions are computed from
+
+	out      session.Outcome
+	events   []model.EventRow
+	sessions []model.SessionRow
+	bots     []model.BotEventRow
+}
+
+// add decodes a log record into bt. The log's CRC held, so a record that
+// does not decode is of an unknown version: it is counted and skipped rather
+// than allowed to block every later event.
+func (b *Buffer) add(bt *batch, payload []byte, end wal.Position) {
+	if bt.read == 0 {
+		bt.started = time.Now()
+		b.oldest.CompareAndSwap(0, bt.started.UnixNano())
+	}
+	bt.read++
+	bt.end = end
+	rec, err := model.DecodeRecord(payload)
+	if err != nil {
+		b.undecodable.Add(1)
+		b.opts.Log.Error("buffer: skipping undecodable log record", "position", end, "err", err)
+		return
+	}
+	bt.records = append(bt.records, rec)
+}
+
+// readTo reads the records of a resumed batch, up to its end.
+func (b *Buffer) readTo(r *wal.Reader, bt *batch) error {
+	end := bt.end
+	for pos := bt.start; pos.Less(end); {
+		payload, next, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("buffer: the log ends at %v, before the end %v of batch %d", pos, end, bt.seq)
+		}
+		if err != nil {
+			return fmt.Errorf("buffer: read log: %w", err)
+		}
+		b.add(bt, payload, next)
+		pos = next
+	}
+	bt.end = end
+	return nil
+}
+
+// sessionEvents are the events that belong to visits, in log order.
+func (bt *batch) sessionEvents() []*model.EventRow {
+	var evs []*model.EventRow
+	for i := range bt.records {
+		if rec := &bt.records[i]; rec.NeedsSession() {
+			evs = append(evs, rec.Event)
+		}
+	}
+	return evs
+}
+
+// build makes the batch's rows once its sessions are known.
+func (bt *batch) build() {
+	bt.events, bt.sessions, bt.bots = bt.events[:0], bt.sessions[:0], bt.bots[:0]
+	k := 0
+	for i := range bt.records {
+		rec := &bt.records[i]
+		if rec.Event != nil {
+			row := *rec.Event
+			if rec.NeedsSession() {
+				bt.out.Events[k].Apply(&row)
+				k++
+			}
+			bt.events = append(bt.events, row)
+		}
+		if rec.Bot != nil {
+			bt.bots = append(bt.bots, *rec.Bot)
+		}
+		bt.sessions = append(bt.sessions, rec.Sessions...) // records of earlier releases
+	}
+	bt.sessions = append(bt.sessions, bt.out.Rows...)
+}
+
+// rows reports how many rows step s inserts.
+func (bt *batch) rows(s step) int {
+	switch s {
+	case stepEvents:
+		return len(bt.events)
+	case stepSessions:
+		return len(bt.sessions)
+	case stepBots:
+		return len(bt.bots)
+	}
+	return 0
+}

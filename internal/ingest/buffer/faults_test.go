@@ -1,0 +1,556 @@
+package buffer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/chstore"
+	"github.com/tally-analytics/tally/internal/ingest/session"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/testenv"
+)
+
+// The fault suite: a batch is stopped at every point of the flush protocol
+// as a crash would stop it (the flusher returns on the spot, the files are
+// closed, nothing else runs), or an insert fails half-way, or its
+// acknowledgement is lost, or ClickHouse is down during the replay; then a
+// new Buffer on the same directory finishes the work. Every case must end
+// with exactly the rows worked out below in the real ClickHouse, and with
+// Redis states that continue those sessions.
+//
+// The scenario (site s1, 2026-05-04 10:00 UTC = T):
+//
+//	batch 1: visitors 1-4 view /p1 at T+v seconds (4 sessions of 1 pageview).
+//	batch 2: visitors 1-4 view /p2 at T+60+v (60 s on /p1) and send Signup at
+//	         T+70+v (visitor 1's with 49.00 USD of revenue); visitor 5 views
+//	         /p1 at T+80; two bots.
+//	batch 3 (checks Redis): visitor 1 views /p3 at T+90.
+//
+// Expected: 14 events (10 pageviews, 4 Signups), 2 bot events; 5 sessions
+// with sum(sign) 1 each: visitor 1 at 3 pageviews and 1 custom event
+// (version 4: one per event), visitors 2-4 at 2 pageviews and 1 custom
+// event, visitor 5 at 1 pageview; 4 pageviews after 60 s on /p1 and one
+// after 29 s on /p2 (T+61 to T+90); one payment of 4900 USD, attributed to
+// Google via /p1.
+var faultT = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+
+func faultEvent(id string, at time.Duration, visitor uint64, name, path string) model.Record {
+	return model.Record{Event: &model.EventRow{SiteID: "s1", Timestamp: faultT.Add(at), EventID: id, Name: name,
+		VisitorID: visitor, Pathname: path, Attribution: model.Attribution{ReferrerSource: "Google", SourceType: "search"}}}
+}
+
+func faultBatches() [3][]model.Record {
+	var b [3][]model.Record
+	for v := uint64(1); v <= 4; v++ {
+		b[0] = append(b[0], faultEvent(fmt.Sprint("a", v), time.Duration(v)*time.Second, v, "pageview", "/p1"))
+	}
+	for v := uint64(1); v <= 4; v++ {
+		b[1] = append(b[1], faultEvent(fmt.Sprint("b", v), time.Duration(60+v)*time.Second, v, "pageview", "/p2"))
+		signup := faultEvent(fmt.Sprint("c", v), time.Duration(70+v)*time.Second, v, "Signup", "/p2")
+		if v == 1 {
+			signup.Event.RevenueAmount, signup.Event.RevenueCurrency, signup.BaseCurrency = 4900, "USD", "USD"
+		}
+		b[1] = append(b[1], signup)
+	}
+	b[1] = append(b[1], faultEvent("d5", 80*time.Second, 5, "pageview", "/p1"))
+	for i := range 2 {
+		b[1] = append(b[1], model.Record{Bot: &model.BotEventRow{SiteID: "s1", Timestamp: faultT.Add(85 * time.Second),
+			EventID: fmt.Sprint("bot", i), Reason: "crawler"}})
+	}
+	b[2] = []model.Record{faultEvent("e1", 90*time.Second, 1, "pageview", "/p3")}
+	return b
+}
+
+var errCrash = errors.New("crash")
+
+// faultySink is the real ClickHouse store with faults on demand.
+type faultySink struct {
+	*chstore.Store
+	mu    sync.Mutex
+	down  bool                 // every call fails before reaching ClickHouse
+	once  map[string]string    // table → fault of its next insert: "half", "lost", "fail"
+	block map[string]chan bool // table → its next insert waits for a value (true: then fail)
+}
+
+func (s *faultySink) setDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
+func (s *faultySink) fault(table, kind string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.once[table] = kind
+}
+
+// insert runs a table's insert with its fault: n rows, send(k) inserts the
+// first k.
+func (s *faultySink) insert(ctx context.Context, table string, n int, send func(k int) error) error {
+	s.mu.Lock()
+	down, kind, wait := s.down, s.once[table], s.block[table]
+	delete(s.once, table)
+	delete(s.block, table)
+	s.mu.Unlock()
+	if down {
+		return errors.New("dial tcp: connection refused")
+	}
+	if wait != nil {
+		if failAfter := <-wait; failAfter {
+			if err := send(n); err != nil {
+				return err
+			}
+			return errors.New("read: connection reset by peer")
+		}
+	}
+	switch kind {
+	case "half":
+		if err := send(n / 2); err != nil {
+			return err
+		}
+		return errors.New("read: connection reset by peer")
+	case "lost":
+		if err := send(n); err != nil {
+			return err
+		}
+		return errors.New("read: i/o timeout")
+	case "fail":
+		return errors.New("write: broken pipe")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return send(n)
+}
+
+func (s *faultySink) InsertEvents(ctx context.Context, rows []model.EventRow) error {
+	return s.insert(ctx, "events", len(rows), func(k int) error { return s.Store.InsertEvents(ctx, rows[:k]) })
+}
+
+func (s *faultySink) InsertSessions(ctx context.Context, rows []model.SessionRow) error {
+	return s.insert(ctx, "sessions", len(rows), func(k int) error {
+		// a partial insert stores whole sessions (a session's rows share a part)
+		for k > 0 && k < len(rows) && rows[k].SessionID == rows[k-1].SessionID {
+			k++
+		}
+		return s.Store.InsertSessions(ctx, rows[:k])
+	})
+}
+
+func (s *faultySink) InsertBotEvents(ctx context.Context, rows []model.BotEventRow) error {
+	return s.insert(ctx, "bot_events", len(rows), func(k int) error { return s.Store.InsertBotEvents(ctx, rows[:k]) })
+}
+
+func (s *faultySink) ExistingEventIDs(ctx context.Context, table string, span model.Span, ids []string) (map[string]bool, error) {
+	if s.isDown() {
+		return nil, errors.New("dial tcp: connection refused")
+	}
+	return s.Store.ExistingEventIDs(ctx, table, span, ids)
+}
+
+func (s *faultySink) ExistingSessionRows(ctx context.Context, span model.Span, sessions []uint64) (map[model.SessionRowKey]bool, error) {
+	if s.isDown() {
+		return nil, errors.New("dial tcp: connection refused")
+	}
+	return s.Store.ExistingSessionRows(ctx, span, sessions)
+}
+
+func (s *faultySink) isDown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.down
+}
+
+// ledger is the payments ledger as the buffer sees it: one payment per
+// event id, whatever the number of calls.
+type ledger struct {
+	mu       sync.Mutex
+	payments map[string]*model.Touch
+	down     bool
+}
+
+func (l *ledger) RecordTracked(_ context.Context, site model.Site, eventID string, _ time.Time, _ uint64, _ string,
+	amount int64, currency string, hint *model.Touch) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.down {
+		return errors.New("postgres: connection refused")
+	}
+	if site.BaseCurrency != "USD" || amount != 4900 || currency != "USD" {
+		return fmt.Errorf("unexpected payment %v %d %s", site, amount, currency)
+	}
+	if _, ok := l.payments[eventID]; !ok {
+		l.payments[eventID] = hint
+	}
+	return nil
+}
+
+// rig is one fault case: a WAL directory, ClickHouse database, Redis prefix
+// and ledger that outlive the Buffers opened on them.
+type rig struct {
+	t     *testing.T
+	drain time.Duration // DrainTimeout of the next Buffers
+	// changed are the numbers a case changes in the scenario's expectations
+	changed map[string]int64
+	dir     string
+	sink    *faultySink
+	ch      *chstore.Store
+	sess    *session.Manager
+	ledger  *ledger
+}
+
+func newRig(t *testing.T) *rig {
+	ch, _ := testenv.ClickHouse(t)
+	rdb, prefix := testenv.Redis(t)
+	return &rig{t: t, dir: t.TempDir(), ch: ch, sess: session.NewManager(rdb, prefix), drain: 5 * time.Second,
+		sink:   &faultySink{Store: ch, once: map[string]string{}, block: map[string]chan bool{}},
+		ledger: &ledger{payments: map[string]*model.Touch{}}}
+}
+
+// open opens a Buffer whose batches hold rows records; crashAt stops it at
+// the nth time (1-based) it reaches point.
+func (r *rig) open(rows int, point string, nth int) *Buffer {
+	r.t.Helper()
+	b, err := Open(Options{Dir: r.dir, FlushRows: rows, FlushEvery: time.Hour, SegmentBytes: 1 << 20,
+		InsertTimeout: 5 * time.Second, DrainTimeout: r.drain, Log: testenv.Logger(r.t)}, r.sink, r.sess, r.ledger)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	seen := 0
+	b.hooks.at = func(p string) error {
+		if p == point {
+			if seen++; seen == nth {
+				return errCrash
+			}
+		}
+		return nil
+	}
+	return b
+}
+
+func (r *rig) write(b *Buffer, recs []model.Record) {
+	r.t.Helper()
+	if err := b.WriteMany(context.Background(), recs); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// runTo runs b until it has committed every record written so far or
+// crashed; it closes b and says whether it crashed.
+func (r *rig) runTo(b *Buffer) (crashed bool) {
+	r.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			cancel()
+			b.Close()
+			if !errors.Is(err, errCrash) {
+				r.t.Fatalf("Run returned %v, want the crash", err)
+			}
+			return true
+		case <-deadline:
+			r.t.Fatalf("the buffer did not commit its log: %+v", b.Stats())
+		case <-time.After(5 * time.Millisecond):
+		}
+		if b.caughtUp() {
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		r.t.Fatalf("Run: %v", err)
+	}
+	b.Close()
+	return false
+}
+
+// count runs a query that returns one number, named n.
+func (r *rig) count(q string) int64 {
+	r.t.Helper()
+	var n int64
+	if err := r.ch.QueryRow(context.Background(), "SELECT toInt64(n) FROM ("+q+")").Scan(&n); err != nil {
+		r.t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// check holds ClickHouse and the ledger to the scenario's numbers, before
+// and after forcing the sessions' collapsing merge.
+func (r *rig) check() { r.checkWith(nil) }
+
+// checkWith is check with some numbers changed (or added) by a case.
+func (r *rig) checkWith(changed map[string]int64) {
+	r.t.Helper()
+	want := map[string]int64{
+		"SELECT count() AS n FROM events":                                                         14,
+		"SELECT uniqExact(event_id) AS n FROM events":                                             14,
+		"SELECT count() AS n FROM bot_events":                                                     2,
+		"SELECT uniqExact(event_id) AS n FROM bot_events":                                         2,
+		"SELECT count() AS n FROM events WHERE session_id = 0":                                    0,
+		"SELECT uniqExact(session_id) AS n FROM events":                                           5,
+		"SELECT sum(time_on_prev) AS n FROM events WHERE prev_pathname = '/p1'":                   240,
+		"SELECT countIf(prev_pathname = '/p2' AND time_on_prev = 29) AS n FROM events":            1,
+		"SELECT count() AS n FROM (SELECT session_id FROM sessions GROUP BY session_id)":          5,
+		"SELECT countIf(s != 1) AS n FROM (SELECT sum(sign) s FROM sessions GROUP BY session_id)": 0,
+		"SELECT sum(sign * pageviews) AS n FROM sessions":                                         10,
+		"SELECT sum(sign * events) AS n FROM sessions":                                            4,
+		"SELECT sum(sign * pageviews) AS n FROM sessions WHERE visitor_id = 1":                    3,
+		"SELECT max(version) AS n FROM sessions WHERE visitor_id = 1":                             4,
+		// every session's pageviews are the pageviews stored with its id
+		"SELECT count() AS n FROM (SELECT session_id, sum(sign * pageviews) pv FROM sessions GROUP BY session_id) " +
+			"ALL FULL OUTER JOIN (SELECT session_id, countIf(name = 'pageview') epv FROM events GROUP BY session_id) " +
+			"USING session_id WHERE pv != epv": 0,
+	}
+	for q, n := range changed {
+		want[q] = n
+	}
+	for pass := range 2 {
+		for q, n := range want {
+			if got := r.count(q); got != n {
+				r.t.Errorf("pass %d: %s = %d, want %d", pass, q, got, n)
+			}
+		}
+		if err := r.ch.OptimizeFinal(context.Background(), "sessions"); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	if got := r.count("SELECT count() AS n FROM sessions"); got != 5 {
+		r.t.Errorf("after the collapsing merge the sessions table holds %d rows, want 5 (one state per session)", got)
+	}
+	r.ledger.mu.Lock()
+	defer r.ledger.mu.Unlock()
+	if hint, ok := r.ledger.payments["c1"]; len(r.ledger.payments) != 1 || !ok || hint == nil || hint.Source != "Google" || hint.EntryPage != "/p1" {
+		r.t.Errorf("ledger %v, want visitor 1's Signup once, attributed to Google via /p1", r.ledger.payments)
+	}
+}
+
+// scenario runs batch 1, then batch 2 with fault set up before it, then
+// batch 3, reopening the buffer after every crash.
+func (r *rig) scenario(point string, nth int, fault func(), afterCrash func()) {
+	r.t.Helper()
+	batches := faultBatches()
+	b := r.open(len(batches[0]), "", 0)
+	r.write(b, batches[0])
+	if r.runTo(b) {
+		r.t.Fatal("batch 1 crashed")
+	}
+	b = r.open(len(batches[1]), point, nth)
+	r.write(b, batches[1])
+	if fault != nil {
+		fault()
+	}
+	crashed := r.runTo(b)
+	if point != "" && !crashed {
+		r.t.Fatalf("the case never reached %s #%d", point, nth)
+	}
+	if crashed && afterCrash != nil {
+		afterCrash()
+	}
+	for crashed {
+		b = r.open(len(batches[1]), "", 0)
+		crashed = r.runTo(b)
+	}
+	b = r.open(len(batches[2]), "", 0)
+	r.write(b, batches[2])
+	r.runTo(b)
+	r.checkWith(r.changed)
+}
+
+// A crash at each point of the protocol, on the batch that continues
+// sessions, adds bots and revenue.
+func TestCrashAtEveryStep(t *testing.T) {
+	points := []string{"plan", "planned", "resolved", "events", "events:done", "sessions", "sessions:done",
+		"bot_events", "bot_events:done", "revenue", "commit", "committed"}
+	for _, p := range points {
+		t.Run(p, func(t *testing.T) { newRig(t).scenario(p, 1, nil, nil) })
+	}
+}
+
+// Inserts that fail half-way (part of the rows stored) or whose
+// acknowledgement is lost (all stored, the client told otherwise), then a
+// crash before the retry.
+func TestCrashAfterAFailedInsert(t *testing.T) {
+	for _, table := range []string{"events", "sessions", "bot_events"} {
+		for _, kind := range []string{"half", "lost", "fail"} {
+			t.Run(table+"/"+kind, func(t *testing.T) {
+				r := newRig(t)
+				r.scenario(table+":failed", 1, func() { r.sink.fault(table, kind) }, nil)
+			})
+		}
+	}
+}
+
+// The same failures without a crash: the flusher's own retry finds what
+// the failed attempt stored.
+func TestRetryAfterAFailedInsert(t *testing.T) {
+	for _, table := range []string{"events", "sessions", "bot_events"} {
+		for _, kind := range []string{"half", "lost"} {
+			t.Run(table+"/"+kind, func(t *testing.T) {
+				r := newRig(t)
+				r.scenario("", 0, func() { r.sink.fault(table, kind) }, nil)
+			})
+		}
+	}
+}
+
+// The collapsing merge runs between the crash and the replay: the cancel
+// rows of the interrupted batch have collapsed with the states they cancel,
+// and must not be written again.
+func TestReplayAfterSessionsCollapsed(t *testing.T) {
+	r := newRig(t)
+	r.scenario("sessions:done", 1, nil, func() {
+		if err := r.ch.OptimizeFinal(context.Background(), "sessions"); err != nil {
+			t.Fatal(err)
+		}
+		if n := r.count("SELECT count() AS n FROM sessions"); n != 5 {
+			t.Fatalf("after the merge %d session rows, want 5", n)
+		}
+	})
+}
+
+// ClickHouse is down when the interrupted batch is replayed: nothing is
+// dropped while the lookups fail, and the batch completes once it is back.
+func TestReplayWhileClickHouseIsDown(t *testing.T) {
+	for _, p := range []string{"events", "events:done", "sessions", "sessions:done"} {
+		t.Run(p, func(t *testing.T) {
+			r := newRig(t)
+			r.scenario(p, 1, nil, func() {
+				r.sink.setDown(true)
+				r.drain = 200 * time.Millisecond
+				b := r.open(11, "", 0)
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- b.Run(ctx) }()
+				time.Sleep(400 * time.Millisecond) // several failed lookups and inserts
+				if st := b.Stats(); st.FlushFailures == 0 || st.Flushed != 0 {
+					t.Errorf("while ClickHouse is down: %+v", st)
+				}
+				cancel() // a stop while down: the batch stays for the next start
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+				b.Close()
+				r.sink.setDown(false)
+				r.drain = 5 * time.Second
+			})
+		})
+	}
+}
+
+// The replay of an interrupted batch is itself interrupted, at a later
+// step, then finished by a third start.
+func TestReplayInterruptedAgain(t *testing.T) {
+	cases := [][2]string{{"planned", "resolved"}, {"events", "sessions"}, {"sessions", "sessions:done"},
+		{"sessions:done", "bot_events"}, {"events:done", "commit"}}
+	for _, c := range cases {
+		t.Run(c[0]+"/"+c[1], func(t *testing.T) {
+			r := newRig(t)
+			r.scenario(c[0], 1, nil, func() {
+				b := r.open(11, c[1], 1)
+				if !r.runTo(b) {
+					t.Fatalf("the replay never reached %s", c[1])
+				}
+			})
+		})
+	}
+}
+
+// A stop that arrives while an insert runs does not cancel it: the insert
+// completes, the batch commits, nothing is sent twice.
+func TestStopDuringAnInsert(t *testing.T) {
+	for _, failAfter := range []bool{false, true} {
+		t.Run(fmt.Sprint("ack lost ", failAfter), func(t *testing.T) {
+			r := newRig(t)
+			batches := faultBatches()
+			b := r.open(len(batches[0]), "", 0)
+			r.write(b, batches[0])
+			r.runTo(b)
+
+			b = r.open(len(batches[1]), "", 0)
+			release := make(chan bool)
+			r.sink.mu.Lock()
+			r.sink.block["sessions"] = release
+			r.sink.mu.Unlock()
+			r.write(b, batches[1])
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- b.Run(ctx) }()
+			waitFor(t, "the sessions insert to start", func() bool {
+				r.sink.mu.Lock()
+				defer r.sink.mu.Unlock()
+				return r.sink.block["sessions"] == nil
+			})
+			cancel() // SIGTERM
+			time.Sleep(100 * time.Millisecond)
+			release <- failAfter
+			if err := <-done; err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if !b.caughtUp() {
+				t.Errorf("after the drain the checkpoint is %+v, want everything committed", b.cp)
+			}
+			b.Close()
+			b = r.open(len(batches[2]), "", 0)
+			r.write(b, batches[2])
+			r.runTo(b)
+			r.check()
+		})
+	}
+}
+
+// Postgres (the payments ledger) is down: the batch waits for it rather
+// than lose the revenue, and commits once it is back.
+func TestLedgerDownWaits(t *testing.T) {
+	r := newRig(t)
+	r.ledger.down = true
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		r.ledger.mu.Lock()
+		r.ledger.down = false
+		r.ledger.mu.Unlock()
+	}()
+	r.scenario("", 0, nil, nil)
+}
+
+// Another instance continues a session from the interrupted batch's state
+// before the replay, and the collapsing merge removes the batch's state row
+// with that instance's cancel of it: the replay must see that the batch
+// landed (a newer version exists, no lone cancel), not write it again.
+func TestReplayAfterAnotherInstanceContinued(t *testing.T) {
+	r := newRig(t)
+	// o1 adds a pageview to visitor 1's session (19 s after /p2 at T+61),
+	// and batch 3's /p3 comes 10 s after it.
+	r.changed = map[string]int64{
+		"SELECT count() AS n FROM events":                                                 15,
+		"SELECT uniqExact(event_id) AS n FROM events":                                     15,
+		"SELECT countIf(prev_pathname = '/p2' AND time_on_prev = 29) AS n FROM events":    0,
+		"SELECT countIf(prev_pathname = '/p2' AND time_on_prev = 19) AS n FROM events":    1,
+		"SELECT countIf(prev_pathname = '/other' AND time_on_prev = 10) AS n FROM events": 1,
+		"SELECT sum(sign * pageviews) AS n FROM sessions":                                 11,
+		"SELECT sum(sign * pageviews) AS n FROM sessions WHERE visitor_id = 1":            4,
+		"SELECT max(version) AS n FROM sessions WHERE visitor_id = 1":                     5,
+	}
+	r.scenario("sessions:done", 1, nil, func() {
+		other, err := Open(Options{Dir: t.TempDir(), FlushRows: 1, FlushEvery: time.Hour, Log: testenv.Logger(t)},
+			r.sink, r.sess, r.ledger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.write(other, []model.Record{faultEvent("o1", 80*time.Second, 1, "pageview", "/other")})
+		r.runTo(other)
+		if err := r.ch.OptimizeFinal(context.Background(), "sessions"); err != nil {
+			t.Fatal(err)
+		}
+		if n := r.count("SELECT count() AS n FROM sessions WHERE visitor_id = 1"); n != 1 {
+			t.Fatalf("visitor 1 has %d session rows after the merge, want 1 (the other instance's state)", n)
+		}
+	})
+}

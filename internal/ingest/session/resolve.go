@@ -1,0 +1,217 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/realtime"
+)
+
+//go:embed cas.lua
+var casLua string
+
+var casScript = redis.NewScript(casLua)
+
+// keysPerCall bounds the keys of one MGET or script call, so that a big
+// batch does not hold Redis for long.
+const keysPerCall = 1000
+
+// Resolve gives the events of a batch their sessions (see Compute) and
+// stores the visitors' new states. persist must store the snapshot durably
+// before Resolve writes any state; it may be called again when another
+// instance moved a visitor on meanwhile and the batch is computed anew.
+//
+// snap is nil for a new batch: Resolve reads the states, and if Redis
+// cannot be read it persists a degraded snapshot (the events keep no
+// session) rather than wait. A batch replayed after a restart passes its
+// stored snapshot: states it wrote before are recognised by its tag and not
+// written again, and once a snapshot is persisted Resolve never degrades —
+// an error means "try again".
+//
+// The realtime view is updated last, best effort.
+func (m *Manager) Resolve(ctx context.Context, evs []*model.EventRow, snap *Snapshot, persist func(*Snapshot) error) (Outcome, *Snapshot, error) {
+	replay := snap != nil
+	if snap == nil {
+		snap = m.read(ctx, evs)
+		if err := persist(snap); err != nil {
+			return Outcome{}, nil, err
+		}
+	}
+	if snap.Degraded {
+		return m.rule.Compute(evs, snap), snap, nil
+	}
+	for {
+		out := m.rule.Compute(evs, snap)
+		pending := out.writes
+		if replay {
+			var err error
+			if pending, err = m.unwritten(ctx, pending, snap.Tag); err != nil {
+				return Outcome{}, nil, err
+			}
+		}
+		moved, err := m.swap(ctx, pending)
+		if err != nil {
+			return Outcome{}, nil, err
+		}
+		if len(moved) == 0 {
+			m.markActive(ctx, out)
+			return out, snap, nil
+		}
+		// Another instance wrote these visitors' states since they were
+		// read: compute the batch again from their new states. The states
+		// already written carry this batch's tag and are skipped.
+		if err := m.reread(ctx, snap, moved); err != nil {
+			return Outcome{}, nil, err
+		}
+		if err := persist(snap); err != nil {
+			return Outcome{}, nil, err
+		}
+		replay = true
+	}
+}
+
+// read takes the snapshot of a new batch: the states of its visitors, in
+// one MGET per 1,000 keys (pipelined), and a fresh tag.
+func (m *Manager) read(ctx context.Context, evs []*model.EventRow) *Snapshot {
+	seen := map[visitor]bool{}
+	var vs []visitor
+	for _, ev := range evs {
+		v := visitor{ev.SiteID, ev.VisitorID}
+		if !seen[v] {
+			seen[v] = true
+			vs = append(vs, v)
+		}
+	}
+	values, err := m.get(ctx, vs)
+	if err != nil {
+		return &Snapshot{Degraded: true}
+	}
+	snap := &Snapshot{Tag: newTag(), States: make([]Stored, len(vs))}
+	for i, v := range vs {
+		snap.States[i] = Stored{Site: v.site, Visitor: v.id, Value: values[i]}
+	}
+	return snap
+}
+
+// ErrUnavailable wraps Redis errors: the caller decides whether to wait.
+var ErrUnavailable = errors.New("session: redis unavailable")
+
+// get reads the stored values of vs (nil where there is none).
+func (m *Manager) get(ctx context.Context, vs []visitor) ([][]byte, error) {
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	pipe := m.rdb.Pipeline()
+	var cmds []*redis.SliceCmd
+	for i := 0; i < len(vs); i += keysPerCall {
+		chunk := vs[i:min(i+keysPerCall, len(vs))]
+		keys := make([]string, len(chunk))
+		for j, v := range chunk {
+			keys[j] = m.key(v)
+		}
+		cmds = append(cmds, pipe.MGet(ctx, keys...))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("%w: read states: %w", ErrUnavailable, err)
+	}
+	out := make([][]byte, 0, len(vs))
+	for _, c := range cmds {
+		for _, v := range c.Val() {
+			if s, ok := v.(string); ok {
+				out = append(out, []byte(s))
+			} else {
+				out = append(out, nil) // none, or a key of another type
+			}
+		}
+	}
+	return out, nil
+}
+
+// unwritten drops from ws the states this batch (tag) already stored before
+// a restart, and any later state built on them.
+func (m *Manager) unwritten(ctx context.Context, ws []write, tag uint64) ([]write, error) {
+	vs := make([]visitor, len(ws))
+	for i, w := range ws {
+		vs[i] = w.v
+	}
+	values, err := m.get(ctx, vs)
+	if err != nil {
+		return nil, err
+	}
+	out := ws[:0:0]
+	for i, w := range ws {
+		if s, err := decodeStored(values[i]); err == nil && s.wroteBy(tag) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// swap stores each write whose visitor's state still carries the expected
+// tag, and returns the visitors whose state had moved on.
+func (m *Manager) swap(ctx context.Context, ws []write) ([]visitor, error) {
+	ttl := int64(m.rule.ttl() / time.Second)
+	var moved []visitor
+	for i := 0; i < len(ws); i += keysPerCall {
+		chunk := ws[i:min(i+keysPerCall, len(ws))]
+		keys := make([]string, len(chunk))
+		args := make([]any, 0, 1+2*len(chunk))
+		args = append(args, ttl)
+		for j, w := range chunk {
+			keys[j] = m.key(w.v)
+			args = append(args, w.expect, w.value)
+		}
+		idx, err := casScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
+		if err != nil {
+			return nil, fmt.Errorf("%w: write states: %w", ErrUnavailable, err)
+		}
+		for _, k := range idx {
+			moved = append(moved, chunk[k-1].v)
+		}
+	}
+	return moved, nil
+}
+
+// reread replaces the snapshot's states of vs with their current values.
+func (m *Manager) reread(ctx context.Context, snap *Snapshot, vs []visitor) error {
+	values, err := m.get(ctx, vs)
+	if err != nil {
+		return err
+	}
+	now := make(map[visitor][]byte, len(vs))
+	for i, v := range vs {
+		now[v] = values[i]
+	}
+	for i, s := range snap.States {
+		if value, ok := now[visitor{s.Site, s.Visitor}]; ok && !bytes.Equal(value, s.Value) {
+			snap.States[i].Value = value
+		}
+	}
+	return nil
+}
+
+// markActive updates the realtime view; a failure only delays it.
+func (m *Manager) markActive(ctx context.Context, out Outcome) {
+	for site, vs := range out.active {
+		if err := realtime.Mark(ctx, m.rdb, m.prefix, site, vs); err != nil {
+			return
+		}
+	}
+}
+
+func newTag() uint64 {
+	for {
+		if t := rand.Uint64(); t != 0 {
+			return t
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package session
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// state is a visitor's current session, as Redis stores it.
+type state struct {
+	sid               uint64
+	start, last       int64 // unix seconds
+	version           uint32
+	pageviews, events uint32
+	entry, exit       string
+	lastPageview      int64 // unix seconds of the last pageview; 0 = none yet
+	attribution       model.Attribution
+}
+
+// The stored form of a state: the tag of the batch that wrote it (8 bytes),
+// the tags of the three states it replaced, newest first (24 bytes), then a
+// version byte and the fields. cas.lua compares the first 8 bytes and knows
+// nothing else of the layout.
+const (
+	tagBytes     = 8
+	historyDepth = 3
+	headerBytes  = tagBytes * (1 + historyDepth)
+	stateV1      = 1
+)
+
+// stored is a state with the tags that identify who wrote it.
+type stored struct {
+	tag     uint64
+	history [historyDepth]uint64
+	state
+}
+
+// appendStored encodes s.
+func appendStored(b []byte, s stored) []byte {
+	b = binary.BigEndian.AppendUint64(b, s.tag)
+	for _, h := range s.history {
+		b = binary.BigEndian.AppendUint64(b, h)
+	}
+	b = append(b, stateV1)
+	b = binary.AppendUvarint(b, s.sid)
+	b = binary.AppendVarint(b, s.start)
+	b = binary.AppendVarint(b, s.last)
+	b = binary.AppendUvarint(b, uint64(s.version))
+	b = binary.AppendUvarint(b, uint64(s.pageviews))
+	b = binary.AppendUvarint(b, uint64(s.events))
+	b = model.AppendString(b, s.entry)
+	b = model.AppendString(b, s.exit)
+	b = binary.AppendVarint(b, s.lastPageview)
+	return model.AppendAttribution(b, s.attribution)
+}
+
+// decodeStored reads what appendStored wrote. Anything else (a state of an
+// older release, kept as a hash, reads as nothing) is an error: the visitor
+// then starts a new session, which is safe.
+func decodeStored(p []byte) (stored, error) {
+	if len(p) <= headerBytes || p[headerBytes] != stateV1 {
+		return stored{}, fmt.Errorf("session: stored state of %d bytes is not a state", len(p))
+	}
+	var s stored
+	s.tag = binary.BigEndian.Uint64(p)
+	for i := range s.history {
+		s.history[i] = binary.BigEndian.Uint64(p[tagBytes*(i+1):])
+	}
+	d := model.NewDecoder(p[headerBytes+1:])
+	s.sid = d.ReadUvarint()
+	s.start, s.last = d.ReadVarint(), d.ReadVarint()
+	s.version = uint32(d.ReadUvarint())
+	s.pageviews, s.events = uint32(d.ReadUvarint()), uint32(d.ReadUvarint())
+	s.entry, s.exit = d.ReadString(), d.ReadString()
+	s.lastPageview = d.ReadVarint()
+	s.attribution = d.ReadAttribution()
+	if err := d.Done(); err != nil {
+		return stored{}, fmt.Errorf("session: stored state: %w", err)
+	}
+	return s, nil
+}
+
+// wroteBy reports whether the batch tagged tag wrote this state or one of
+// the states it replaced.
+func (s stored) wroteBy(tag uint64) bool {
+	if s.tag == tag {
+		return true
+	}
+	for _, h := range s.history {
+		if h == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// tagOf is the tag of a stored value as cas.lua reads it: its first 8 bytes
+// (fewer if it is shorter; none for no value).
+func tagOf(value []byte) []byte {
+	return value[:min(len(value), tagBytes)]
+}
+
+// row is the state as a row of the sessions table.
+func (s state) row(site model.SiteID, visitor uint64, sign int8) model.SessionRow {
+	return model.SessionRow{
+		SiteID: site, SessionID: s.sid, VisitorID: visitor, Sign: sign, Version: s.version,
+		Start: time.Unix(s.start, 0).UTC(), End: time.Unix(s.last, 0).UTC(),
+		Pageviews: s.pageviews, Events: s.events, IsBounce: s.pageviews == 1 && s.events == 0,
+		EntryPage: s.entry, ExitPage: s.exit, Attribution: s.attribution,
+	}
+}
+
+func formatUint(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func fmtErr(op string, err error) error { return fmt.Errorf("session: %s: %w", op, err) }
