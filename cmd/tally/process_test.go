@@ -85,10 +85,12 @@ type server struct {
 	logs *bytes.Buffer
 }
 
-func startServer(t *testing.T, cfg *config.Config) *server {
+// startServer starts "tally serve" for cfg, with extra "NAME=value"
+// variables, and waits until it answers.
+func startServer(t *testing.T, cfg *config.Config, extra ...string) *server {
 	t.Helper()
 	cmd := exec.Command(tallyBin, "serve")
-	cmd.Env = environ(cfg)
+	cmd.Env = append(environ(cfg), extra...)
 	logs := &bytes.Buffer{}
 	var out io.Writer = logs
 	if run := testenv.RunLog(); run != nil {

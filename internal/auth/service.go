@@ -10,6 +10,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/outage"
 )
 
 // Store is what the authenticator needs from the account store.
@@ -37,6 +38,9 @@ type Service struct {
 	keyEnv    string
 	now       func() time.Time
 	log       *slog.Logger
+	// storeDown logs, once per interval, keys admitted from the cache
+	// while Postgres is unreachable
+	storeDown *outage.Reporter
 
 	mu    sync.Mutex
 	cache map[[32]byte]cachedKey
@@ -56,7 +60,8 @@ const maxCachedKeys = 10_000
 func NewService(store Store, revs Revocations, tokens *Tokens, passwords *Passwords, keyEnv string,
 	now func() time.Time, log *slog.Logger) *Service {
 	return &Service{store: store, revs: revs, tokens: tokens, passwords: passwords, keyEnv: keyEnv, now: now, log: log,
-		cache: map[[32]byte]cachedKey{}, used: map[model.KeyID]time.Time{}}
+		storeDown: outage.New(log, "auth: Postgres unavailable; API keys admitted from this instance's cache", 0),
+		cache:     map[[32]byte]cachedKey{}, used: map[model.KeyID]time.Time{}}
 }
 
 func unauthorized(msg string) *errs.Error {
@@ -114,12 +119,13 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 	entry, err := s.loadKey(ctx, hash[:], version)
 	switch {
 	case err == nil:
+		s.storeDown.OK()
 	case errs.Is(err, errs.Unauthenticated):
 		return Principal{}, err
 	case hit:
 		// Postgres is unreachable: a key this instance has already seen keeps
 		// working (DESIGN §7); revocations apply again once it answers.
-		s.log.Warn("auth: using cached API key; store unavailable", "key_id", cached.key.ID, "err", err)
+		s.storeDown.Fail(1, err)
 		return s.admit(cached)
 	default:
 		return Principal{}, err

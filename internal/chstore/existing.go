@@ -74,13 +74,13 @@ func existing[T any, K comparable](ctx context.Context, s *Store, what string, i
 func (s *Store) collect(ctx context.Context, query string, args []any, scan func(driver.Rows) error) error {
 	rows, err := s.conn.Query(ctx, query, args...)
 	if err != nil {
-		return err
+		return translate(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		if err := scan(rows); err != nil {
-			return err
+			return translate(err)
 		}
 	}
-	return rows.Err()
+	return translate(rows.Err())
 }

@@ -58,7 +58,7 @@ func (s *Store) Rows(ctx context.Context, query string, args []any, dims, metric
 		return nil
 	})
 	if err != nil {
-		return res, err
+		return res, translate(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -10,6 +10,7 @@ package chstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -132,6 +134,15 @@ func adminExec(ctx context.Context, o Options, name, stmt string) error {
 		return fmt.Errorf("chstore: %s: %w", fmt.Sprintf(stmt, name), err)
 	}
 	return nil
+}
+
+// translate turns a failure to reach ClickHouse into errs.StoreDown (503
+// with Retry-After); other errors pass unchanged.
+func translate(err error) error {
+	if err != nil && (errs.IsNetwork(err) || errors.Is(err, clickhouse.ErrAcquireConnTimeout)) {
+		return errs.StoreDown(err)
+	}
+	return err
 }
 
 // QueryRow runs a query returning one row; args bind to ? placeholders.

@@ -6,6 +6,10 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
 	"time"
 )
 
@@ -95,3 +99,27 @@ var (
 	ErrNotFound = &Error{Kind: NotFound, Code: "not_found", Message: "not found"}
 	ErrConflict = &Error{Kind: Conflict, Code: "conflict", Message: "already exists"}
 )
+
+// retryAfterDown is what a client is told to wait while a store is down.
+const retryAfterDown = 5 * time.Second
+
+// StoreDown is the error of a request that needs a store (database,
+// cache) that cannot be reached now: 503 with a Retry-After, the cause kept
+// for logs only.
+func StoreDown(err error) *Error {
+	return &Error{Kind: Unavailable, Code: "service_unavailable", RetryAfter: retryAfterDown,
+		Message: "a database this request needs is unavailable; retry later", Err: err}
+}
+
+// IsNetwork reports whether err is a failure to reach a server (refused,
+// reset, closed or timed-out connection, failed lookup) rather than an
+// answer from it: what a store turns into StoreDown.
+func IsNetwork(err error) bool {
+	var netErr net.Error
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return errors.As(err, &netErr) || errors.As(err, &opErr) || errors.As(err, &dnsErr) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, os.ErrDeadlineExceeded)
+}

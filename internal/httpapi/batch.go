@@ -22,6 +22,10 @@ type batchBody struct {
 
 // batch accepts up to ingest.MaxBatch events: 200 with one result per event.
 // The batch counts as len(events) requests against the Events API limit.
+// When events are refused only for now (the buffer is full, a store is
+// down), the answer carries Retry-After; when that leaves no event
+// accepted, the batch is answered 503 in the error envelope, to be sent
+// again as a whole.
 func (s *Server) batch(c echo.Context) error {
 	raw, err := readBody(c)
 	if err != nil {
@@ -71,6 +75,7 @@ func (s *Server) batch(c echo.Context) error {
 		ins = append(ins, in)
 		index = append(index, i)
 	}
+	var unavailable error // why events were refused for now, if any was
 	if len(ins) > 0 {
 		out, err := s.deps.Ingest.TrackBatch(c.Request().Context(), principal(c), ins)
 		if err != nil {
@@ -79,6 +84,9 @@ func (s *Server) batch(c echo.Context) error {
 		for k, r := range out {
 			i := index[k]
 			if r.Err != nil {
+				if errs.Is(r.Err, errs.Unavailable) {
+					unavailable = r.Err
+				}
 				results[i].Error = s.batchError(c, i, r.Err)
 				continue
 			}
@@ -92,6 +100,13 @@ func (s *Server) batch(c echo.Context) error {
 		} else {
 			resp.Rejected++
 		}
+	}
+	if unavailable != nil {
+		// Nothing accepted: the batch as a whole is to be sent again later.
+		if resp.Accepted == 0 {
+			return unavailable
+		}
+		SetRetryAfter(c.Response().Header(), unavailable)
 	}
 	return c.JSON(http.StatusOK, resp)
 }
@@ -111,9 +126,7 @@ func decodeEvent(raw json.RawMessage, v any) error {
 // failures are logged with the request id and described generically.
 func (s *Server) batchError(c echo.Context, i int, err error) *api.ErrorDetail {
 	status, body := s.describe(err)
-	if status >= 500 {
-		s.deps.Log.Error("batch event failed", "request_id", requestID(c), "index", i, "err", err)
-	}
+	s.logFailure(c, status, err)
 	d := body.Error
 	prefix := "events[" + strconv.Itoa(i) + "]"
 	var e *errs.Error

@@ -53,14 +53,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	status, body := s.describe(err)
-	if status >= 500 {
-		s.deps.Log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method,
-			"route", c.Path(), "status", status, "err", err)
-	}
-	var e *errs.Error
-	if errors.As(err, &e) && e.RetryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(ceilSeconds(e.RetryAfter)))
-	}
+	s.logFailure(c, status, err)
+	SetRetryAfter(c.Response().Header(), err)
 	if c.Request().Method == http.MethodHead {
 		err = c.NoContent(status)
 	} else {
@@ -68,6 +62,28 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if err != nil {
 		s.deps.Log.Warn("writing error response", "request_id", requestID(c), "err", err)
+	}
+}
+
+// logFailure logs a server-side failure: a 500 (a bug, or a failure without
+// a kind) with its request id every time, a 503 (an outage or a full
+// buffer: many requests at once) once per interval with a count.
+func (s *Server) logFailure(c echo.Context, status int, err error) {
+	switch {
+	case status == http.StatusServiceUnavailable:
+		s.unavailable.Fail(1, err, "route", c.Path())
+	case status >= 500:
+		s.deps.Log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method,
+			"route", c.Path(), "status", status, "err", err)
+	}
+}
+
+// SetRetryAfter sets the Retry-After header (whole seconds, rounded up)
+// when err says when to try again.
+func SetRetryAfter(h http.Header, err error) {
+	var e *errs.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(ceilSeconds(e.RetryAfter)))
 	}
 }
 

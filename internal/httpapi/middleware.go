@@ -92,6 +92,9 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			route = "unmatched"
 		}
 		s.deps.Metrics.ObserveRequest(route, c.Request().Method, status, took)
+		if status < 500 {
+			s.unavailable.OK()
+		}
 		level := slog.LevelDebug
 		if status >= 400 && status < 500 {
 			level = slog.LevelInfo
@@ -142,9 +145,10 @@ func (s *Server) checkLimit(c echo.Context, name, key string, lim ratelimit.Limi
 	res, err := s.deps.Limiter.AllowN(c.Request().Context(), key, lim, n)
 	if err != nil {
 		s.deps.Metrics.LimiterUnavailable()
-		s.deps.Log.Warn("rate limit unavailable; request allowed", "err", err)
+		s.limiterDown.Fail(1, err)
 		return nil // no headers: they would be guesses
 	}
+	s.limiterDown.OK()
 	h := c.Response().Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))

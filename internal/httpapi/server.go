@@ -19,6 +19,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ingest"
 	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/outage"
 	"github.com/tally-analytics/tally/internal/revenue"
 )
 
@@ -81,6 +82,8 @@ type Limits struct {
 type Server struct {
 	deps Deps
 	echo *echo.Echo
+	// outages are logged once per interval, not once per request
+	unavailable, limiterDown *outage.Reporter
 }
 
 // maxBody limits bodies of routes that set no tighter limit.
@@ -90,7 +93,9 @@ const maxBody = 1 << 20
 func New(deps Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{deps: deps, echo: e}
+	s := &Server{deps: deps, echo: e,
+		unavailable: outage.New(deps.Log, "api: answering 503: a store is unavailable or the event buffer is full", 0),
+		limiterDown: outage.New(deps.Log, "api: rate limits unavailable (Redis); requests pass unlimited", 0)}
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = IPExtractor(deps.TrustedProxies)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return auth.RandomString(16, "0123456789abcdef") }}))

@@ -57,7 +57,7 @@ type Service struct {
 func NewService(access SiteAccess, enricher *Enricher, writer Writer, checkouts Checkouts,
 	now func() time.Time, log *slog.Logger, m *metrics.Metrics) *Service {
 	return &Service{access: access, enricher: enricher, writer: writer, checkouts: checkouts, now: now, log: log,
-		metrics: m, checkoutsDown: outage.New(log, "ingest: remembering checkout sessions (Postgres)", 0)}
+		metrics: m, checkoutsDown: outage.New(log, "ingest: checkout sessions cannot be remembered (Postgres unavailable)", 0)}
 }
 
 // Track accepts one event from an authenticated caller and returns its id.

@@ -8,6 +8,7 @@ package outage
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,16 +23,21 @@ type Reporter struct {
 	every time.Duration
 	now   func() time.Time
 
+	// failing is read without the lock, so that OK costs nothing while
+	// all is well; it changes under the lock.
+	failing atomic.Bool
+
 	mu       sync.Mutex
-	failing  bool
 	since    time.Time // when the current outage began
 	logged   time.Time // when it was last logged
 	unlogged int64     // failures since then
 	total    int64     // failures of the current outage
 }
 
-// New reports failures of what (e.g. "ClickHouse insert") to log, at most
-// once per every.
+// New reports failures to log, at most once per every; what says what
+// happens while they last ("buffer: ClickHouse unavailable; events wait in
+// the write-ahead log"), and the lines that follow add "(continuing)" and,
+// at the end, "(over)".
 func New(log *slog.Logger, what string, every time.Duration) *Reporter {
 	if every <= 0 {
 		every = DefaultInterval
@@ -47,9 +53,10 @@ func (r *Reporter) Fail(n int64, err error, attrs ...any) {
 	now := r.now()
 	r.unlogged += n
 	r.total += n
-	first := !r.failing
+	first := !r.failing.Load()
 	if first {
-		r.failing, r.since = true, now
+		r.failing.Store(true)
+		r.since = now
 	}
 	if !first && now.Sub(r.logged) < r.every {
 		r.mu.Unlock()
@@ -60,29 +67,29 @@ func (r *Reporter) Fail(n int64, err error, attrs ...any) {
 	r.mu.Unlock()
 	args := append([]any{"failures", count, "since", since.UTC().Format(time.RFC3339), "err", err}, attrs...)
 	if first {
-		r.log.Warn(r.what+" failed", args...)
+		r.log.Warn(r.what, args...)
 	} else {
-		r.log.Warn(r.what+" still failing", args...)
+		r.log.Warn(r.what+" (continuing)", args...)
 	}
 }
 
 // OK ends an outage, logging how long it lasted and how many failures it
-// caused; without an outage it costs one lock.
+// caused; without an outage it costs one atomic load.
 func (r *Reporter) OK() {
+	if !r.failing.Load() {
+		return
+	}
 	r.mu.Lock()
-	if !r.failing {
+	if !r.failing.Load() {
 		r.mu.Unlock()
 		return
 	}
 	since, total := r.since, r.total
-	r.failing, r.unlogged, r.total = false, 0, 0
+	r.failing.Store(false)
+	r.unlogged, r.total = 0, 0
 	r.mu.Unlock()
-	r.log.Info(r.what+" works again", "failures", total, "outage", r.now().Sub(since).Round(time.Millisecond).String())
+	r.log.Info(r.what+" (over)", "failures", total, "outage", r.now().Sub(since).Round(time.Millisecond).String())
 }
 
 // Failing reports whether the dependency failed last.
-func (r *Reporter) Failing() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failing
-}
+func (r *Reporter) Failing() bool { return r.failing.Load() }

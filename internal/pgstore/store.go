@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,13 +53,17 @@ func (s *Store) Close() { s.pool.Close() }
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // translate maps driver errors to errs sentinels: no rows → NotFound, unique
-// violation → Conflict. Other errors are wrapped with op.
+// violation → Conflict, Postgres out of reach → StoreDown (503). Other
+// errors are wrapped with op.
 func translate(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%s: %w", op, errs.ErrNotFound)
+	}
+	if unreachable(err) {
+		return fmt.Errorf("%s: %w", op, errs.StoreDown(err))
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -73,6 +78,22 @@ func translate(op string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// unreachable reports whether err says Postgres cannot serve now: no
+// connection, or the server refusing work (shutting down, starting,
+// connection exceptions, too many connections).
+func unreachable(err error) bool {
+	var connErr *pgconn.ConnectError
+	if errs.IsNetwork(err) || errors.As(err, &connErr) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" ||
+			pgErr.Code == "57P03" || pgErr.Code == "53300"
+	}
+	return false
 }
 
 // QueryRow runs a query returning one row (tools and tests).

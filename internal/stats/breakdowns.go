@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/ingest/geo"
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -248,9 +249,8 @@ func (s *Service) Realtime(ctx context.Context, p auth.Principal, r Request) (ap
 	now := s.now().UTC()
 	snap, err := s.realtime.Snapshot(ctx, sc.site.ID, now)
 	if err != nil {
-		// Redis is down: realtime is empty rather than an error (DESIGN §7)
-		s.log.Warn("stats: realtime unavailable", "err", err)
-		snap = api.Realtime{}
+		// Redis is down: "nobody is here" would be a wrong answer
+		return res, errs.StoreDown(err)
 	}
 	if snap.CurrentPages == nil {
 		snap.CurrentPages = []api.RealtimePage{}

@@ -162,7 +162,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 			msg = m
 		}
 	}
-	if status >= 500 {
+	switch {
+	case status == http.StatusServiceUnavailable:
+		s.unavailable.Fail(1, err, "route", c.Path())
+		httpapi.SetRetryAfter(c.Response().Header(), err)
+	case status >= 500:
 		s.deps.Log.Error("dashboard request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
 	}
 	if c.Request().Header.Get("X-Tally-Card") != "" {

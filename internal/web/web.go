@@ -25,6 +25,7 @@ import (
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/outage"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 )
 
@@ -116,6 +117,8 @@ type Server struct {
 	deps  Deps
 	echo  *echo.Echo
 	views *views
+	// unavailable logs 503s (an outage) once per interval
+	unavailable *outage.Reporter
 }
 
 // New builds the dashboard and its routes.
@@ -132,7 +135,8 @@ func New(deps Deps) (*Server, error) {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{deps: deps, echo: e, views: v}
+	s := &Server{deps: deps, echo: e, views: v,
+		unavailable: outage.New(deps.Log, "dashboard: answering 503: a store is unavailable", 0)}
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = httpapi.IPExtractor(deps.TrustedProxies)
 	e.Use(middleware.Recover(), s.headers, middleware.BodyLimit("256K"), s.loadSession)

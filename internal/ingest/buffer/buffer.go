@@ -129,9 +129,9 @@ func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer,
 		return nil, fmt.Errorf("buffer: %w", err)
 	}
 	b := &Buffer{opts: opts, log: l, sink: sink, sessions: sessions, revenue: revenue,
-		chDown:    outage.New(opts.Log, "buffer: ClickHouse (events stay in the write-ahead log and are retried)", 0),
-		redisDown: outage.New(opts.Log, "buffer: Redis (sessions)", 0),
-		pgDown:    outage.New(opts.Log, "buffer: Postgres (revenue of events)", 0)}
+		chDown:    outage.New(opts.Log, "buffer: ClickHouse unavailable; events wait in the write-ahead log", 0),
+		redisDown: outage.New(opts.Log, "buffer: Redis unavailable; sessions wait, or new events are stored without one", 0),
+		pgDown:    outage.New(opts.Log, "buffer: Postgres unavailable; the revenue of events waits", 0)}
 	if err := b.openCheckpoint(); err != nil {
 		l.Close()
 		b.cpFile.Close()

@@ -1,0 +1,56 @@
+package config
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The stop budget adds up: requests in flight, then the drain, then the
+// insert under way, within ShutdownTimeout.
+func TestStopBudget(t *testing.T) {
+	for _, total := range []time.Duration{3 * time.Second, 10 * time.Second, 30 * time.Second, 2 * time.Minute} {
+		c := Config{ShutdownTimeout: total}
+		parts := c.HTTPStopGrace() + c.DrainTimeout() + c.InsertTimeout()
+		if parts != total || c.DrainTimeout() <= 0 || c.InsertTimeout() <= 0 || c.HTTPStopGrace() <= 0 {
+			t.Errorf("%v: grace %v + drain %v + insert %v = %v", total, c.HTTPStopGrace(), c.DrainTimeout(), c.InsertTimeout(), parts)
+		}
+	}
+}
+
+// docker compose kills the container when its stop_grace_period ends: it
+// must leave tally its whole stop budget (TALLY_SHUTDOWN_TIMEOUT), with room.
+func TestComposeGracePeriodCoversTheStop(t *testing.T) {
+	data, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			StopGracePeriod string         `yaml:"stop_grace_period"`
+			Environment     map[string]any `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(data, &compose); err != nil {
+		t.Fatal(err)
+	}
+	svc, ok := compose.Services["tally"]
+	if !ok {
+		t.Fatal("docker-compose.yml has no tally service")
+	}
+	grace, err := time.ParseDuration(svc.StopGracePeriod)
+	if err != nil {
+		t.Fatalf("stop_grace_period %q: %v (docker compose's default, 10s, is too short)", svc.StopGracePeriod, err)
+	}
+	stop := 30 * time.Second // the default of TALLY_SHUTDOWN_TIMEOUT
+	if v, ok := svc.Environment["TALLY_SHUTDOWN_TIMEOUT"].(string); ok {
+		if stop, err = time.ParseDuration(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if grace < stop+10*time.Second {
+		t.Errorf("stop_grace_period %v leaves TALLY_SHUTDOWN_TIMEOUT %v less than 10s of room", grace, stop)
+	}
+}
