@@ -146,7 +146,7 @@ func run(ctx context.Context, o options) error {
 		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": "2000000000", "TALLY_STATS_PER_HOUR": "1000000",
 		"TALLY_PPROF_ADDR": o.pprofAddr,
 	})
-	b := &bench{o: o, srv: &server{bin: o.tally, env: env, url: "http://" + o.addr}}
+	b := &bench{o: o, srv: &server{Bin: o.tally, Env: env, URL: "http://" + o.addr}}
 	b.chOpts = chstore.Options{Addr: lookupEnv(env, "TALLY_CLICKHOUSE_ADDR"), Database: lookupEnv(env, "TALLY_CLICKHOUSE_DATABASE"),
 		User: "default", Timeout: 5 * time.Minute}
 	b.report.machine = describeMachine()
@@ -158,7 +158,7 @@ func run(ctx context.Context, o options) error {
 	}
 
 	logf("migrating the bench databases")
-	if err := b.srv.tally(ctx, nil, "migrate"); err != nil {
+	if err := b.srv.CLI(ctx, nil, "migrate"); err != nil {
 		return err
 	}
 	if b.ch, err = chstore.Open(ctx, b.chOpts); err != nil {
@@ -174,13 +174,13 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	logf("starting tally serve on %s (log: %s)", o.addr, filepath.Join(o.workDir, "server.log"))
-	if err := b.srv.start(ctx, filepath.Join(o.workDir, "server.log")); err != nil {
+	if err := b.srv.Start(ctx, filepath.Join(o.workDir, "server.log")); err != nil {
 		return err
 	}
 	stopped := false
 	defer func() {
 		if !stopped {
-			b.srv.stop()
+			b.srv.Stop()
 		}
 	}()
 
@@ -212,13 +212,13 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if o.phases["dashboard"] {
-		res, err := dashboardLatencies(ctx, b.srv.url, querySite, o.queryRuns, func(what string) { logf("dashboard: %s", what) })
+		res, err := dashboardLatencies(ctx, b.srv.URL, querySite, o.queryRuns, func(what string) { logf("dashboard: %s", what) })
 		if err != nil {
 			return err
 		}
 		b.report.dashboard = res
 	}
-	if err := b.srv.stop(); err != nil {
+	if err := b.srv.Stop(); err != nil {
 		return fmt.Errorf("stopping tally: %w", err)
 	}
 	stopped = true
@@ -235,7 +235,7 @@ const (
 // limit), creates this run's ingest site and key, and finds or creates the
 // queries site.
 func (b *bench) setup(ctx context.Context) (ingestSite, querySite string, err error) {
-	err = b.srv.tally(ctx, nil, "user", "create", "--email", benchEmail, "--password", benchPassword,
+	err = b.srv.CLI(ctx, nil, "user", "create", "--email", benchEmail, "--password", benchPassword,
 		"--name", "Bench", "--plan", "enterprise", "--events-per-hour", "2000000000")
 	if err != nil && !strings.Contains(err.Error(), "exists") {
 		return "", "", err
@@ -246,7 +246,7 @@ func (b *bench) setup(ctx context.Context) (ingestSite, querySite string, err er
 	var key struct {
 		Key string `json:"key"`
 	}
-	if err := b.srv.tally(ctx, &key, "key", "create", "--owner", benchEmail, "--name", "bench "+time.Now().Format(time.RFC3339)); err != nil {
+	if err := b.srv.CLI(ctx, &key, "key", "create", "--owner", benchEmail, "--name", "bench "+time.Now().Format(time.RFC3339)); err != nil {
 		return "", "", err
 	}
 	b.key = key.Key
@@ -261,7 +261,7 @@ func (b *bench) newSite(ctx context.Context, domain string) (string, error) {
 	var site struct {
 		SiteID string `json:"site_id"`
 	}
-	err := b.srv.tally(ctx, &site, "site", "create", "--owner", benchEmail, "--domain", domain)
+	err := b.srv.CLI(ctx, &site, "site", "create", "--owner", benchEmail, "--domain", domain)
 	return site.SiteID, err
 }
 
@@ -285,8 +285,8 @@ func (b *bench) querySite(ctx context.Context) (string, error) {
 		return "", err
 	}
 	logf("queries: loading %d demo events over 30 days into site %s", b.o.queryEvents, site)
-	cmd := exec.CommandContext(ctx, b.srv.bin, "demo", "--events", strconv.Itoa(b.o.queryEvents), "--site", site, "--days", "30")
-	cmd.Env, cmd.Stdout, cmd.Stderr = b.srv.env, os.Stderr, os.Stderr
+	cmd := exec.CommandContext(ctx, b.srv.Bin, "demo", "--events", strconv.Itoa(b.o.queryEvents), "--site", site, "--days", "30")
+	cmd.Env, cmd.Stdout, cmd.Stderr = b.srv.Env, os.Stderr, os.Stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("tally demo: %w", err)
@@ -299,8 +299,8 @@ func (b *bench) querySite(ctx context.Context) (string, error) {
 
 func (b *bench) baseline(ctx context.Context) {
 	logf("baseline: GET /health, %d connections, %s", b.o.conns, b.o.duration)
-	m := startMonitor(b.srv.pid())
-	res := load{method: http.MethodGet, url: b.srv.url + "/health", conns: b.o.conns, duration: b.o.duration,
+	m := startMonitor(b.srv.PID())
+	res := load{method: http.MethodGet, url: b.srv.URL + "/health", conns: b.o.conns, duration: b.o.duration,
 		wantStatus: http.StatusOK}.run(ctx)
 	b.report.baseline = &phase{load: res, usage: m.stop()}
 	logf("baseline: %.0f requests/s, p50 %s, p99 %s", res.okRate(), res.percentile(50), res.percentile(99))
@@ -313,15 +313,15 @@ func (b *bench) ingest(ctx context.Context, site string) error {
 	}
 	t := newTraffic(warm, 1)
 	logf("ingest: warming the server's user-agent cache (one event per distinct user agent, not measured)")
-	load{method: http.MethodPost, url: b.srv.url + "/api/v1/events/pageview", header: b.header(), bodies: t.warmupBodies(),
+	load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/pageview", header: b.header(), bodies: t.warmupBodies(),
 		once: true, conns: b.o.conns, duration: time.Minute, wantStatus: http.StatusCreated}.run(ctx)
 	logf("ingest: preparing 200,000 varied pageview bodies")
 	t.site = site
 	bodies := t.pageviewBodies(200_000)
 	logf("ingest: POST /api/v1/events/pageview, %d connections, %s", b.o.conns, b.o.duration)
-	m := startMonitor(b.srv.pid())
+	m := startMonitor(b.srv.PID())
 	prof := b.startProfile(ctx, "ingest")
-	res := load{method: http.MethodPost, url: b.srv.url + "/api/v1/events/pageview", header: b.header(),
+	res := load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/pageview", header: b.header(),
 		bodies: bodies, conns: b.o.conns, duration: b.o.duration, wantStatus: http.StatusCreated}.run(ctx)
 	p := &phase{load: res, usage: m.stop(), profile: prof.wait()}
 	logf("ingest: %.0f events/s, p50 %s, p99 %s, %d errors; counting rows", res.okRate(), res.percentile(50),
@@ -348,9 +348,9 @@ func (b *bench) batch(ctx context.Context) (string, error) {
 		}
 	}
 	logf("batch: POST /api/v1/events/batch, %d connections, %s", b.o.batchConns, b.o.batchDuration)
-	m := startMonitor(b.srv.pid())
+	m := startMonitor(b.srv.PID())
 	prof := b.startProfile(ctx, "batch")
-	res := load{method: http.MethodPost, url: b.srv.url + "/api/v1/events/batch", header: b.header(), bodies: bodies,
+	res := load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/batch", header: b.header(), bodies: bodies,
 		conns: b.o.batchConns, duration: b.o.batchDuration, wantStatus: http.StatusOK, onBody: onBody}.run(ctx)
 	p := &phase{load: res, usage: m.stop(), profile: prof.wait(), accepted: accepted.Load(), rejected: rejected.Load()}
 	logf("batch: %.0f events/s acknowledged, p50 %s, p99 %s per request; counting rows",
@@ -390,7 +390,7 @@ func (b *bench) waitRows(ctx context.Context, site string, want int64) (int64, t
 }
 
 func (b *bench) queries(ctx context.Context, site string) error {
-	c := client.New(b.srv.url, b.key)
+	c := client.New(b.srv.URL, b.key)
 	for _, days := range []int{7, 30} {
 		res, err := queryLatencies(ctx, c, site, days, b.o.queryRuns, func(what string) { logf("queries: %s", what) })
 		if err != nil {

@@ -2,99 +2,20 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/tally-analytics/tally/internal/tallyproc"
 )
 
 // server is the tally process under test.
-type server struct {
-	bin  string   // the tally binary
-	env  []string // its environment
-	url  string   // its base URL
-	cmd  *exec.Cmd
-	logs *os.File
-}
-
-// tally runs a tally subcommand with --json and decodes its answer.
-func (s *server) tally(ctx context.Context, out any, args ...string) error {
-	cmd := exec.CommandContext(ctx, s.bin, append(args, "--json")...)
-	cmd.Env = s.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("tally %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		return fmt.Errorf("tally %s: decoding %q: %w", strings.Join(args, " "), stdout.Bytes(), err)
-	}
-	return nil
-}
-
-// start runs `tally serve` and waits until /health answers.
-func (s *server) start(ctx context.Context, logPath string) error {
-	logs, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	s.logs = logs
-	s.cmd = exec.Command(s.bin, "serve")
-	s.cmd.Env = s.env
-	s.cmd.Stdout, s.cmd.Stderr = logs, logs
-	if err := s.cmd.Start(); err != nil {
-		return fmt.Errorf("start tally serve: %w", err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(s.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("tally serve did not answer /health within 30 s (log: %s)", logPath)
-}
-
-// stop sends SIGTERM and waits for the drain.
-func (s *server) stop() error {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return nil
-	}
-	defer s.logs.Close()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(60 * time.Second):
-		s.cmd.Process.Kill()
-		return errors.New("tally serve did not stop within 60 s of SIGTERM")
-	}
-}
-
-func (s *server) pid() int { return s.cmd.Process.Pid }
+type server = tallyproc.Server
 
 // procSample is a process's CPU time and resident memory at one moment.
 type procSample struct {

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,9 +14,10 @@ import (
 	"github.com/tally-analytics/tally/internal/app"
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
-	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/faultproxy"
+	"github.com/tally-analytics/tally/internal/pgstore"
+	"github.com/tally-analytics/tally/internal/soak"
 	"github.com/tally-analytics/tally/internal/testenv"
-	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
@@ -29,75 +28,16 @@ import (
 // way a fault report found it broken; ClickHouse is reached through a proxy
 // that can take it away or keep its answers from tally.
 
-// unlimited lifts the events allowance, so that the load is not refused.
-const unlimited = "TALLY_PRO_EVENTS_PER_HOUR=100000000"
+// unlimited lifts the events allowances, so that the load is not refused.
+var unlimited = []string{"TALLY_PRO_EVENTS_PER_HOUR=100000000", "TALLY_TRACKER_PER_MINUTE=10000000"}
 
-// traffic sends pageviews and remembers what became of each: acknowledged
-// (with its event id), refused (503: not stored), or cut off without an
-// answer (stored or not, but never twice). Every path is unique.
-type traffic struct {
-	t       *testing.T
-	site    string
-	mu      sync.Mutex
-	acked   map[string]string // path → event id
-	refused []string
-	cut     []string
-	seq     atomic.Int64
-	pad     string // appended to the paths of the next pageviews
-}
+// withEnv is unlimited and more.
+func withEnv(extra ...string) []string { return append(slices.Clone(unlimited), extra...) }
 
-func newTraffic(t *testing.T, site string) *traffic {
-	return &traffic{t: t, site: site, acked: map[string]string{}}
-}
-
-// send sends one pageview of visitor from c.
-func (tr *traffic) send(c *client.Client, visitor string) error {
-	path := fmt.Sprintf("/f/%d%s", tr.seq.Add(1), tr.pad)
-	res, err := c.Pageview(context.Background(), api.PageviewRequest{SiteID: tr.site, URL: "https://example.com" + path,
-		VisitorID: visitor, UserAgent: "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0"})
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	var apiErr *client.Error
-	switch {
-	case err == nil:
-		tr.acked[path] = res.EventID
-	case errors.As(err, &apiErr) && apiErr.Status == http.StatusServiceUnavailable:
-		tr.refused = append(tr.refused, path)
-	case errors.As(err, &apiErr):
-		tr.t.Errorf("pageview %s: %v", path, err)
-	default:
-		tr.cut = append(tr.cut, path)
-	}
-	return err
-}
-
-// run sends from workers workers, as visitors v0..v{visitors-1}, until ctx
-// ends.
-func (tr *traffic) run(ctx context.Context, c *client.Client, workers, visitors int) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; ctx.Err() == nil; i += workers {
-				if err := tr.send(c, fmt.Sprint("v", i%visitors)); err != nil && !errors.As(err, new(*client.Error)) {
-					time.Sleep(10 * time.Millisecond) // the server is away
-				}
-			}
-		})
-	}
-	return &wg
-}
-
-// for sends traffic for d.
-func (tr *traffic) forDuration(c *client.Client, workers, visitors int, d time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	tr.run(ctx, c, workers, visitors).Wait()
-}
-
-// check opens the store directly (not through a proxy) and holds it to the
-// promise.
-func (tr *traffic) check(cfg *config.Config, chAddr string) {
-	t := tr.t
+// check holds what ClickHouse and Postgres (reached directly, not through
+// a proxy) have of the ledger's events to the promise.
+func check(t *testing.T, cfg *config.Config, chAddr string, s *soak.Sender) {
+	pgURL := cfg.PostgresURL
 	t.Helper()
 	opts := app.CHOptions(cfg)
 	opts.Addr = chAddr
@@ -106,48 +46,21 @@ func (tr *traffic) check(cfg *config.Config, chAddr string) {
 		t.Fatal(err)
 	}
 	defer ch.Close()
-	count := func(q string, args ...any) int64 {
-		t.Helper()
-		var n int64
-		if err := ch.QueryRow(context.Background(), "SELECT toInt64(n) FROM ("+q+")", args...).Scan(&n); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return n
-	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	ids := make([]string, 0, len(tr.acked))
-	for _, id := range tr.acked {
-		ids = append(ids, id)
-	}
-	span := model.Span{Sites: []model.SiteID{model.SiteID(tr.site)}, From: time.Now().Add(-time.Hour), To: time.Now().Add(time.Hour)}
-	found, err := ch.ExistingEventIDs(context.Background(), "events", span, ids)
+	pg, err := pgstore.Open(context.Background(), pgURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := len(ids) - len(found)
-	doubled := count("SELECT count() AS n FROM (SELECT event_id FROM events WHERE site_id = ? GROUP BY event_id HAVING count() > 1)", tr.site)
-	stored := func(paths []string) int64 { // in chunks: paths bind into the query's text
-		n := int64(0)
-		for chunk := range slices.Chunk(paths, 100) {
-			n += count("SELECT count() AS n FROM events WHERE has(?, pathname)", chunk)
-		}
-		return n
+	defer pg.Close()
+	c, err := soak.Verify(context.Background(), ch, pg, s.Site, s.Ledger)
+	if err != nil {
+		t.Fatal(err)
 	}
-	storedRefused, landed := stored(tr.refused), stored(tr.cut)
-	total := count("SELECT count() AS n FROM events WHERE site_id = ?", tr.site)
-	// every session: one live state (sum(sign) = 1) whose pageviews are
-	// those stored with its id
-	badSign := count("SELECT countIf(s != 1) AS n FROM (SELECT session_id, sum(sign) s FROM sessions WHERE site_id = ? GROUP BY session_id) "+
-		"ALL FULL OUTER JOIN (SELECT DISTINCT session_id FROM events WHERE site_id = ? AND session_id != 0) USING session_id", tr.site, tr.site)
-	badViews := count("SELECT countIf(pv != epv) AS n FROM (SELECT session_id, toInt64(sum(sign * pageviews)) pv FROM sessions WHERE site_id = ? GROUP BY session_id) "+
-		"ALL FULL OUTER JOIN (SELECT session_id, toInt64(countIf(name = 'pageview')) epv FROM events WHERE site_id = ? AND session_id != 0 GROUP BY session_id) "+
-		"USING session_id", tr.site, tr.site)
-	t.Logf("%d acknowledged, %d refused, %d cut off (%d of them stored); %d events stored; %d missing, %d doubled, %d refused but stored; "+
-		"sessions: %d not at sum(sign) 1, %d with other pageviews than their events",
-		len(ids), len(tr.refused), len(tr.cut), landed, total, missing, doubled, storedRefused, badSign, badViews)
-	if missing != 0 || doubled != 0 || storedRefused != 0 || total != int64(len(ids))+landed || badSign != 0 || badViews != 0 {
+	t.Log(c)
+	if !c.OK() {
 		t.Error("the write path broke its promise (see the counts above)")
+	}
+	if c.Acknowledged < 100 {
+		t.Errorf("only %d events were acknowledged: the test did not test much", c.Acknowledged)
 	}
 }
 
@@ -172,8 +85,8 @@ func (s *server) kill(t *testing.T) {
 }
 
 // faultSetup is a test's configuration with ClickHouse behind a proxy; it
-// returns the site, a key, the client and ClickHouse's real address.
-func faultSetup(t *testing.T) (*config.Config, *testenv.Proxy, string, *client.Client, string) {
+// returns a sender of the site's events and ClickHouse's real address.
+func faultSetup(t *testing.T) (*config.Config, *faultproxy.Proxy, *soak.Sender, string) {
 	cfg := testenv.Config(t)
 	cfg.HTTPAddr = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	cfg.FlushInterval = 200 * time.Millisecond
@@ -181,43 +94,43 @@ func faultSetup(t *testing.T) (*config.Config, *testenv.Proxy, string, *client.C
 	direct := cfg.ClickHouseAddr
 	proxy := testenv.NewProxy(t, direct)
 	cfg.ClickHouseAddr = proxy.Addr
-	c := client.New("http://"+cfg.HTTPAddr, key, client.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
-	return cfg, proxy, siteID, c, direct
+	hc := &http.Client{Timeout: 10 * time.Second}
+	s := &soak.Sender{Client: client.New("http://"+cfg.HTTPAddr, key, client.WithHTTPClient(hc)), HTTP: hc,
+		BaseURL: "http://" + cfg.HTTPAddr, Site: siteID, Domain: "example.com", Prefix: "/f", Ledger: &soak.Ledger{}}
+	return cfg, proxy, s, direct
 }
 
 // Killed while ClickHouse is down (a batch in flight, its outcome unknown),
 // restarted while it is still down: nothing acknowledged is lost.
 func TestKillDuringClickHouseOutage(t *testing.T) {
-	cfg, ch, site, c, direct := faultSetup(t)
-	srv := startServer(t, cfg, unlimited)
-	tr := newTraffic(t, site)
-	tr.forDuration(c, 8, 50, time.Second)
+	cfg, ch, s, direct := faultSetup(t)
+	srv := startServer(t, cfg, unlimited...)
+	s.For(time.Second, 8, 50)
 	ch.Down()
 	ctx, cancel := context.WithCancel(context.Background())
-	wg := tr.run(ctx, c, 8, 50)
+	wg := s.Run(ctx, 8, 50)
 	time.Sleep(1500 * time.Millisecond)
 	srv.kill(t)
 	cancel()
 	wg.Wait()
 
-	srv = startServer(t, cfg, unlimited) // the replay starts with ClickHouse down
-	tr.forDuration(c, 8, 50, time.Second)
+	srv = startServer(t, cfg, unlimited...) // the replay starts with ClickHouse down
+	s.For(time.Second, 8, 50)
 	time.Sleep(time.Second)
 	ch.Up()
 	srv.stop(t)
-	tr.check(cfg, direct)
+	check(t, cfg, direct, s)
 }
 
 // SIGTERM while ClickHouse has stored an insert and its answer is still on
 // the way: the stop does not cancel the insert, nothing is sent twice, and
 // the drain loses nothing.
 func TestStopWhileAnInsertIsUnanswered(t *testing.T) {
-	cfg, ch, site, c, direct := faultSetup(t)
-	srv := startServer(t, cfg, unlimited)
-	tr := newTraffic(t, site)
+	cfg, ch, s, direct := faultSetup(t)
+	srv := startServer(t, cfg, unlimited...)
 	held := ch.Hold("INSERT INTO events")
 	ctx, cancel := context.WithCancel(context.Background())
-	wg := tr.run(ctx, c, 8, 50)
+	wg := s.Run(ctx, 8, 50)
 	select {
 	case <-held:
 	case <-time.After(20 * time.Second):
@@ -234,8 +147,8 @@ func TestStopWhileAnInsertIsUnanswered(t *testing.T) {
 	if err := srv.wait(t); err != nil {
 		t.Fatalf("exit: %v\n%s", err, srv.logs.String())
 	}
-	startServer(t, cfg, unlimited).stop(t) // whatever is left
-	tr.check(cfg, direct)
+	startServer(t, cfg, unlimited...).stop(t) // whatever is left
+	check(t, cfg, direct, s)
 }
 
 // Killed after ClickHouse stored a batch's session rows but before tally
@@ -243,14 +156,13 @@ func TestStopWhileAnInsertIsUnanswered(t *testing.T) {
 // states they cancel before tally restarts. The replay must not write them
 // again.
 func TestKillAfterSessionsStoredThenMerged(t *testing.T) {
-	cfg, ch, site, c, direct := faultSetup(t)
-	srv := startServer(t, cfg, unlimited)
-	tr := newTraffic(t, site)
-	tr.forDuration(c, 4, 20, time.Second) // sessions to continue
-	time.Sleep(time.Second)               // flushed
+	cfg, ch, s, direct := faultSetup(t)
+	srv := startServer(t, cfg, unlimited...)
+	s.For(time.Second, 4, 20) // sessions to continue
+	time.Sleep(time.Second)   // flushed
 	held := ch.Hold("INSERT INTO sessions")
 	ctx, cancel := context.WithCancel(context.Background())
-	wg := tr.run(ctx, c, 4, 20)
+	wg := s.Run(ctx, 4, 20)
 	select {
 	case <-held:
 	case <-time.After(20 * time.Second):
@@ -271,8 +183,8 @@ func TestKillAfterSessionsStoredThenMerged(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	startServer(t, cfg, unlimited).stop(t)
-	tr.check(cfg, direct)
+	startServer(t, cfg, unlimited...).stop(t)
+	check(t, cfg, direct, s)
 }
 
 // With ClickHouse down the write-ahead log fills its (small) budget: a
@@ -281,144 +193,107 @@ func TestKillAfterSessionsStoredThenMerged(t *testing.T) {
 // were refused gets one session, not a cancelled one), and the refusals are
 // logged once per interval, not once per event.
 func TestFullBufferRefusesCleanly(t *testing.T) {
-	cfg, ch, site, c, direct := faultSetup(t)
+	cfg, ch, s, direct := faultSetup(t)
 	ch.Down()
-	srv := startServer(t, cfg, unlimited, "TALLY_WAL_MAX_BYTES=2097152", "TALLY_WAL_SEGMENT_BYTES=1048576")
-	tr := newTraffic(t, site)
-	long := strings.Repeat("x", 1800)
+	srv := startServer(t, cfg, withEnv("TALLY_WAL_MAX_BYTES=2097152", "TALLY_WAL_SEGMENT_BYTES=1048576")...)
+	ctx := context.Background()
 	var refusal *client.Error
-	for i := 0; i < 20; i++ {
-		batch := make([]api.CustomEventRequest, 500)
-		for k := range batch {
-			batch[k].PageviewRequest = api.PageviewRequest{SiteID: site, URL: fmt.Sprintf("https://example.com/fill/%d/%d/%s", i, k, long),
-				VisitorID: fmt.Sprint("fill", k%20)}
-		}
-		res, err := c.Batch(context.Background(), batch)
-		if errors.As(err, &refusal) {
-			tr.mu.Lock()
-			for k := range batch {
-				tr.refused = append(tr.refused, fmt.Sprintf("/fill/%d/%d/%s", i, k, long))
-			}
-			tr.mu.Unlock()
-			break
-		}
-		if err != nil {
+	for i := 0; i < 40 && s.Ledger.Refused() == 0; i++ {
+		err := s.Batch(ctx, 1000)
+		if !errors.As(err, &refusal) && err != nil {
 			t.Fatalf("batch %d: %v", i, err)
 		}
-		tr.mu.Lock()
-		for k, r := range res.Results {
-			if path := fmt.Sprintf("/fill/%d/%d/%s", i, k, long); r.Success {
-				tr.acked[path] = r.EventID
-			} else {
-				tr.refused = append(tr.refused, path)
-			}
-		}
-		tr.mu.Unlock()
-		if res.Accepted < 500 {
-			t.Errorf("batch %d past the budget: 200 with %d of 500 events refused, want 503", i, res.Rejected)
-			break
-		}
 	}
-	if refusal != nil && (refusal.Status != http.StatusServiceUnavailable || refusal.Code != "service_unavailable" || refusal.RetryAfter <= 0) {
+	switch {
+	case refusal == nil:
+		t.Errorf("a batch past the budget: 200 with %d events refused, want 503", s.Ledger.Refused())
+	case refusal.Status != http.StatusServiceUnavailable || refusal.Code != "service_unavailable" || refusal.RetryAfter <= 0:
 		t.Errorf("a batch past the budget: %v (Retry-After %v), want 503 service_unavailable with Retry-After", refusal, refusal.RetryAfter)
 	}
-	for tr.send(c, "fill") == nil {
+	for s.Pageview(ctx, "fill") == nil {
 		// until the log's last bytes are taken
 	}
-	tr.pad = "/" + strings.Repeat("z", 100) // larger than what no longer fit
+	s.Prefix = "/late/" + strings.Repeat("z", 100) // larger than what no longer fit
 	for range 200 {
-		if err := tr.send(c, "late"); !errors.As(err, &refusal) || refusal.Status != http.StatusServiceUnavailable {
+		if err := s.Pageview(ctx, "late"); !errors.As(err, &refusal) || refusal.Status != http.StatusServiceUnavailable {
 			t.Fatalf("a pageview past the budget: %v, want 503", err)
 		}
 	}
-	// once ClickHouse is back, visitor "late" sends two pageviews: its
-	// session must hold those two, as one live state
+	// once ClickHouse is back, visitor "late" sends pageviews: its session
+	// holds those, as one live state
 	ch.Up()
 	deadline := time.Now().Add(30 * time.Second)
-	for tr.send(c, "late") != nil { // accepted once the log has room again
+	for s.Pageview(ctx, "late") != nil { // accepted once the log has room again
 		if time.Now().After(deadline) {
 			t.Fatal("the log never made room after ClickHouse came back")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	tr.send(c, "late")
+	s.Pageview(ctx, "late")
 	srv.stop(t)
 	if n := strings.Count(srv.logs.String(), "level=ERROR") + strings.Count(srv.logs.String(), "level=WARN"); n > 12 {
 		t.Errorf("%d warnings and errors logged for one outage:\n%s", n, srv.logs.String())
 	}
-	tr.check(cfg, direct)
+	check(t, cfg, direct, s)
 }
 
 // A restart with a smaller disk budget than the log already holds (all of
 // it in ClickHouse) accepts events at once instead of answering 503 for ever.
 func TestRestartWithASmallerBudget(t *testing.T) {
-	cfg, _, site, c, direct := faultSetup(t)
-	srv := startServer(t, cfg, unlimited) // 64 MiB segments: everything lands in one
-	tr := newTraffic(t, site)
-	long := strings.Repeat("y", 1800)
-	for i := range 5 { // ~5 MB of log
-		batch := make([]api.CustomEventRequest, 500)
-		for k := range batch {
-			batch[k].PageviewRequest = api.PageviewRequest{SiteID: site, URL: fmt.Sprintf("https://example.com/big/%d/%d/%s", i, k, long)}
+	cfg, _, s, direct := faultSetup(t)
+	srv := startServer(t, cfg, unlimited...) // 64 MiB segments: everything lands in one
+	s.Prefix = "/big/" + strings.Repeat("y", 1000)
+	for i := range 5 { // ~6 MB of log
+		if err := s.Batch(context.Background(), 1000); err != nil {
+			t.Fatalf("batch %d: %v", i, err)
 		}
-		res, err := c.Batch(context.Background(), batch)
-		if err != nil || res.Accepted != 500 {
-			t.Fatalf("batch %d: %+v, %v", i, res, err)
-		}
-		tr.mu.Lock()
-		for k, r := range res.Results {
-			tr.acked[fmt.Sprintf("/big/%d/%d/%s", i, k, long)] = r.EventID
-		}
-		tr.mu.Unlock()
 	}
 	srv.stop(t)
-	srv = startServer(t, cfg, unlimited, "TALLY_WAL_MAX_BYTES=2097152", "TALLY_WAL_SEGMENT_BYTES=1048576")
-	if err := tr.send(c, "after"); err != nil {
+	srv = startServer(t, cfg, withEnv("TALLY_WAL_MAX_BYTES=2097152", "TALLY_WAL_SEGMENT_BYTES=1048576")...)
+	if err := s.Pageview(context.Background(), "after"); err != nil {
 		t.Errorf("after a restart with a 2 MiB budget: %v, want 201", err)
 	}
 	srv.stop(t)
-	tr.check(cfg, direct)
+	check(t, cfg, direct, s)
 }
 
 // SIGTERM with ClickHouse down: the drain gives up within
 // TALLY_SHUTDOWN_TIMEOUT and exits 0; the next start stores everything.
 func TestStopWithClickHouseDown(t *testing.T) {
-	cfg, ch, site, c, direct := faultSetup(t)
+	cfg, ch, s, direct := faultSetup(t)
 	ch.Down()
-	srv := startServer(t, cfg, unlimited, "TALLY_SHUTDOWN_TIMEOUT=6s")
-	tr := newTraffic(t, site)
-	tr.forDuration(c, 4, 20, time.Second)
+	srv := startServer(t, cfg, withEnv("TALLY_SHUTDOWN_TIMEOUT=6s")...)
+	s.For(time.Second, 4, 20)
 	start := time.Now()
 	srv.stop(t)
 	if took := time.Since(start); took > 6*time.Second+3*time.Second {
 		t.Errorf("the stop took %v with TALLY_SHUTDOWN_TIMEOUT=6s", took)
 	}
 	ch.Up()
-	startServer(t, cfg, unlimited).stop(t)
-	tr.check(cfg, direct)
+	startServer(t, cfg, unlimited...).stop(t)
+	check(t, cfg, direct, s)
 }
 
 // A Redis outage under load is logged once per interval, not once per event.
 func TestRedisOutageLogsOnce(t *testing.T) {
-	cfg, _, site, c, direct := faultSetup(t)
-	opts, err := redisAddr(cfg.RedisURL)
+	cfg, _, s, direct := faultSetup(t)
+	addr, err := redisAddr(cfg.RedisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := testenv.NewProxy(t, opts)
-	cfg.RedisURL = strings.Replace(cfg.RedisURL, opts, rp.Addr, 1)
-	srv := startServer(t, cfg, unlimited)
-	tr := newTraffic(t, site)
+	rp := testenv.NewProxy(t, addr)
+	cfg.RedisURL = strings.Replace(cfg.RedisURL, addr, rp.Addr, 1)
+	srv := startServer(t, cfg, unlimited...)
 	rp.Down()
-	tr.forDuration(c, 8, 50, 2*time.Second)
+	s.For(2*time.Second, 8, 50)
 	rp.Up()
-	tr.forDuration(c, 8, 50, 500*time.Millisecond)
+	s.For(500*time.Millisecond, 8, 50)
 	srv.stop(t)
 	logs := srv.logs.String()
-	if n := strings.Count(logs, "level=ERROR") + strings.Count(logs, "level=WARN"); n > 12 || len(tr.acked) < 500 {
-		t.Errorf("%d warnings and errors logged for %d events during one Redis outage:\n%s", n, len(tr.acked), logs)
+	if n := strings.Count(logs, "level=ERROR") + strings.Count(logs, "level=WARN"); n > 12 {
+		t.Errorf("%d warnings and errors logged for %d events during one Redis outage:\n%s", n, s.Ledger.Acked(), logs)
 	}
-	tr.check(cfg, direct)
+	check(t, cfg, direct, s)
 }
 
 func redisAddr(u string) (string, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -64,4 +66,24 @@ func (s *Store) SessionRows(ctx context.Context, site model.SiteID, limit int) (
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// PathCounts counts the stored events of site by path (the fault soak gives
+// every event a path of its own, and looks for each).
+func (s *Store) PathCounts(ctx context.Context, site model.SiteID) (map[string]int64, error) {
+	counts := map[string]int64{}
+	err := s.collect(ctx, "SELECT pathname, toInt64(count()) FROM events WHERE site_id = ? GROUP BY pathname", []any{string(site)},
+		func(r driver.Rows) error {
+			var path string
+			var n int64
+			if err := r.Scan(&path, &n); err != nil {
+				return err
+			}
+			counts[path] = n
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("chstore: path counts: %w", err)
+	}
+	return counts, nil
 }

@@ -65,7 +65,7 @@ func (s *Server) batch(c echo.Context) error {
 	for i, req := range events {
 		results[i].Index = i
 		if decodeErrs != nil && decodeErrs[i] != nil {
-			results[i].Error = s.batchError(c, i, decodeErrs[i])
+			results[i].Error, _ = s.batchError(i, decodeErrs[i])
 			continue
 		}
 		in := pageviewInput(req.PageviewRequest)
@@ -81,16 +81,22 @@ func (s *Server) batch(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		var failed error // a server-side failure, logged once for the batch
 		for k, r := range out {
 			i := index[k]
-			if r.Err != nil {
-				if errs.Is(r.Err, errs.Unavailable) {
-					unavailable = r.Err
-				}
-				results[i].Error = s.batchError(c, i, r.Err)
+			if r.Err == nil {
+				results[i].Success, results[i].EventID = true, r.EventID
 				continue
 			}
-			results[i].Success, results[i].EventID = true, r.EventID
+			status := 0
+			results[i].Error, status = s.batchError(i, r.Err)
+			if errs.Is(r.Err, errs.Unavailable) {
+				unavailable = r.Err
+			}
+			if status >= 500 && failed == nil {
+				failed = r.Err
+				s.logFailure(c, status, r.Err)
+			}
 		}
 	}
 	resp := api.BatchResponse{Results: results}
@@ -121,12 +127,12 @@ func decodeEvent(raw json.RawMessage, v any) error {
 	return nil
 }
 
-// batchError is the error detail of event i: what the event would have been
-// answered on its own, with its field prefixed by events[i]. Server-side
-// failures are logged with the request id and described generically.
-func (s *Server) batchError(c echo.Context, i int, err error) *api.ErrorDetail {
+// batchError is the error detail of event i, and its status: what the
+// event would have been answered on its own, with its field prefixed by
+// events[i]. Server-side failures are described generically (the caller
+// logs them).
+func (s *Server) batchError(i int, err error) (*api.ErrorDetail, int) {
 	status, body := s.describe(err)
-	s.logFailure(c, status, err)
 	d := body.Error
 	prefix := "events[" + strconv.Itoa(i) + "]"
 	var e *errs.Error
@@ -135,5 +141,5 @@ func (s *Server) batchError(c echo.Context, i int, err error) *api.ErrorDetail {
 	} else if errors.As(err, &e) && e.Kind == errs.Invalid {
 		d.Field = prefix
 	}
-	return &d
+	return &d, status
 }

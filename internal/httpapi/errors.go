@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -70,6 +71,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 // buffer: many requests at once) once per interval with a count.
 func (s *Server) logFailure(c echo.Context, status int, err error) {
 	switch {
+	case status < 500:
+	case errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil:
+		// the client went away before its request was done: nothing for
+		// an operator to act on (an event it sent is not stored)
+		s.deps.Log.Debug("request abandoned by the client", "request_id", requestID(c), "route", c.Path())
 	case status == http.StatusServiceUnavailable:
 		s.unavailable.Fail(1, err, "route", c.Path())
 	case status >= 500:

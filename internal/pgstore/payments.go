@@ -172,3 +172,25 @@ func (s *Store) SetConversion(ctx context.Context, id string, baseAmount int64, 
 	}
 	return translate("pgstore: set conversion", err)
 }
+
+// PaymentCounts counts the payments of site recorded by provider, by
+// transaction id (the fault soak checks that each tracked revenue event is
+// recorded once).
+func (s *Store) PaymentCounts(ctx context.Context, site model.SiteID, provider string) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT transaction_id, count(*) FROM payments WHERE site_id = $1 AND provider = $2
+		GROUP BY transaction_id`, string(site), provider)
+	if err != nil {
+		return nil, translate("pgstore: payment counts", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, translate("pgstore: payment counts", err)
+		}
+		out[id] = n
+	}
+	return out, translate("pgstore: payment counts", rows.Err())
+}

@@ -110,3 +110,37 @@ func TestMaxBytes(t *testing.T) {
 		t.Errorf("segments %v do not start at the kept one", segmentNums(t, dir))
 	}
 }
+
+// The end of a sealed segment and the start of the next are one place;
+// Normalize names it by the latter, so that TruncateBefore can free the
+// sealed segment.
+func TestNormalize(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, Options{Dir: dir})
+	appendAll(t, l, payloads(0, 3, 100))
+	end := l.Durable()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, Options{Dir: dir}) // segment 1 is sealed, 2 is active
+	next := Position{Segment: end.Segment + 1}
+	if got := l.Normalize(end); got != next {
+		t.Errorf("Normalize(end of sealed segment %v) = %v, want %v", end, got, next)
+	}
+	mid := Position{Segment: end.Segment, Offset: end.Offset - 1}
+	if got := l.Normalize(mid); got != mid {
+		t.Errorf("Normalize(%v) = %v, want it unchanged", mid, got)
+	}
+	if got := l.Normalize(next); got != next {
+		t.Errorf("Normalize(start of the active segment) = %v, want it unchanged", got)
+	}
+	if err := l.TruncateBefore(l.Normalize(end)); err != nil {
+		t.Fatal(err)
+	}
+	if nums := segmentNums(t, dir); len(nums) != 1 || nums[0] != next.Segment {
+		t.Errorf("segments after truncating before %v: %v, want only %d", next, nums, next.Segment)
+	}
+	if _, err := l.NewReader(next); err != nil {
+		t.Errorf("a reader at %v: %v", next, err)
+	}
+}

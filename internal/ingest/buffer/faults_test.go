@@ -351,6 +351,13 @@ func (r *rig) scenario(point string, nth int, fault func(), afterCrash func()) {
 	if point != "" && !crashed {
 		r.t.Fatalf("the case never reached %s #%d", point, nth)
 	}
+	if crashed {
+		if want, ok := whereAfter[point]; ok {
+			if got, err := Where(r.dir); err != nil || got != want {
+				r.t.Errorf("after a crash at %s, Where = %q, %v; want %q", point, got, err, want)
+			}
+		}
+	}
 	if crashed && afterCrash != nil {
 		afterCrash()
 	}
@@ -363,6 +370,12 @@ func (r *rig) scenario(point string, nth int, fault func(), afterCrash func()) {
 	r.runTo(b)
 	r.checkWith(r.changed)
 }
+
+// whereAfter is what Where says after a crash at a point of the protocol.
+var whereAfter = map[string]string{"plan": "between batches", "planned": "planned, resolving sessions",
+	"resolved": "planned, resolving sessions", "events": "at the events insert", "events:done": "at the events insert",
+	"sessions": "at the sessions insert", "bot_events:done": "at the bot_events insert", "revenue": "at the bot_events insert",
+	"commit": "at the bot_events insert", "committed": "between batches"}
 
 // A crash at each point of the protocol, on the batch that continues
 // sessions, adds bots and revenue.

@@ -161,6 +161,8 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 	}
 	if bt.snap.Degraded && len(evs) > 0 {
 		b.redisDown.Fail(int64(len(evs)), errors.New("Redis could not be read: events stored without a session"))
+	} else {
+		b.redisDown.OK()
 	}
 	bt.step = stepEvents
 	return b.at("resolved")
@@ -177,7 +179,7 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 		return nil
 	}
 	inDoubt := bt.step == s && bt.sent
-	return b.retry(ctx, b.chDown, bt, func() error {
+	err := b.retry(ctx, b.chDown, bt, func() error {
 		if inDoubt {
 			if err := b.dropStored(ctx, bt, s); err != nil {
 				return err
@@ -205,6 +207,10 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 		}
 		return b.at(s.String() + ":done")
 	})
+	if err == nil {
+		b.chDown.OK()
+	}
+	return err
 }
 
 func (b *Buffer) insert(ctx context.Context, bt *batch, s step) error {
@@ -254,6 +260,7 @@ func (b *Buffer) recordRevenue(ctx context.Context, bt *batch) error {
 		if err != nil {
 			return err
 		}
+		b.pgDown.OK()
 	}
 	return nil
 }
@@ -283,14 +290,14 @@ func (b *Buffer) commit(bt *batch) error {
 }
 
 // retry runs f until it succeeds, backing off between attempts and
-// reporting failures to rep (once per interval). It gives up when ctx ends
-// or a test hook stops the flusher.
+// reporting failures to rep (once per interval); the caller says when the
+// outage is over. It gives up when ctx ends or a test hook stops the
+// flusher.
 func (b *Buffer) retry(ctx context.Context, rep *outage.Reporter, bt *batch, f func() error) error {
 	backoff := 100 * time.Millisecond
 	for {
 		err := f()
 		if err == nil {
-			rep.OK()
 			return nil
 		}
 		if isHook(err) {

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// report is the Markdown the soak writes.
+type report struct {
+	opts              options
+	started, finished time.Time
+	results           []scenarioResult
+}
+
+func (r *report) ok() bool {
+	for _, sr := range r.results {
+		for _, rr := range sr.runs {
+			if !rr.ok() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	fmt.Fprintf(&b, "# Fault soak, %s\n\n", r.started.Format("2006-01-02"))
+	fmt.Fprintf(&b, "`go tool task faults` (cmd/faults: %d runs a scenario, %d of kill-at-flush, load phases of %v), tally %s, "+
+		"%s/%s, %d CPUs; the local test stack (ClickHouse 18.16, PostgreSQL 15, Redis 7) on loopback, each reached through "+
+		"a proxy that can take it away. Started %s, took %v.\n\n",
+		r.opts.runs, r.opts.killRuns, r.opts.load, strings.TrimSpace(string(rev)), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
+		r.started.Format(time.RFC3339), r.finished.Sub(r.started).Round(time.Second))
+	b.WriteString("Every run sends mixed traffic to one site of its own — pageviews and custom events through the Events API, " +
+		"pageviews through the tracker's `/e`, and batches of 1,000 — each event with a path of its own, breaks tally as " +
+		"the scenario says, mends it, stops tally with SIGTERM (exit status 0 expected), starts and stops it once more, " +
+		"then looks for every event in ClickHouse. *Acknowledged* events were answered 201/202 or `success` in a batch " +
+		"and must be stored exactly once; *refused* ones were answered 503 and must not be stored; *cut off* ones got " +
+		"no answer (the server went away) and may be stored, once. A session is *corrupted* when its sum(sign) is " +
+		"outside {0, 1}, when it is at 0 while events are stored under its id, or when it is live and its pageviews " +
+		"or custom events differ from those stored under its id. One single event in eight is a crawler's pageview " +
+		"(accepted, then counted in `bot_events` by its id), one custom event in five carries 9.90 USD (the payments " +
+		"ledger must hold one payment per accepted one, and none beyond those that might have been accepted).\n\n")
+	b.WriteString("| scenario | runs | acknowledged | refused | cut off (stored) | stored | missing | duplicated | refused but stored | sessions | corrupted sessions | bot events (missing, doubled) | revenue events (missing, doubled, extra) | unclean exits | result |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, sr := range r.results {
+		var t runTotals
+		for _, rr := range sr.runs {
+			t.add(rr)
+		}
+		result := "held"
+		if t.broken > 0 {
+			result = fmt.Sprintf("**broken in %d runs**", t.broken)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d | %d (%d, %d) | %d (%d, %d, %d) | %d | %s |\n",
+			sr.sc.name, len(sr.runs), t.acked, t.refused, t.cut, t.cutStored, t.stored, t.missing, t.doubled, t.refusedStored,
+			t.sessions, t.corrupted, t.bots, t.botsMissing, t.botsDoubled, t.revenue, t.revenueMissing, t.revenueDoubled,
+			t.revenueExtra, t.exits, result)
+	}
+	b.WriteString("\n## Scenarios\n\n")
+	for _, sr := range r.results {
+		fmt.Fprintf(&b, "- **%s**: %s.\n", sr.sc.name, sr.sc.what)
+	}
+	for _, sr := range r.results {
+		if sr.sc.name != "kill-at-flush" {
+			continue
+		}
+		where := map[string]int{}
+		for _, rr := range sr.runs {
+			where[rr.killedAt]++
+		}
+		keys := make([]string, 0, len(where))
+		for k := range where {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString("\nWhere the flusher stood at the kills (read from its checkpoint and plan right after each):\n\n")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "- %s: %d\n", k, where[k])
+		}
+	}
+	b.WriteString("\n## Runs\n\n| scenario | run | took | acknowledged | refused | cut off (stored) | missing | duplicated | corrupted sessions | notes |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, sr := range r.results {
+		for i, rr := range sr.runs {
+			c := rr.counts
+			notes := rr.killedAt
+			if rr.err != nil {
+				notes = strings.TrimSpace(notes + " error: " + rr.err.Error())
+			}
+			if len(rr.exits) > 0 {
+				notes = strings.TrimSpace(notes + " exits: " + strings.Join(rr.exits, "; "))
+			}
+			fmt.Fprintf(&b, "| %s | %d | %v | %d | %d | %d (%d) | %d | %d | %d | %s |\n", sr.sc.name, i+1, rr.took.Round(100*time.Millisecond),
+				c.Acknowledged, c.Refused, c.CutOff, c.CutStored, c.Missing, c.Doubled, c.Corrupted(), notes)
+		}
+	}
+	return b.String()
+}
+
+// runTotals adds up the runs of a scenario.
+type runTotals struct {
+	acked, refused, cut                                                     int
+	cutStored, stored, missing, doubled, refusedStored, sessions, corrupted int64
+	bots, botsMissing, botsDoubled                                          int64
+	revenue, revenueMissing, revenueDoubled, revenueExtra                   int64
+	exits, broken                                                           int
+}
+
+func (t *runTotals) add(rr runResult) {
+	c := rr.counts
+	t.acked += c.Acknowledged
+	t.refused += c.Refused
+	t.cut += c.CutOff
+	t.cutStored += c.CutStored
+	t.stored += c.Stored
+	t.missing += c.Missing
+	t.doubled += c.Doubled
+	t.refusedStored += c.RefusedStored
+	t.sessions += c.Sessions
+	t.corrupted += c.Corrupted()
+	t.bots += c.Bots
+	t.botsMissing += c.BotsMissing
+	t.botsDoubled += c.BotsDoubled
+	t.revenue += c.Revenue
+	t.revenueMissing += c.RevenueMissing
+	t.revenueDoubled += c.RevenueDoubled
+	t.revenueExtra += c.RevenueExtra
+	t.exits += len(rr.exits)
+	if !rr.ok() {
+		t.broken++
+	}
+}

@@ -1,0 +1,141 @@
+package soak
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/chstore"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// Counts is what a site's events became, as ClickHouse holds them.
+type Counts struct {
+	// what the senders were told
+	Acknowledged, Refused, CutOff, Other int
+	// what ClickHouse holds
+	Stored    int64 // event rows of the site
+	CutStored int64 // events without an answer that were stored (allowed, once)
+	Missing   int64 // acknowledged and not stored
+	Doubled   int64 // rows beyond the first of an event
+	// RefusedStored counts refused events that were stored anyway.
+	RefusedStored int64
+	// Sessions counts the site's sessions; the rest are the corrupted ones:
+	// sum(sign) outside {0, 1}; at sum(sign) 0 with events stored under
+	// their id; or live (sum(sign) 1) with other pageviews or custom events
+	// than those stored under their id.
+	Sessions, BadSign, ZeroWithEvents, WrongCounts int64
+	// Bot events (by id, in bot_events): accepted, missing, stored more
+	// than once.
+	Bots, BotsMissing, BotsDoubled int64
+	// Revenue events (by id, in the payments ledger): accepted, without a
+	// payment, with more than one, and payments of events nobody was told
+	// were accepted or might be (refused ones).
+	Revenue, RevenueMissing, RevenueDoubled, RevenueExtra int64
+}
+
+// Corrupted counts the corrupted sessions.
+func (c Counts) Corrupted() int64 { return c.BadSign + c.ZeroWithEvents + c.WrongCounts }
+
+// OK reports whether the promise held: every acknowledged event stored
+// once, nothing refused stored, every row accounted for, no session
+// corrupted, and no answer other than success, 503 or none.
+func (c Counts) OK() bool {
+	return c.Missing == 0 && c.Doubled == 0 && c.RefusedStored == 0 && c.Other == 0 &&
+		c.Stored == int64(c.Acknowledged)+c.CutStored && c.Corrupted() == 0 &&
+		c.BotsMissing == 0 && c.BotsDoubled == 0 && c.RevenueMissing == 0 && c.RevenueDoubled == 0 && c.RevenueExtra == 0
+}
+
+func (c Counts) String() string {
+	return fmt.Sprintf("%d acknowledged, %d refused, %d cut off (%d of them stored), %d other answers; %d stored: "+
+		"%d missing, %d doubled, %d refused but stored; %d sessions, %d corrupted (%d sum(sign) outside {0,1}, "+
+		"%d at 0 with events, %d with other counts than their events); %d bots: %d missing, %d doubled; "+
+		"%d revenue events: %d missing, %d doubled, %d extra payments",
+		c.Acknowledged, c.Refused, c.CutOff, c.CutStored, c.Other, c.Stored, c.Missing, c.Doubled, c.RefusedStored,
+		c.Sessions, c.Corrupted(), c.BadSign, c.ZeroWithEvents, c.WrongCounts, c.Bots, c.BotsMissing, c.BotsDoubled,
+		c.Revenue, c.RevenueMissing, c.RevenueDoubled, c.RevenueExtra)
+}
+
+// Payments reads the payments ledger (pgstore.Store).
+type Payments interface {
+	PaymentCounts(ctx context.Context, site model.SiteID, provider string) (map[string]int64, error)
+}
+
+// Verify counts what became of the ledger's events of site.
+func Verify(ctx context.Context, ch *chstore.Store, pay Payments, site string, l *Ledger) (Counts, error) {
+	l.mu.Lock()
+	acked, refused, cut := slices.Clone(l.acked), slices.Clone(l.refused), slices.Clone(l.cut)
+	bots, revenue, cutRevenue := slices.Clone(l.bots), slices.Clone(l.revenue), l.cutRevenue
+	c := Counts{Acknowledged: len(l.acked), Refused: len(l.refused), CutOff: len(l.cut), Other: len(l.other),
+		Bots: int64(len(l.bots)), Revenue: int64(len(l.revenue))}
+	l.mu.Unlock()
+	stored, err := ch.PathCounts(ctx, model.SiteID(site))
+	if err != nil {
+		return c, fmt.Errorf("soak: verify: %w", err)
+	}
+	for _, n := range stored {
+		c.Stored += n
+		c.Doubled += n - 1
+	}
+	for _, p := range acked {
+		if stored[p] == 0 {
+			c.Missing++
+		}
+	}
+	for _, p := range refused {
+		if stored[p] > 0 {
+			c.RefusedStored++
+		}
+	}
+	for _, p := range cut {
+		if stored[p] > 0 {
+			c.CutStored++
+		}
+	}
+	err = ch.QueryRow(ctx, `SELECT toInt64(count()), toInt64(countIf(s NOT IN (0, 1))), toInt64(countIf(s = 0 AND epv + eev > 0)),
+			toInt64(countIf(s = 1 AND (pv != epv OR ev != eev)))
+		FROM (SELECT session_id, toInt64(sum(sign)) s, toInt64(sum(sign * pageviews)) pv, toInt64(sum(sign * events)) ev
+			FROM sessions WHERE site_id = ? GROUP BY session_id)
+		ALL FULL OUTER JOIN
+		(SELECT session_id, toInt64(countIf(name = 'pageview')) epv, toInt64(countIf(name != 'pageview')) eev
+			FROM events WHERE site_id = ? AND session_id != 0 GROUP BY session_id)
+		USING session_id`, site, site).Scan(&c.Sessions, &c.BadSign, &c.ZeroWithEvents, &c.WrongCounts)
+	if err != nil {
+		return c, fmt.Errorf("soak: verify sessions: %w", err)
+	}
+	if err := verifyBots(ctx, ch, site, bots, &c); err != nil {
+		return c, err
+	}
+	payments, err := pay.PaymentCounts(ctx, model.SiteID(site), "tracker")
+	if err != nil {
+		return c, fmt.Errorf("soak: verify revenue: %w", err)
+	}
+	for _, id := range revenue {
+		switch n := payments[id]; {
+		case n == 0:
+			c.RevenueMissing++
+		case n > 1:
+			c.RevenueDoubled++
+		}
+	}
+	// payments beyond the accepted events: at most one per revenue event
+	// that got no answer
+	c.RevenueExtra = max(0, int64(len(payments))-int64(len(revenue))-int64(cutRevenue))
+	return c, nil
+}
+
+// verifyBots looks for the accepted bot events in bot_events.
+func verifyBots(ctx context.Context, ch *chstore.Store, site string, ids []string, c *Counts) error {
+	span := model.Span{Sites: []model.SiteID{model.SiteID(site)}, From: time.Now().Add(-24 * time.Hour), To: time.Now().Add(time.Hour)}
+	found, err := ch.ExistingEventIDs(ctx, "bot_events", span, ids)
+	if err != nil {
+		return fmt.Errorf("soak: verify bots: %w", err)
+	}
+	c.BotsMissing = int64(len(ids) - len(found))
+	if err := ch.QueryRow(ctx, "SELECT toInt64(count() - uniqExact(event_id)) FROM bot_events WHERE site_id = ?", site).
+		Scan(&c.BotsDoubled); err != nil {
+		return fmt.Errorf("soak: verify bots: %w", err)
+	}
+	return nil
+}
