@@ -240,6 +240,16 @@ func (d *Decoder) Done() error {
 	return nil
 }
 
+// Err reports ErrCorruptRecord when a read failed.
+func (d *Decoder) Err() error { return d.err }
+
+// Rest returns the bytes not read yet, and reads them.
+func (d *Decoder) Rest() []byte {
+	p := d.p
+	d.p = nil
+	return p
+}
+
 func (d *Decoder) fail() { d.err, d.p = ErrCorruptRecord, nil }
 
 // ReadUvarint reads an unsigned varint.

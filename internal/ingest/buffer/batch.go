@@ -21,9 +21,10 @@ type batch struct {
 	read       int       // records read, including undecodable ones
 	records    []model.Record
 
-	step step              // the step under way
-	sent bool              // step's insert may have reached ClickHouse
-	snap *session.Snapshot // what its sessions are computed from
+	step    step              // the step under way
+	sent    bool              // step's insert may have reached ClickHouse
+	snap    *session.Snapshot // what its sessions are computed from
+	planRev uint64            // versions of its plan written
 
 	out      session.Outcome
 	events   []model.EventRow

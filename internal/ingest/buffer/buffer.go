@@ -86,13 +86,15 @@ type Buffer struct {
 	cp       checkpoint
 	cpFile   *slotFile
 	plan     *plan // the plan found on disk at Open
-	hooks    hooks
+	// planWrites counts plan writes: they alternate between two files
+	planWrites uint64
+	hooks      hooks
 
 	mu        sync.Mutex
 	committed wal.Position // cp.Committed, for other goroutines
 
 	// outages, logged once per interval
-	chDown, redisDown, pgDown *outage.Reporter
+	flushDown, redisDown, pgDown *outage.Reporter
 
 	// counters for /metrics and tests
 	written, flushed, flushFailures, undecodable atomic.Int64
@@ -129,7 +131,7 @@ func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer,
 		return nil, fmt.Errorf("buffer: %w", err)
 	}
 	b := &Buffer{opts: opts, log: l, sink: sink, sessions: sessions, revenue: revenue,
-		chDown:    outage.New(opts.Log, "buffer: ClickHouse unavailable; events wait in the write-ahead log", 0),
+		flushDown: outage.New(opts.Log, "buffer: flushing to ClickHouse fails; events wait in the write-ahead log", 0),
 		redisDown: outage.New(opts.Log, "buffer: Redis unavailable; sessions wait, or new events are stored without one", 0),
 		pgDown:    outage.New(opts.Log, "buffer: Postgres unavailable; the revenue of events waits", 0)}
 	if err := b.openCheckpoint(); err != nil {
@@ -137,16 +139,18 @@ func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer,
 		b.cpFile.Close()
 		return nil, err
 	}
-	if err := b.createPlanFile(); err != nil {
+	if err := b.createPlanFiles(); err != nil {
 		l.Close()
 		b.cpFile.Close()
 		return nil, err
 	}
-	if b.plan, err = b.readPlan(); err != nil {
+	var newest int
+	if b.plan, newest, err = readPlan(opts.Dir); err != nil {
 		l.Close()
 		b.cpFile.Close()
 		return nil, err
 	}
+	b.planWrites = uint64(newest) // the next plan goes to the other file
 	// Positions at the end of a segment become the start of the next, so
 	// that the segments ClickHouse has are freed now, before the disk budget
 	// refuses anything.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
+	"github.com/tally-analytics/tally/internal/wal"
 )
 
 // The fault suite: a batch is stopped at every point of the flush protocol
@@ -566,4 +568,93 @@ func TestReplayAfterAnotherInstanceContinued(t *testing.T) {
 			t.Fatalf("visitor 1 has %d session rows after the merge, want 1 (the other instance's state)", n)
 		}
 	})
+}
+
+// Another instance moves a visitor on between the batch's read of the
+// states and its compare-and-set: the batch computes that visitor again and
+// writes its plan anew — and crashes right then. The restart replays from
+// the plan before (its written states carry the batch's tag) and ends on
+// the same rows as if nothing had happened but the other instance's event.
+func TestCrashWhileReplanning(t *testing.T) {
+	r := newRig(t)
+	// o1 (T+80) reaches visitor 1's session first; the batch's /p2 (T+61)
+	// then continues it at T+80 (a session never goes back in time): 79 s
+	// on /p1, 0 s on /other, and batch 3's /p3 10 s after.
+	r.changed = map[string]int64{
+		"SELECT count() AS n FROM events":                                                15,
+		"SELECT uniqExact(event_id) AS n FROM events":                                    15,
+		"SELECT sum(time_on_prev) AS n FROM events WHERE prev_pathname = '/p1'":          259,
+		"SELECT countIf(prev_pathname = '/p2' AND time_on_prev = 29) AS n FROM events":   0,
+		"SELECT countIf(prev_pathname = '/p2' AND time_on_prev = 10) AS n FROM events":   1,
+		"SELECT countIf(prev_pathname = '/other' AND time_on_prev = 0) AS n FROM events": 1,
+		"SELECT sum(sign * pageviews) AS n FROM sessions":                                11,
+		"SELECT sum(sign * pageviews) AS n FROM sessions WHERE visitor_id = 1":           4,
+		"SELECT max(version) AS n FROM sessions WHERE visitor_id = 1":                    5,
+	}
+	batches := faultBatches()
+	b := r.open(len(batches[0]), "", 0)
+	r.write(b, batches[0])
+	r.runTo(b)
+
+	b = r.open(len(batches[1]), "plan", 2) // the second plan of batch 2: after the conflict
+	planned := 0
+	crash := b.hooks.at
+	b.hooks.at = func(p string) error {
+		if p == "planned" {
+			if planned++; planned == 1 { // states read, none written: the other instance acts now
+				other, err := Open(Options{Dir: t.TempDir(), FlushRows: 1, FlushEvery: time.Hour, Log: testenv.Logger(t)},
+					r.sink, r.sess, r.ledger)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.write(other, []model.Record{faultEvent("o1", 80*time.Second, 1, "pageview", "/other")})
+				r.runTo(other)
+			}
+		}
+		return crash(p)
+	}
+	r.write(b, batches[1])
+	if !r.runTo(b) {
+		t.Fatal("the batch never wrote a second plan")
+	}
+	if got, err := Where(r.dir); err != nil || got != "planned, resolving sessions" {
+		t.Errorf("after the crash: %q, %v", got, err)
+	}
+	for r.runTo(r.open(len(batches[1]), "", 0)) {
+	}
+	b = r.open(len(batches[2]), "", 0)
+	r.write(b, batches[2])
+	r.runTo(b)
+	r.checkWith(r.changed)
+}
+
+// A torn plan file reads as no plan; of two whole ones, the newer counts.
+func TestPlanFiles(t *testing.T) {
+	dir := t.TempDir()
+	b := &Buffer{opts: Options{Dir: dir}}
+	if err := b.createPlanFiles(); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, err := readPlan(dir); p != nil || err != nil {
+		t.Fatalf("empty plan files read as %+v, %v", p, err)
+	}
+	snap := &session.Snapshot{Tag: 9, States: []session.Stored{{Site: "s1", Visitor: 1, Value: []byte("x")}}}
+	for rev := uint64(1); rev <= 2; rev++ {
+		if err := b.writePlan(plan{Seq: 4, Rev: rev, Start: wal.Position{Segment: 1, Offset: 10}, End: wal.Position{Segment: 1, Offset: 99}, Snapshot: snap}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, at, err := readPlan(dir)
+	if err != nil || p == nil || p.Seq != 4 || p.Rev != 2 || p.End.Offset != 99 || p.Snapshot.Tag != 9 || len(p.Snapshot.States) != 1 {
+		t.Fatalf("read %+v, %v", p, err)
+	}
+	// tear the newer: the older revision counts
+	path := b.planPath(at)
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, data[:len(data)-3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, err := readPlan(dir); err != nil || p == nil || p.Rev != 1 {
+		t.Errorf("with the newer plan torn: %+v, %v; want revision 1", p, err)
+	}
 }

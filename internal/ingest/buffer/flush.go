@@ -93,7 +93,7 @@ func (b *Buffer) resume(r *wal.Reader) (*batch, error) {
 			bt.snap = p.Snapshot
 		}
 	case p != nil && p.Seq == cp.Seq+1 && p.Start == cp.Committed:
-		bt = &batch{seq: p.Seq, start: p.Start, end: p.End, step: stepResolve, snap: p.Snapshot}
+		bt = &batch{seq: p.Seq, start: p.Start, end: p.End, step: stepResolve, snap: p.Snapshot, planRev: p.Rev}
 	default:
 		return nil, nil
 	}
@@ -127,7 +127,7 @@ func (b *Buffer) process(ctx context.Context, bt *batch) error {
 	if err := b.recordRevenue(ctx, bt); err != nil {
 		return err
 	}
-	return b.commit(bt)
+	return b.commit(ctx, bt)
 }
 
 // resolve gives the batch's events their sessions. A batch resolved before
@@ -142,7 +142,8 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 		if err := b.at("plan"); err != nil {
 			return err
 		}
-		if err := b.writePlan(plan{Seq: bt.seq, Start: bt.start, End: bt.end, Snapshot: s}); err != nil {
+		bt.planRev++
+		if err := b.writePlan(plan{Seq: bt.seq, Rev: bt.planRev, Start: bt.start, End: bt.end, Snapshot: s}); err != nil {
 			return err
 		}
 		bt.snap = s
@@ -179,7 +180,7 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 		return nil
 	}
 	inDoubt := bt.step == s && bt.sent
-	err := b.retry(ctx, b.chDown, bt, func() error {
+	err := b.retry(ctx, b.flushDown, bt, func() error {
 		if inDoubt {
 			if err := b.dropStored(ctx, bt, s); err != nil {
 				return err
@@ -208,7 +209,7 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 		return b.at(s.String() + ":done")
 	})
 	if err == nil {
-		b.chDown.OK()
+		b.flushDown.OK()
 	}
 	return err
 }
@@ -267,11 +268,12 @@ func (b *Buffer) recordRevenue(ctx context.Context, bt *batch) error {
 
 // commit moves the checkpoint past the batch and frees the log segments it
 // no longer needs.
-func (b *Buffer) commit(bt *batch) error {
+func (b *Buffer) commit(ctx context.Context, bt *batch) error {
 	if err := b.at("commit"); err != nil {
 		return err
 	}
-	if err := b.saveCheckpoint(checkpoint{Committed: bt.end, Seq: bt.seq}); err != nil {
+	err := b.retry(ctx, b.flushDown, bt, func() error { return b.saveCheckpoint(checkpoint{Committed: bt.end, Seq: bt.seq}) })
+	if err != nil {
 		return err
 	}
 	b.mu.Lock()

@@ -18,32 +18,44 @@ import (
 // has an effect elsewhere: which records it holds (from the checkpoint's
 // Committed position to End) and the session snapshot its rows are computed
 // from. With it a restart replays the batch to the same rows.
+//
+// A batch's plan is written again when another instance moved some of its
+// visitors on (Rev counts the versions). The versions go to two files in
+// turn, so that a crash while writing one leaves the one before: either
+// the previous batch's plan (nothing of this batch happened yet) or an
+// earlier version of this batch's (a valid snapshot whose states, where
+// already written, carry the batch's tag).
 type plan struct {
-	Seq        uint64
+	Seq, Rev   uint64
 	Start, End wal.Position
 	Snapshot   *session.Snapshot
 }
 
-const planName = "plan"
+var planNames = [2]string{"plan.0", "plan.1"}
 
-func (b *Buffer) planPath() string { return filepath.Join(b.opts.Dir, planName) }
+func (b *Buffer) planPath(i int) string { return filepath.Join(b.opts.Dir, planNames[i]) }
 
-// createPlanFile makes sure the plan file exists durably, so that writing a
-// plan is one fsync of the file: a plan whose directory entry a crash could
+// createPlanFiles makes sure both plan files exist durably, so that writing
+// a plan is one fsync of a file: a plan whose directory entry a crash could
 // lose would let a batch's session states be applied twice.
-func (b *Buffer) createPlanFile() error {
-	f, err := openSlotFile(b.planPath())
-	if err != nil {
-		return err
+func (b *Buffer) createPlanFiles() error {
+	for i := range planNames {
+		f, err := openSlotFile(b.planPath(i))
+		if err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
-	return f.Close()
+	return nil
 }
 
-// writePlan replaces the plan file: length, CRC-32C, then the plan. A crash
-// while writing leaves a file that fails its check and reads as no plan,
-// which is right: nothing of the batch happened yet.
+// writePlan writes p over the older of the two plan files: length,
+// CRC-32C, then the plan.
 func (b *Buffer) writePlan(p plan) error {
 	body := binary.AppendUvarint(nil, p.Seq)
+	body = binary.AppendUvarint(body, p.Rev)
 	body = appendPosition(body, p.Start)
 	body = appendPosition(body, p.End)
 	body, err := p.Snapshot.AppendBinary(body)
@@ -53,7 +65,8 @@ func (b *Buffer) writePlan(p plan) error {
 	data := binary.LittleEndian.AppendUint32(nil, uint32(len(body)))
 	data = binary.LittleEndian.AppendUint32(data, crc32.Checksum(body, castagnoli))
 	data = append(data, body...)
-	f, err := os.OpenFile(b.planPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	b.planWrites++
+	f, err := os.OpenFile(b.planPath(int(b.planWrites%2)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("buffer: write plan: %w", err)
 	}
@@ -70,9 +83,26 @@ func (b *Buffer) writePlan(p plan) error {
 	return nil
 }
 
-// readPlan reads the plan file; nil when there is none or it is torn.
-func (b *Buffer) readPlan() (*plan, error) {
-	data, err := os.ReadFile(b.planPath())
+// readPlan reads the newest whole plan of the two files (nil when there is
+// none) and says which file holds it.
+func readPlan(dir string) (*plan, int, error) {
+	var newest *plan
+	at := 0
+	for i, name := range planNames {
+		p, err := readPlanFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, 0, err
+		}
+		if p != nil && (newest == nil || p.Seq > newest.Seq || (p.Seq == newest.Seq && p.Rev > newest.Rev)) {
+			newest, at = p, i
+		}
+	}
+	return newest, at, nil
+}
+
+// readPlanFile reads one plan file; nil when it is empty or torn.
+func readPlanFile(path string) (*plan, error) {
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -86,21 +116,17 @@ func (b *Buffer) readPlan() (*plan, error) {
 	if int(binary.LittleEndian.Uint32(data)) != len(body) || crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[4:]) {
 		return nil, nil
 	}
-	seq, n := binary.Uvarint(body)
-	if n <= 0 {
-		return nil, fmt.Errorf("buffer: plan: %w", model.ErrCorruptRecord)
-	}
-	p := &plan{Seq: seq}
-	body = body[n:]
-	if p.Start, body, err = readPosition(body); err != nil {
-		return nil, err
-	}
-	if p.End, body, err = readPosition(body); err != nil {
-		return nil, err
+	d := model.NewDecoder(body)
+	p := &plan{Seq: d.ReadUvarint(), Rev: d.ReadUvarint()}
+	p.Start = wal.Position{Segment: d.ReadUvarint(), Offset: d.ReadVarint()}
+	p.End = wal.Position{Segment: d.ReadUvarint(), Offset: d.ReadVarint()}
+	rest := d.Rest()
+	if d.Err() != nil {
+		return nil, fmt.Errorf("buffer: plan %s: %w", path, model.ErrCorruptRecord)
 	}
 	p.Snapshot = &session.Snapshot{}
-	if err := p.Snapshot.UnmarshalBinary(body); err != nil {
-		return nil, fmt.Errorf("buffer: plan: %w", err)
+	if err := p.Snapshot.UnmarshalBinary(rest); err != nil {
+		return nil, fmt.Errorf("buffer: plan %s: %w", path, err)
 	}
 	return p, nil
 }
@@ -108,16 +134,4 @@ func (b *Buffer) readPlan() (*plan, error) {
 func appendPosition(b []byte, p wal.Position) []byte {
 	b = binary.AppendUvarint(b, p.Segment)
 	return binary.AppendVarint(b, p.Offset)
-}
-
-func readPosition(b []byte) (wal.Position, []byte, error) {
-	seg, n := binary.Uvarint(b)
-	if n <= 0 {
-		return wal.Position{}, nil, fmt.Errorf("buffer: plan: %w", model.ErrCorruptRecord)
-	}
-	off, m := binary.Varint(b[n:])
-	if m <= 0 {
-		return wal.Position{}, nil, fmt.Errorf("buffer: plan: %w", model.ErrCorruptRecord)
-	}
-	return wal.Position{Segment: seg, Offset: off}, b[n+m:], nil
 }

@@ -35,7 +35,7 @@ func Where(dir string) (string, error) {
 	if cp.Batch != nil {
 		return "at the " + cp.Batch.Step.String() + " insert", nil
 	}
-	p, err := (&Buffer{opts: Options{Dir: dir}}).readPlan()
+	p, _, err := readPlan(dir)
 	if err != nil {
 		return "", err
 	}
