@@ -2,9 +2,12 @@ package buffer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +17,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
+	"github.com/tally-analytics/tally/internal/wal"
 )
 
 // memSink is an in-memory ClickHouse: it stores rows, can be told to fail,
@@ -342,5 +346,55 @@ func TestOpenFreesCommittedSegments(t *testing.T) {
 	defer b2.Close()
 	if err := b2.Write(context.Background(), record(n)); err != nil {
 		t.Fatalf("after a restart with a 2 MiB budget and %d bytes of committed log: %v", size, err)
+	}
+}
+
+// The log and checkpoint of an earlier release — records carrying the
+// session rows computed on acceptance, checkpoint.json with a batch in
+// flight whose first event is already stored — are finished by this one:
+// every event and session row once, the old checkpoint replaced.
+func TestUpgradeFinishesAnEarlierLog(t *testing.T) {
+	dir := t.TempDir()
+	l, err := wal.Open(wal.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payloads [][]byte
+	var recs []model.Record
+	for i := range 3 {
+		rec := record(i)
+		ts := rec.Event.Timestamp
+		rec.Event.SessionID = uint64(100 + i)
+		rec.Sessions = []model.SessionRow{{SiteID: "s1", SessionID: uint64(100 + i), VisitorID: uint64(i), Sign: 1, Version: 1,
+			Start: ts, End: ts, Pageviews: 1, IsBounce: true}}
+		data, err := json.Marshal(rec) // the JSON records of the earliest releases
+		if err != nil {
+			t.Fatal(err)
+		}
+		payloads, recs = append(payloads, data), append(recs, rec)
+	}
+	if _, err := l.AppendBatch(context.Background(), payloads); err != nil {
+		t.Fatal(err)
+	}
+	end := l.Durable()
+	l.Close()
+	old, _ := json.Marshal(map[string]any{"committed": wal.Position{Segment: 1}, "in_flight": end})
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint.json"), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	sink.events = append(sink.events, *recs[0].Event) // the batch in flight got this far
+	sink.sessions = append(sink.sessions, recs[0].Sessions...)
+
+	b := openBuffer(t, dir, sink, 100, 10*time.Millisecond)
+	stop := run(t, b)
+	waitFor(t, "the old batch finished", func() bool { e, _, _ := sink.counts(); return e == 3 })
+	stop()
+	sink.assertExactlyOnce(t, 3)
+	if _, s, _ := sink.counts(); s != 3 {
+		t.Errorf("%d session rows, want the 3 the records carried", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "checkpoint.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the old checkpoint is still there: %v", err)
 	}
 }

@@ -34,6 +34,9 @@ type progress struct {
 	End  wal.Position `json:"end"`
 	Step step         `json:"step"`
 	Sent bool         `json:"sent"`
+	// Unsure marks a batch an earlier release had in flight: any of its
+	// inserts may have run, so each is looked up first.
+	Unsure bool `json:"unsure,omitempty"`
 }
 
 // step is a stage of a batch's way to ClickHouse, in order.
@@ -103,7 +106,7 @@ func (b *Buffer) convertLegacy() error {
 	}
 	cp := checkpoint{Committed: old.Committed}
 	if old.InFlight != nil {
-		cp.Batch = &progress{Seq: 1, End: *old.InFlight, Step: stepEvents, Sent: true}
+		cp.Batch = &progress{Seq: 1, End: *old.InFlight, Step: stepEvents, Sent: true, Unsure: true}
 	}
 	if err := b.saveCheckpoint(cp); err != nil {
 		return err

@@ -88,7 +88,8 @@ func (b *Buffer) resume(r *wal.Reader) (*batch, error) {
 	var bt *batch
 	switch cp := b.cp; {
 	case cp.Batch != nil:
-		bt = &batch{seq: cp.Batch.Seq, start: cp.Committed, end: cp.Batch.End, step: cp.Batch.Step, sent: cp.Batch.Sent}
+		bt = &batch{seq: cp.Batch.Seq, start: cp.Committed, end: cp.Batch.End, step: cp.Batch.Step, sent: cp.Batch.Sent,
+			unsure: cp.Batch.Unsure}
 		if p != nil && p.Seq == bt.seq && p.Start == bt.start {
 			bt.snap = p.Snapshot
 		}
@@ -150,7 +151,11 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 		return b.at("planned")
 	}
 	err := b.retry(ctx, b.redisDown, bt, func() error {
-		out, snap, err := b.sessions.Resolve(ctx, evs, bt.snap, persist)
+		// like an insert, resolving is not cut short by a stop: a read cut
+		// short would pass for Redis being down
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
+		defer cancel()
+		out, snap, err := b.sessions.Resolve(rctx, evs, bt.snap, persist)
 		if err != nil {
 			return err
 		}
@@ -179,7 +184,7 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 	if bt.rows(s) == 0 {
 		return nil
 	}
-	inDoubt := bt.step == s && bt.sent
+	inDoubt := (bt.step == s && bt.sent) || bt.unsure
 	err := b.retry(ctx, b.flushDown, bt, func() error {
 		if inDoubt {
 			if err := b.dropStored(ctx, bt, s); err != nil {
@@ -190,7 +195,7 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 			}
 		}
 		if bt.step != s || !bt.sent {
-			p := &progress{Seq: bt.seq, End: bt.end, Step: s, Sent: true}
+			p := &progress{Seq: bt.seq, End: bt.end, Step: s, Sent: true, Unsure: bt.unsure}
 			if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p}); err != nil {
 				return err
 			}
@@ -293,11 +298,15 @@ func (b *Buffer) commit(ctx context.Context, bt *batch) error {
 
 // retry runs f until it succeeds, backing off between attempts and
 // reporting failures to rep (once per interval); the caller says when the
-// outage is over. It gives up when ctx ends or a test hook stops the
+// outage is over. It starts no attempt once ctx has ended (an attempt under
+// way runs on: f bounds it), and gives up when a test hook stops the
 // flusher.
 func (b *Buffer) retry(ctx context.Context, rep *outage.Reporter, bt *batch, f func() error) error {
 	backoff := 100 * time.Millisecond
 	for {
+		if err := ctx.Err(); err != nil {
+			return err // the drain is over: no new attempt
+		}
 		err := f()
 		if err == nil {
 			return nil
