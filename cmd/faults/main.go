@@ -104,7 +104,7 @@ func soakAll(ctx context.Context, o options) error {
 	if err := os.WriteFile(o.out, []byte(rep.markdown()), 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("faults: report written to %s\n", o.out)
+	fmt.Printf("\n%s\nfaults: report written to %s\n", rep.summary(), o.out)
 	if !rep.ok() {
 		return fmt.Errorf("the promise broke in some runs: see %s", o.out)
 	}

@@ -46,22 +46,7 @@ func (r *report) markdown() string {
 		"or custom events differ from those stored under its id. One single event in eight is a crawler's pageview " +
 		"(accepted, then counted in `bot_events` by its id), one custom event in five carries 9.90 USD (the payments " +
 		"ledger must hold one payment per accepted one, and none beyond those that might have been accepted).\n\n")
-	b.WriteString("| scenario | runs | acknowledged | refused | cut off (stored) | stored | missing | duplicated | refused but stored | sessions | corrupted sessions | bot events (missing, doubled) | revenue events (missing, doubled, extra) | unclean exits | result |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-	for _, sr := range r.results {
-		var t runTotals
-		for _, rr := range sr.runs {
-			t.add(rr)
-		}
-		result := "held"
-		if t.broken > 0 {
-			result = fmt.Sprintf("**broken in %d runs**", t.broken)
-		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d | %d (%d, %d) | %d (%d, %d, %d) | %d | %s |\n",
-			sr.sc.name, len(sr.runs), t.acked, t.refused, t.cut, t.cutStored, t.stored, t.missing, t.doubled, t.refusedStored,
-			t.sessions, t.corrupted, t.bots, t.botsMissing, t.botsDoubled, t.revenue, t.revenueMissing, t.revenueDoubled,
-			t.revenueExtra, t.exits, result)
-	}
+	b.WriteString(r.summary())
 	b.WriteString("\n## Scenarios\n\n")
 	for _, sr := range r.results {
 		fmt.Fprintf(&b, "- **%s**: %s.\n", sr.sc.name, sr.sc.what)
@@ -99,6 +84,28 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "| %s | %d | %v | %d | %d | %d (%d) | %d | %d | %d | %s |\n", sr.sc.name, i+1, rr.took.Round(100*time.Millisecond),
 				c.Acknowledged, c.Refused, c.CutOff, c.CutStored, c.Missing, c.Doubled, c.Corrupted(), notes)
 		}
+	}
+	return b.String()
+}
+
+// summary is the table of scenarios, one line each.
+func (r *report) summary() string {
+	var b strings.Builder
+	b.WriteString("| scenario | runs | acknowledged | refused | cut off (stored) | stored | missing | duplicated | refused but stored | sessions | corrupted sessions | bot events (missing, doubled) | revenue events (missing, doubled, extra) | unclean exits | result |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, sr := range r.results {
+		var t runTotals
+		for _, rr := range sr.runs {
+			t.add(rr)
+		}
+		result := "held"
+		if t.broken > 0 {
+			result = fmt.Sprintf("**broken in %d runs**", t.broken)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d | %d (%d, %d) | %d (%d, %d, %d) | %d | %s |\n",
+			sr.sc.name, len(sr.runs), t.acked, t.refused, t.cut, t.cutStored, t.stored, t.missing, t.doubled, t.refusedStored,
+			t.sessions, t.corrupted, t.bots, t.botsMissing, t.botsDoubled, t.revenue, t.revenueMissing, t.revenueDoubled,
+			t.revenueExtra, t.exits, result)
 	}
 	return b.String()
 }
