@@ -57,7 +57,7 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 	res := rawResult{Events: len(events), Sessions: len(sessions)}
 	start := time.Now()
 	for i := 0; i < len(events); i += rawBatch {
-		if err := store.InsertEvents(ctx, events[i:min(i+rawBatch, len(events))]); err != nil {
+		if err := store.InsertEvents(ctx, "", events[i:min(i+rawBatch, len(events))]); err != nil {
 			return res, err
 		}
 	}
@@ -68,11 +68,11 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 	per := float64(len(sessions)) / float64(max(1, len(events)))
 	for i := 0; i < len(events); i += rawBatch {
 		j := min(i+rawBatch, len(events))
-		if err := store.InsertEvents(ctx, events[i:j]); err != nil {
+		if err := store.InsertEvents(ctx, "", events[i:j]); err != nil {
 			return res, err
 		}
 		a, b := int(float64(i)*per), min(int(float64(j)*per), len(sessions))
-		if err := store.InsertSessions(ctx, sessions[a:b]); err != nil {
+		if err := store.InsertSessions(ctx, "", sessions[a:b]); err != nil {
 			return res, err
 		}
 	}

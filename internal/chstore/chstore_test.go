@@ -28,7 +28,7 @@ func TestInsertAndFind(t *testing.T) {
 		{SiteID: "s1", Timestamp: t0.Add(time.Minute), EventID: "e2", Name: "signup", VisitorID: 1, SessionID: 10, Pathname: "/a",
 			Attribution: attr, PropKeys: []string{"plan"}, PropValues: []string{"pro"}},
 	}
-	if err := s.InsertEvents(ctx, events); err != nil {
+	if err := s.InsertEvents(ctx, "", events); err != nil {
 		t.Fatal(err)
 	}
 	v1 := model.SessionRow{SiteID: "s1", SessionID: 10, VisitorID: 1, Sign: 1, Version: 1, Start: t0, End: t0,
@@ -37,13 +37,13 @@ func TestInsertAndFind(t *testing.T) {
 	cancel.Sign = -1
 	v2 := v1
 	v2.Version, v2.End, v2.Events, v2.IsBounce = 2, t0.Add(time.Minute), 1, false
-	if err := s.InsertSessions(ctx, []model.SessionRow{v1}); err != nil {
+	if err := s.InsertSessions(ctx, "", []model.SessionRow{v1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertSessions(ctx, []model.SessionRow{cancel, v2}); err != nil {
+	if err := s.InsertSessions(ctx, "", []model.SessionRow{cancel, v2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertBotEvents(ctx, []model.BotEventRow{{SiteID: "s1", Timestamp: t0, EventID: "b1", Reason: "crawlerdetect"}}); err != nil {
+	if err := s.InsertBotEvents(ctx, "", []model.BotEventRow{{SiteID: "s1", Timestamp: t0, EventID: "b1", Reason: "crawlerdetect"}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -112,7 +112,7 @@ func TestExistingEventIDsManyIDs(t *testing.T) {
 	for i := range 10 {
 		ids = append(ids, fmt.Sprintf("missing-%d", i))
 	}
-	if err := s.InsertEvents(ctx, rows); err != nil {
+	if err := s.InsertEvents(ctx, "", rows); err != nil {
 		t.Fatal(err)
 	}
 	found, err := s.ExistingEventIDs(ctx, "events", model.Span{Sites: []model.SiteID{"s1"}, From: t0, To: t0.Add(n * time.Second)}, ids)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/tally-analytics/tally/internal/model"
@@ -55,8 +56,9 @@ func attributionColumnsOf(n int, attr func(i int) *model.Attribution) []any {
 	return cols
 }
 
-// InsertEvents writes event rows in one batch, column by column.
-func (s *Store) InsertEvents(ctx context.Context, rows []model.EventRow) error {
+// InsertEvents writes event rows in one batch, column by column. id, when
+// set, names the insert (its ClickHouse query id) for EndInsert.
+func (s *Store) InsertEvents(ctx context.Context, id string, rows []model.EventRow) error {
 	n := len(rows)
 	cols := []any{
 		column(n, func(i int) string { return string(rows[i].SiteID) }),
@@ -76,13 +78,14 @@ func (s *Store) InsertEvents(ctx context.Context, rows []model.EventRow) error {
 		column(n, func(i int) []string { return nonNil(rows[i].PropValues) }),
 		column(n, func(i int) int64 { return rows[i].RevenueAmount }),
 		column(n, func(i int) string { return rows[i].RevenueCurrency }))
-	return s.insertColumns(ctx, "events", "INSERT INTO events (site_id, ts, event_id, name, visitor_id, session_id, hostname, "+
+	return s.insertColumns(ctx, id, "events", "INSERT INTO events (site_id, ts, event_id, name, visitor_id, session_id, hostname, "+
 		"pathname, prev_pathname, time_on_prev, "+attributionColumns+", props_keys, props_values, revenue_amount, revenue_currency)",
 		n, cols)
 }
 
-// InsertSessions writes session state and cancel rows in one batch, column by column.
-func (s *Store) InsertSessions(ctx context.Context, rows []model.SessionRow) error {
+// InsertSessions writes session state and cancel rows in one batch, column
+// by column; id as for InsertEvents.
+func (s *Store) InsertSessions(ctx context.Context, id string, rows []model.SessionRow) error {
 	n := len(rows)
 	cols := []any{
 		column(n, func(i int) string { return string(rows[i].SiteID) }),
@@ -106,14 +109,15 @@ func (s *Store) InsertSessions(ctx context.Context, rows []model.SessionRow) err
 		column(n, func(i int) string { return rows[i].Attribution.Hostname }),
 	}
 	cols = append(cols, attributionColumnsOf(n, func(i int) *model.Attribution { return &rows[i].Attribution })...)
-	return s.insertColumns(ctx, "sessions", "INSERT INTO sessions (site_id, session_id, visitor_id, sign, version, started_at, "+
+	return s.insertColumns(ctx, id, "sessions", "INSERT INTO sessions (site_id, session_id, visitor_id, sign, version, started_at, "+
 		"ended_at, duration, pageviews, events, is_bounce, entry_page, exit_page, hostname, "+attributionColumns+")", n, cols)
 }
 
-// InsertBotEvents writes filtered bot traffic in one batch.
-func (s *Store) InsertBotEvents(ctx context.Context, rows []model.BotEventRow) error {
+// InsertBotEvents writes filtered bot traffic in one batch; id as for
+// InsertEvents.
+func (s *Store) InsertBotEvents(ctx context.Context, id string, rows []model.BotEventRow) error {
 	n := len(rows)
-	return s.insertColumns(ctx, "bot_events", "INSERT INTO bot_events (site_id, ts, event_id, reason)", n, []any{
+	return s.insertColumns(ctx, id, "bot_events", "INSERT INTO bot_events (site_id, ts, event_id, reason)", n, []any{
 		column(n, func(i int) string { return string(rows[i].SiteID) }),
 		column(n, func(i int) time.Time { return utc(rows[i].Timestamp) }),
 		column(n, func(i int) string { return rows[i].EventID }),
@@ -123,7 +127,10 @@ func (s *Store) InsertBotEvents(ctx context.Context, rows []model.BotEventRow) e
 
 // insertColumns sends n rows given as one slice per column, in the order of
 // stmt's column list: far cheaper than appending row by row.
-func (s *Store) insertColumns(ctx context.Context, table, stmt string, n int, cols []any) error {
+func (s *Store) insertColumns(ctx context.Context, id, table, stmt string, n int, cols []any) error {
+	if id != "" {
+		ctx = clickhouse.Context(ctx, clickhouse.WithQueryID(id))
+	}
 	return s.sendBatch(ctx, table, stmt, n, func(batch driver.Batch) error {
 		for i, c := range cols {
 			if err := batch.Column(i).Append(c); err != nil {
@@ -166,6 +173,29 @@ func (s *Store) sendBatch(ctx context.Context, table, stmt string, n int, fill f
 		}
 		return nil
 	})
+}
+
+// EndInsert waits until the insert named id is over: one still running in
+// ClickHouse (its client gave up or went away while the server still
+// writes) is waited for. After it, what the insert stored is all it will
+// ever store, so looking for its rows gives a final answer. (KILL QUERY
+// would be quicker, but ClickHouse 18.16 drops the connection of a native
+// client that sends it.)
+func (s *Store) EndInsert(ctx context.Context, id string) error {
+	for {
+		var running uint64
+		if err := s.conn.QueryRow(ctx, "SELECT count() FROM system.processes WHERE query_id = ?", id).Scan(&running); err != nil {
+			return translate(fmt.Errorf("chstore: end insert %s: %w", id, err))
+		}
+		if running == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("chstore: end insert %s: %w", id, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func nonNil(s []string) []string {

@@ -30,10 +30,10 @@ func TestPageRollups(t *testing.T) {
 	add("s1", t0.Add(2*time.Minute), 2, "pageview", "/a", "", 0)
 	add("s1", t0.Add(3*time.Minute), 2, "pageview", "/a", "/a", 60)
 	add("s2", t0, 3, "pageview", "/a", "", 0)
-	if err := s.InsertEvents(ctx, rows[:3]); err != nil { // two inserts: two blocks through the views
+	if err := s.InsertEvents(ctx, "", rows[:3]); err != nil { // two inserts: two blocks through the views
 		t.Fatal(err)
 	}
-	if err := s.InsertEvents(ctx, rows[3:]); err != nil {
+	if err := s.InsertEvents(ctx, "", rows[3:]); err != nil {
 		t.Fatal(err)
 	}
 	want := "s1 2026-05-04 /a 1 0 0 1|s1 2026-05-05 /a 2 150 2 1|s1 2026-05-05 /b 1 0 0 1|s2 2026-05-04 /a 1 0 0 1"

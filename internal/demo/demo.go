@@ -17,8 +17,8 @@ import (
 
 // Sink stores generated rows (the ClickHouse store).
 type Sink interface {
-	InsertEvents(ctx context.Context, rows []model.EventRow) error
-	InsertSessions(ctx context.Context, rows []model.SessionRow) error
+	InsertEvents(ctx context.Context, id string, rows []model.EventRow) error
+	InsertSessions(ctx context.Context, id string, rows []model.SessionRow) error
 }
 
 // Options describe the traffic to generate.
@@ -135,10 +135,10 @@ func Generate(ctx context.Context, sink Sink, opts Options) (int, error) {
 	var sessions []model.SessionRow
 	written := 0
 	flush := func() error {
-		if err := sink.InsertEvents(ctx, events); err != nil {
+		if err := sink.InsertEvents(ctx, "", events); err != nil {
 			return err
 		}
-		if err := sink.InsertSessions(ctx, sessions); err != nil {
+		if err := sink.InsertSessions(ctx, "", sessions); err != nil {
 			return err
 		}
 		written += len(events)

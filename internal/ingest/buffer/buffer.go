@@ -34,12 +34,14 @@ import (
 	"github.com/tally-analytics/tally/internal/wal"
 )
 
-// Sink is where batches go: the ClickHouse store. The Existing lookups
-// serve a step whose insert may or may not have reached ClickHouse.
+// Sink is where batches go: the ClickHouse store. Inserts are named (id),
+// so that an insert whose outcome is unknown can be ended for sure
+// (EndInsert) before the Existing lookups tell what it stored.
 type Sink interface {
-	InsertEvents(ctx context.Context, rows []model.EventRow) error
-	InsertSessions(ctx context.Context, rows []model.SessionRow) error
-	InsertBotEvents(ctx context.Context, rows []model.BotEventRow) error
+	InsertEvents(ctx context.Context, id string, rows []model.EventRow) error
+	InsertSessions(ctx context.Context, id string, rows []model.SessionRow) error
+	InsertBotEvents(ctx context.Context, id string, rows []model.BotEventRow) error
+	EndInsert(ctx context.Context, id string) error
 	ExistingEventIDs(ctx context.Context, table string, span model.Span, ids []string) (map[string]bool, error)
 	ExistingSessionRows(ctx context.Context, span model.Span, sessions []uint64) (map[model.SessionRowKey]bool, error)
 }
@@ -49,6 +51,9 @@ type Sessions interface {
 	Resolve(ctx context.Context, evs []*model.EventRow, snap *session.Snapshot,
 		persist func(*session.Snapshot) error) (session.Outcome, *session.Snapshot, error)
 	Compute(evs []*model.EventRow, snap *session.Snapshot) session.Outcome
+	// Forget drops what Redis keeps for the replay of a batch whose
+	// outcome is recorded.
+	Forget(ctx context.Context, snap *session.Snapshot)
 }
 
 // Revenue records the revenue of custom events in the payments ledger; a
@@ -151,12 +156,17 @@ func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer,
 		return nil, err
 	}
 	b.planWrites = uint64(newest) // the next plan goes to the other file
-	// Positions at the end of a segment become the start of the next, so
+	// A position at the end of a segment becomes the start of the next, so
 	// that the segments ClickHouse has are freed now, before the disk budget
-	// refuses anything.
-	b.cp.Committed = l.Normalize(b.cp.Committed)
-	if b.plan != nil {
-		b.plan.Start = l.Normalize(b.plan.Start)
+	// refuses anything — once the checkpoint says so on disk.
+	if committed := l.Normalize(b.cp.Committed); committed != b.cp.Committed {
+		cp := b.cp
+		cp.Committed = committed
+		if err := b.saveCheckpoint(cp); err != nil {
+			l.Close()
+			b.cpFile.Close()
+			return nil, err
+		}
 	}
 	if err := l.TruncateBefore(b.cp.Committed); err != nil {
 		opts.Log.Warn("buffer: freeing log segments", "err", err)

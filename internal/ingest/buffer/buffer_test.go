@@ -52,7 +52,7 @@ func (m *memSink) check(ctx context.Context, table string) error {
 	return nil
 }
 
-func (m *memSink) InsertEvents(ctx context.Context, rows []model.EventRow) error {
+func (m *memSink) InsertEvents(ctx context.Context, _ string, rows []model.EventRow) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.check(ctx, "events"); err != nil {
@@ -62,7 +62,7 @@ func (m *memSink) InsertEvents(ctx context.Context, rows []model.EventRow) error
 	return nil
 }
 
-func (m *memSink) InsertSessions(ctx context.Context, rows []model.SessionRow) error {
+func (m *memSink) InsertSessions(ctx context.Context, _ string, rows []model.SessionRow) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.check(ctx, "sessions"); err != nil {
@@ -72,7 +72,10 @@ func (m *memSink) InsertSessions(ctx context.Context, rows []model.SessionRow) e
 	return nil
 }
 
-func (m *memSink) InsertBotEvents(ctx context.Context, rows []model.BotEventRow) error {
+// EndInsert: an insert into memory is over when it returns.
+func (m *memSink) EndInsert(ctx context.Context, _ string) error { return ctx.Err() }
+
+func (m *memSink) InsertBotEvents(ctx context.Context, _ string, rows []model.BotEventRow) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.check(ctx, "bot_events"); err != nil {

@@ -1,7 +1,9 @@
 package buffer
 
 import (
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,9 @@ type checkpoint struct {
 	Batch *progress `json:"batch,omitempty"`
 	// Writes counts writes, to tell the newer of the file's two copies.
 	Writes uint64 `json:"writes"`
+	// Instance names this write-ahead log among the instances that share
+	// ClickHouse: it starts the names of its inserts.
+	Instance string `json:"instance"`
 }
 
 // progress is where a batch stands: its steps before Step are done; Sent
@@ -84,7 +89,16 @@ func (b *Buffer) openCheckpoint() error {
 	if first := b.log.First(); b.cp.Committed.Less(first) && b.cp.Batch == nil {
 		b.cp.Committed = first
 	}
+	if b.cp.Instance == "" { // saved with the first checkpoint, before any insert
+		b.cp.Instance = randomHex(6)
+	}
 	return nil
+}
+
+func randomHex(n int) string {
+	p := make([]byte, n)
+	rand.Read(p) //nolint:errcheck // never fails
+	return hex.EncodeToString(p)
 }
 
 func (b *Buffer) convertLegacy() error {
@@ -115,7 +129,7 @@ func (b *Buffer) convertLegacy() error {
 }
 
 func (b *Buffer) saveCheckpoint(cp checkpoint) error {
-	cp.Writes = b.cp.Writes + 1
+	cp.Writes, cp.Instance = b.cp.Writes+1, b.cp.Instance
 	data, err := json.Marshal(cp)
 	if err != nil {
 		return fmt.Errorf("buffer: encode checkpoint: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,8 +75,11 @@ type faultySink struct {
 	*chstore.Store
 	mu    sync.Mutex
 	down  bool                 // every call fails before reaching ClickHouse
-	once  map[string]string    // table → fault of its next insert: "half", "lost", "fail"
+	once  map[string]string    // table → fault of its next insert: "half", "lost", "fail", "late"
 	block map[string]chan bool // table → its next insert waits for a value (true: then fail)
+	// late are inserts still writing after their client gave up, by id:
+	// EndInsert waits for them, as KILL QUERY … SYNC waits for a query
+	late map[string]chan struct{}
 }
 
 func (s *faultySink) setDown(down bool) {
@@ -92,7 +96,7 @@ func (s *faultySink) fault(table, kind string) {
 
 // insert runs a table's insert with its fault: n rows, send(k) inserts the
 // first k.
-func (s *faultySink) insert(ctx context.Context, table string, n int, send func(k int) error) error {
+func (s *faultySink) insert(ctx context.Context, id, table string, n int, send func(k int) error) error {
 	s.mu.Lock()
 	down, kind, wait := s.down, s.once[table], s.block[table]
 	delete(s.once, table)
@@ -122,6 +126,17 @@ func (s *faultySink) insert(ctx context.Context, table string, n int, send func(
 		return errors.New("read: i/o timeout")
 	case "fail":
 		return errors.New("write: broken pipe")
+	case "late": // the client times out; the server stores the rows 300 ms later
+		done := make(chan struct{})
+		s.mu.Lock()
+		s.late[id] = done
+		s.mu.Unlock()
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			send(n) //nolint:errcheck // a late insert's outcome is for the lookup to find
+			close(done)
+		}()
+		return context.DeadlineExceeded
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -129,22 +144,39 @@ func (s *faultySink) insert(ctx context.Context, table string, n int, send func(
 	return send(n)
 }
 
-func (s *faultySink) InsertEvents(ctx context.Context, rows []model.EventRow) error {
-	return s.insert(ctx, "events", len(rows), func(k int) error { return s.Store.InsertEvents(ctx, rows[:k]) })
+func (s *faultySink) InsertEvents(ctx context.Context, id string, rows []model.EventRow) error {
+	return s.insert(ctx, id, "events", len(rows), func(k int) error {
+		return s.Store.InsertEvents(context.WithoutCancel(ctx), id, rows[:k])
+	})
 }
 
-func (s *faultySink) InsertSessions(ctx context.Context, rows []model.SessionRow) error {
-	return s.insert(ctx, "sessions", len(rows), func(k int) error {
+func (s *faultySink) InsertSessions(ctx context.Context, id string, rows []model.SessionRow) error {
+	return s.insert(ctx, id, "sessions", len(rows), func(k int) error {
 		// a partial insert stores whole sessions (a session's rows share a part)
 		for k > 0 && k < len(rows) && rows[k].SessionID == rows[k-1].SessionID {
 			k++
 		}
-		return s.Store.InsertSessions(ctx, rows[:k])
+		return s.Store.InsertSessions(context.WithoutCancel(ctx), id, rows[:k])
 	})
 }
 
-func (s *faultySink) InsertBotEvents(ctx context.Context, rows []model.BotEventRow) error {
-	return s.insert(ctx, "bot_events", len(rows), func(k int) error { return s.Store.InsertBotEvents(ctx, rows[:k]) })
+func (s *faultySink) InsertBotEvents(ctx context.Context, id string, rows []model.BotEventRow) error {
+	return s.insert(ctx, id, "bot_events", len(rows), func(k int) error {
+		return s.Store.InsertBotEvents(context.WithoutCancel(ctx), id, rows[:k])
+	})
+}
+
+func (s *faultySink) EndInsert(ctx context.Context, id string) error {
+	if s.isDown() {
+		return errors.New("dial tcp: connection refused")
+	}
+	s.mu.Lock()
+	done := s.late[id]
+	s.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+	return s.Store.EndInsert(ctx, id)
 }
 
 func (s *faultySink) ExistingEventIDs(ctx context.Context, table string, span model.Span, ids []string) (map[string]bool, error) {
@@ -209,7 +241,8 @@ func newRig(t *testing.T) *rig {
 	ch, _ := testenv.ClickHouse(t)
 	rdb, prefix := testenv.Redis(t)
 	return &rig{t: t, dir: t.TempDir(), ch: ch, sess: session.NewManager(rdb, prefix), drain: 5 * time.Second,
-		sink:   &faultySink{Store: ch, once: map[string]string{}, block: map[string]chan bool{}},
+		sink: &faultySink{Store: ch, once: map[string]string{}, block: map[string]chan bool{},
+			late: map[string]chan struct{}{}},
 		ledger: &ledger{payments: map[string]*model.Touch{}}}
 }
 
@@ -404,10 +437,11 @@ func TestCrashAfterAFailedInsert(t *testing.T) {
 }
 
 // The same failures without a crash: the flusher's own retry finds what
-// the failed attempt stored.
+// the failed attempt stored — also when it stored it after its client gave
+// up ("late": the retry must end that insert before it looks).
 func TestRetryAfterAFailedInsert(t *testing.T) {
 	for _, table := range []string{"events", "sessions", "bot_events"} {
-		for _, kind := range []string{"half", "lost"} {
+		for _, kind := range []string{"half", "lost", "late"} {
 			t.Run(table+"/"+kind, func(t *testing.T) {
 				r := newRig(t)
 				r.scenario("", 0, func() { r.sink.fault(table, kind) }, nil)
@@ -640,7 +674,7 @@ func TestPlanFiles(t *testing.T) {
 	}
 	snap := &session.Snapshot{Tag: 9, States: []session.Stored{{Site: "s1", Visitor: 1, Value: []byte("x")}}}
 	for rev := uint64(1); rev <= 2; rev++ {
-		if err := b.writePlan(plan{Seq: 4, Rev: rev, Start: wal.Position{Segment: 1, Offset: 10}, End: wal.Position{Segment: 1, Offset: 99}, Snapshot: snap}); err != nil {
+		if err := b.writePlan(plan{Seq: 4, Rev: rev, End: wal.Position{Segment: 1, Offset: 99}, Snapshot: snap}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -656,5 +690,55 @@ func TestPlanFiles(t *testing.T) {
 	}
 	if p, _, err := readPlan(dir); err != nil || p == nil || p.Rev != 1 {
 		t.Errorf("with the newer plan torn: %+v, %v; want revision 1", p, err)
+	}
+}
+
+// A batch that starts where a segment ended (the log rotated between two
+// batches) is interrupted at an insert; the next start frees that segment,
+// and is itself stopped (ClickHouse down) before it writes a checkpoint of
+// its own. The start after must still find the batch: the checkpoint must
+// not name a place in a segment that is gone.
+func TestRestartTwiceAfterASegmentEnd(t *testing.T) {
+	r := newRig(t)
+	long := "/" + strings.Repeat("x", 200_000) // five records fill most of a 1 MiB segment
+	batch := func(round int) []model.Record {
+		var recs []model.Record
+		for v := uint64(1); v <= 5; v++ {
+			recs = append(recs, faultEvent(fmt.Sprint("r", round, "v", v), time.Duration(round*60+int(v))*time.Second, v, "pageview", long))
+		}
+		return recs
+	}
+	// one run: batch 2 starts at the end of segment 1 (its first record
+	// opened segment 2), and stops at its events insert
+	b := r.open(5, "events", 2)
+	r.write(b, batch(0))
+	r.write(b, batch(1))
+	if !r.runTo(b) {
+		t.Fatal("batch 2 never reached its events insert")
+	}
+	r.sink.setDown(true)
+	r.drain = 200 * time.Millisecond
+	b = r.open(5, "", 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("the first restart: %v", err)
+	}
+	b.Close()
+	r.sink.setDown(false)
+	r.runTo(r.open(5, "", 0))
+	for q, want := range map[string]int64{
+		"SELECT count() AS n FROM events":                                                         10,
+		"SELECT uniqExact(event_id) AS n FROM events":                                             10,
+		"SELECT countIf(s != 1) AS n FROM (SELECT sum(sign) s FROM sessions GROUP BY session_id)": 0,
+		"SELECT sum(sign * pageviews) AS n FROM sessions":                                         10,
+		"SELECT uniqExact(session_id) AS n FROM events":                                           5,
+	} {
+		if got := r.count(q); got != want {
+			t.Errorf("%s = %d, want %d", q, got, want)
+		}
 	}
 }

@@ -86,15 +86,17 @@ func (b *Buffer) resume(r *wal.Reader) (*batch, error) {
 	p := b.plan
 	b.plan = nil
 	var bt *batch
+	// A plan belongs to the batch of its number: the one after the last
+	// committed (positions can name one place in two ways, numbers cannot).
 	switch cp := b.cp; {
 	case cp.Batch != nil:
 		bt = &batch{seq: cp.Batch.Seq, start: cp.Committed, end: cp.Batch.End, step: cp.Batch.Step, sent: cp.Batch.Sent,
 			unsure: cp.Batch.Unsure}
-		if p != nil && p.Seq == bt.seq && p.Start == bt.start {
+		if p != nil && p.Seq == bt.seq && p.End == bt.end {
 			bt.snap = p.Snapshot
 		}
-	case p != nil && p.Seq == cp.Seq+1 && p.Start == cp.Committed:
-		bt = &batch{seq: p.Seq, start: p.Start, end: p.End, step: stepResolve, snap: p.Snapshot, planRev: p.Rev}
+	case p != nil && p.Seq == cp.Seq+1:
+		bt = &batch{seq: p.Seq, start: cp.Committed, end: p.End, step: stepResolve, snap: p.Snapshot, planRev: p.Rev}
 	default:
 		return nil, nil
 	}
@@ -144,7 +146,8 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 			return err
 		}
 		bt.planRev++
-		if err := b.writePlan(plan{Seq: bt.seq, Rev: bt.planRev, Start: bt.start, End: bt.end, Snapshot: s}); err != nil {
+		if err := b.writePlan(plan{Seq: bt.seq, Rev: bt.planRev, End: bt.end, Snapshot: s}); err != nil {
+			bt.planRev--
 			return err
 		}
 		bt.snap = s
@@ -185,8 +188,15 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 		return nil
 	}
 	inDoubt := (bt.step == s && bt.sent) || bt.unsure
+	id := fmt.Sprintf("tally-%s-%d-%s", b.cp.Instance, bt.seq, s)
 	err := b.retry(ctx, b.flushDown, bt, func() error {
 		if inDoubt {
+			// an attempt may still be running in ClickHouse (its client
+			// gave up, or was this process before a restart): end it, so
+			// that what the lookup finds is all it stored
+			if err := b.sink.EndInsert(ctx, id); err != nil {
+				return err
+			}
 			if err := b.dropStored(ctx, bt, s); err != nil {
 				return err
 			}
@@ -205,7 +215,7 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 			return err
 		}
 		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
-		err := b.insert(ictx, bt, s)
+		err := b.insert(ictx, id, bt, s)
 		cancel()
 		if err != nil {
 			inDoubt = true
@@ -219,14 +229,14 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 	return err
 }
 
-func (b *Buffer) insert(ctx context.Context, bt *batch, s step) error {
+func (b *Buffer) insert(ctx context.Context, id string, bt *batch, s step) error {
 	switch s {
 	case stepEvents:
-		return b.sink.InsertEvents(ctx, bt.events)
+		return b.sink.InsertEvents(ctx, id, bt.events)
 	case stepSessions:
-		return b.sink.InsertSessions(ctx, bt.sessions)
+		return b.sink.InsertSessions(ctx, id, bt.sessions)
 	case stepBots:
-		return b.sink.InsertBotEvents(ctx, bt.bots)
+		return b.sink.InsertBotEvents(ctx, id, bt.bots)
 	}
 	return nil
 }
@@ -287,6 +297,9 @@ func (b *Buffer) commit(ctx context.Context, bt *batch) error {
 	if err := b.at("committed"); err != nil {
 		return err
 	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
+	b.sessions.Forget(fctx, bt.snap)
+	cancel()
 	if err := b.log.TruncateBefore(bt.end); err != nil {
 		b.opts.Log.Warn("buffer: freeing log segments", "err", err)
 	}

@@ -15,9 +15,10 @@ import (
 )
 
 // plan is the first thing a batch writes to disk, before any of its steps
-// has an effect elsewhere: which records it holds (from the checkpoint's
-// Committed position to End) and the session snapshot its rows are computed
-// from. With it a restart replays the batch to the same rows.
+// has an effect elsewhere: which records it holds (its number Seq, the one
+// after the checkpoint's, runs from the checkpoint's Committed position to
+// End) and the session snapshot its rows are computed from. With it a
+// restart replays the batch to the same rows.
 //
 // A batch's plan is written again when another instance moved some of its
 // visitors on (Rev counts the versions). The versions go to two files in
@@ -26,9 +27,9 @@ import (
 // earlier version of this batch's (a valid snapshot whose states, where
 // already written, carry the batch's tag).
 type plan struct {
-	Seq, Rev   uint64
-	Start, End wal.Position
-	Snapshot   *session.Snapshot
+	Seq, Rev uint64
+	End      wal.Position
+	Snapshot *session.Snapshot
 }
 
 var planNames = [2]string{"plan.0", "plan.1"}
@@ -56,7 +57,6 @@ func (b *Buffer) createPlanFiles() error {
 func (b *Buffer) writePlan(p plan) error {
 	body := binary.AppendUvarint(nil, p.Seq)
 	body = binary.AppendUvarint(body, p.Rev)
-	body = appendPosition(body, p.Start)
 	body = appendPosition(body, p.End)
 	body, err := p.Snapshot.AppendBinary(body)
 	if err != nil {
@@ -65,8 +65,7 @@ func (b *Buffer) writePlan(p plan) error {
 	data := binary.LittleEndian.AppendUint32(nil, uint32(len(body)))
 	data = binary.LittleEndian.AppendUint32(data, crc32.Checksum(body, castagnoli))
 	data = append(data, body...)
-	b.planWrites++
-	f, err := os.OpenFile(b.planPath(int(b.planWrites%2)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(b.planPath(int((b.planWrites+1)%2)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("buffer: write plan: %w", err)
 	}
@@ -80,6 +79,7 @@ func (b *Buffer) writePlan(p plan) error {
 	if err != nil {
 		return fmt.Errorf("buffer: write plan: %w", err)
 	}
+	b.planWrites++ // only now: after a failed write, the other file is still the one to keep
 	return nil
 }
 
@@ -118,7 +118,6 @@ func readPlanFile(path string) (*plan, error) {
 	}
 	d := model.NewDecoder(body)
 	p := &plan{Seq: d.ReadUvarint(), Rev: d.ReadUvarint()}
-	p.Start = wal.Position{Segment: d.ReadUvarint(), Offset: d.ReadVarint()}
 	p.End = wal.Position{Segment: d.ReadUvarint(), Offset: d.ReadVarint()}
 	rest := d.Rest()
 	if d.Err() != nil {

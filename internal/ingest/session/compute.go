@@ -23,6 +23,14 @@ type Snapshot struct {
 	States []Stored
 }
 
+// clone copies the snapshot's list of states (their values are shared:
+// they are never changed, only replaced).
+func (s *Snapshot) clone() *Snapshot {
+	c := *s
+	c.States = append([]Stored(nil), s.States...)
+	return &c
+}
+
 // Stored is a visitor's state as Redis held it.
 type Stored struct {
 	Site    model.SiteID
@@ -122,8 +130,6 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 			out.Rows = append(out.Rows, t.now.row(v.site, v.id, 1))
 		}
 		next := stored{tag: snap.Tag, state: *tr.cur}
-		next.history[0] = tr.stored.tag
-		copy(next.history[1:], tr.stored.history[:])
 		out.writes = append(out.writes, write{v: v, expect: tagOf(before[v]), value: appendStored(nil, next)})
 		page := tr.cur.exit
 		if page == "" {

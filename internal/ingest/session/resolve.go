@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,7 +33,7 @@ const keysPerCall = 1000
 // snap is nil for a new batch: Resolve reads the states, and if Redis
 // cannot be read it persists a degraded snapshot (the events keep no
 // session) rather than wait. A batch replayed after a restart passes its
-// stored snapshot: states it wrote before are recognised by its tag and not
+// stored snapshot: states it wrote before are in its applied set and not
 // written again, and once a snapshot is persisted Resolve never degrades —
 // an error means "try again".
 //
@@ -57,7 +58,7 @@ func (m *Manager) Resolve(ctx context.Context, evs []*model.EventRow, snap *Snap
 				return Outcome{}, nil, err
 			}
 		}
-		moved, err := m.swap(ctx, pending)
+		moved, err := m.swap(ctx, snap.Tag, pending)
 		if err != nil {
 			return Outcome{}, nil, err
 		}
@@ -66,17 +67,38 @@ func (m *Manager) Resolve(ctx context.Context, evs []*model.EventRow, snap *Snap
 			return out, snap, nil
 		}
 		// Another instance wrote these visitors' states since they were
-		// read: compute the batch again from their new states. The states
-		// already written carry this batch's tag and are skipped.
-		if err := m.reread(ctx, snap, moved); err != nil {
+		// read: compute the batch again from their new states (the states
+		// already written are in the batch's applied set, and skipped). The
+		// new snapshot counts only once it is stored: until then the stored
+		// one is what a restart would compute from.
+		next := snap.clone()
+		if err := m.reread(ctx, next, moved); err != nil {
 			return Outcome{}, nil, err
 		}
-		if err := persist(snap); err != nil {
+		if err := persist(next); err != nil {
 			return Outcome{}, nil, err
 		}
-		replay = true
+		snap, replay = next, true
 	}
 }
+
+// Forget drops the record of which states the batch of snap wrote: call it
+// once the batch no longer needs Redis after a restart (its outcome is
+// recorded). Best effort: the record expires on its own.
+func (m *Manager) Forget(ctx context.Context, snap *Snapshot) {
+	if snap != nil && !snap.Degraded {
+		m.rdb.Del(ctx, m.appliedKey(snap.Tag))
+	}
+}
+
+// appliedKey is the set of state keys the batch tagged tag has written.
+func (m *Manager) appliedKey(tag uint64) string {
+	return m.prefix + "applied:" + strconv.FormatUint(tag, 16)
+}
+
+// appliedTTL bounds how long a batch interrupted between writing its
+// states and recording its outcome can wait for its replay.
+const appliedTTL = 7 * 24 * time.Hour
 
 // read takes the snapshot of a new batch: the states of its visitors, in
 // one MGET per 1,000 keys (pipelined), and a fresh tag.
@@ -135,41 +157,53 @@ func (m *Manager) get(ctx context.Context, vs []visitor) ([][]byte, error) {
 	return out, nil
 }
 
-// unwritten drops from ws the states this batch (tag) already stored before
-// a restart, and any later state built on them.
+// unwritten drops from ws the states the batch tagged tag already wrote
+// (before a restart, or before a conflict made it compute again): the
+// compare-and-set script adds each key it writes to the batch's applied set.
 func (m *Manager) unwritten(ctx context.Context, ws []write, tag uint64) ([]write, error) {
-	vs := make([]visitor, len(ws))
-	for i, w := range ws {
-		vs[i] = w.v
+	pipe := m.rdb.Pipeline()
+	var cmds []*redis.BoolSliceCmd
+	for i := 0; i < len(ws); i += keysPerCall {
+		chunk := ws[i:min(i+keysPerCall, len(ws))]
+		keys := make([]any, len(chunk))
+		for j, w := range chunk {
+			keys[j] = m.key(w.v)
+		}
+		cmds = append(cmds, pipe.SMIsMember(ctx, m.appliedKey(tag), keys...))
 	}
-	values, err := m.get(ctx, vs)
-	if err != nil {
-		return nil, err
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("%w: read the applied set: %w", ErrUnavailable, err)
 	}
 	out := ws[:0:0]
-	for i, w := range ws {
-		if s, err := decodeStored(values[i]); err == nil && s.wroteBy(tag) {
-			continue
+	for c, cmd := range cmds {
+		for j, written := range cmd.Val() {
+			if !written {
+				out = append(out, ws[c*keysPerCall+j])
+			}
 		}
-		out = append(out, w)
 	}
 	return out, nil
 }
 
 // swap stores each write whose visitor's state still carries the expected
-// tag, and returns the visitors whose state had moved on.
-func (m *Manager) swap(ctx context.Context, ws []write) ([]visitor, error) {
-	ttl := int64(m.rule.ttl() / time.Second)
+// tag (adding its key to the batch's applied set), and returns the visitors
+// whose state had moved on.
+func (m *Manager) swap(ctx context.Context, tag uint64, ws []write) ([]visitor, error) {
+	ttl, appliedTTL := int64(m.rule.ttl()/time.Second), int64(appliedTTL/time.Second)
 	var moved []visitor
 	for i := 0; i < len(ws); i += keysPerCall {
 		chunk := ws[i:min(i+keysPerCall, len(ws))]
-		keys := make([]string, len(chunk))
-		args := make([]any, 0, 1+2*len(chunk))
-		args = append(args, ttl)
+		keys := make([]string, len(chunk), len(chunk)+1)
+		args := make([]any, 0, 2+2*len(chunk))
+		args = append(args, ttl, appliedTTL)
 		for j, w := range chunk {
 			keys[j] = m.key(w.v)
 			args = append(args, w.expect, w.value)
 		}
+		keys = append(keys, m.appliedKey(tag))
 		idx, err := casScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
 		if err != nil {
 			return nil, fmt.Errorf("%w: write states: %w", ErrUnavailable, err)

@@ -2,7 +2,9 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -253,17 +255,28 @@ func TestReplayIsExact(t *testing.T) {
 	}
 	// Another instance continues the session from the batch's state; the
 	// replay must neither overwrite that nor count its events again.
+	// Another instance continues the session from the batch's state, many
+	// times over; the replay must neither overwrite that nor count its
+	// events again.
 	other := newResolver(t, rdb, prefix)
-	next := other.batch(ev("r3", 3*time.Minute, "/d", attr))
-	if next.Rows[1].Version != 4 || next.Rows[1].Pageviews != 4 {
-		t.Fatalf("the other instance's state: %+v", next.Rows[1])
+	for i := range 6 {
+		next := other.batch(ev(fmt.Sprint("r", 3+i), time.Duration(3+i)*time.Minute, "/d", attr))
+		if next.Rows[1].Version != uint32(4+i) || next.Rows[1].Pageviews != uint32(4+i) {
+			t.Fatalf("the other instance's state: %+v", next.Rows[1])
+		}
 	}
 	if diff := cmp.Diff(first.Rows, replay().Rows); diff != "" {
 		t.Errorf("replay after another instance moved on (-first +replay):\n%s", diff)
 	}
-	after := other.batch(ev("r4", 4*time.Minute, "/e", attr))
-	if after.Rows[1].Version != 5 {
-		t.Errorf("a replay changed the stored state: the next event got version %d, want 5", after.Rows[1].Version)
+	after := other.batch(ev("r9", 9*time.Minute, "/e", attr))
+	if after.Rows[1].Version != 10 {
+		t.Errorf("a replay changed the stored state: the next event got version %d, want 10", after.Rows[1].Version)
+	}
+	// Once the batch's outcome is recorded, its record of written states
+	// goes.
+	r.m.Forget(context.Background(), snap)
+	if n := rdb.Exists(context.Background(), prefix+"applied:"+strconv.FormatUint(snap.Tag, 16)).Val(); n != 0 {
+		t.Error("the batch's applied set is still there")
 	}
 }
 
@@ -379,5 +392,54 @@ func TestSnapshotEncoding(t *testing.T) {
 		if err := got.UnmarshalBinary(data[:n]); err == nil {
 			t.Fatalf("a snapshot cut to %d of %d bytes decoded", n, len(data))
 		}
+	}
+}
+
+// Another instance moves a visitor on between the batch's read and its
+// compare-and-set, and storing the recomputed snapshot then fails: the
+// snapshot stored before stays exactly as it was stored (a restart computes
+// from it), and a replay from it ends where an undisturbed batch would.
+func TestAConflictIsStoredBeforeItCounts(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	r := newResolver(t, rdb, prefix)
+	evA, evB := ev("c1", 0, "/a", model.Attribution{}), ev("c2", 0, "/b", model.Attribution{})
+	evB.VisitorID = 43
+	r.batch(evA, evB) // both visitors have a session
+	other := newResolver(t, rdb, prefix)
+
+	var first *session.Snapshot
+	var firstCopy []session.Stored
+	calls := 0
+	persist := func(s *session.Snapshot) error {
+		calls++
+		if calls == 1 {
+			first, firstCopy = s, append([]session.Stored(nil), s.States...)
+			other.batch(ev("o1", 30*time.Second, "/o", model.Attribution{})) // visitor 42 moves on
+			return nil
+		}
+		return errors.New("disk full")
+	}
+	batch := []*model.EventRow{ev("c3", time.Minute, "/c", model.Attribution{}), ev("c4", time.Minute, "/d", model.Attribution{})}
+	batch[1].VisitorID = 43
+	if _, _, err := r.m.Resolve(context.Background(), batch, nil, persist); err == nil {
+		t.Fatal("the failed store of the recomputed snapshot was not reported")
+	}
+	if diff := cmp.Diff(firstCopy, first.States); diff != "" {
+		t.Errorf("the stored snapshot was changed after it was stored (-stored +now):\n%s", diff)
+	}
+	out, _, err := r.m.Resolve(context.Background(), batch, first, r.persist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// visitor 42: v1 (c1), v2 (o1), v3 (c3); visitor 43: v1 (c2), v2 (c4)
+	want := map[uint64]uint32{42: 3, 43: 2}
+	for _, row := range out.Rows {
+		if row.Sign == 1 && row.Version != want[row.VisitorID] {
+			t.Errorf("visitor %d's new state is version %d, want %d", row.VisitorID, row.Version, want[row.VisitorID])
+		}
+	}
+	next := r.batch(ev("c5", 2*time.Minute, "/e", model.Attribution{}))
+	if next.Rows[1].Version != 4 || next.Rows[1].Pageviews != 4 {
+		t.Errorf("visitor 42 after the replay: %+v, want version 4 with 4 pageviews", next.Rows[1])
 	}
 }

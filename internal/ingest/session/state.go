@@ -21,29 +21,22 @@ type state struct {
 }
 
 // The stored form of a state: the tag of the batch that wrote it (8 bytes),
-// the tags of the three states it replaced, newest first (24 bytes), then a
-// version byte and the fields. cas.lua compares the first 8 bytes and knows
-// nothing else of the layout.
+// then a version byte and the fields. cas.lua compares the first 8 bytes
+// and knows nothing else of the layout.
 const (
-	tagBytes     = 8
-	historyDepth = 3
-	headerBytes  = tagBytes * (1 + historyDepth)
-	stateV1      = 1
+	tagBytes = 8
+	stateV1  = 1
 )
 
-// stored is a state with the tags that identify who wrote it.
+// stored is a state with the tag of the batch that wrote it.
 type stored struct {
-	tag     uint64
-	history [historyDepth]uint64
+	tag uint64
 	state
 }
 
 // appendStored encodes s.
 func appendStored(b []byte, s stored) []byte {
 	b = binary.BigEndian.AppendUint64(b, s.tag)
-	for _, h := range s.history {
-		b = binary.BigEndian.AppendUint64(b, h)
-	}
 	b = append(b, stateV1)
 	b = binary.AppendUvarint(b, s.sid)
 	b = binary.AppendVarint(b, s.start)
@@ -61,15 +54,11 @@ func appendStored(b []byte, s stored) []byte {
 // older release, kept as a hash, reads as nothing) is an error: the visitor
 // then starts a new session, which is safe.
 func decodeStored(p []byte) (stored, error) {
-	if len(p) <= headerBytes || p[headerBytes] != stateV1 {
+	if len(p) <= tagBytes || p[tagBytes] != stateV1 {
 		return stored{}, fmt.Errorf("session: stored state of %d bytes is not a state", len(p))
 	}
-	var s stored
-	s.tag = binary.BigEndian.Uint64(p)
-	for i := range s.history {
-		s.history[i] = binary.BigEndian.Uint64(p[tagBytes*(i+1):])
-	}
-	d := model.NewDecoder(p[headerBytes+1:])
+	s := stored{tag: binary.BigEndian.Uint64(p)}
+	d := model.NewDecoder(p[tagBytes+1:])
 	s.sid = d.ReadUvarint()
 	s.start, s.last = d.ReadVarint(), d.ReadVarint()
 	s.version = uint32(d.ReadUvarint())
@@ -81,20 +70,6 @@ func decodeStored(p []byte) (stored, error) {
 		return stored{}, fmt.Errorf("session: stored state: %w", err)
 	}
 	return s, nil
-}
-
-// wroteBy reports whether the batch tagged tag wrote this state or one of
-// the states it replaced.
-func (s stored) wroteBy(tag uint64) bool {
-	if s.tag == tag {
-		return true
-	}
-	for _, h := range s.history {
-		if h == tag {
-			return true
-		}
-	}
-	return false
 }
 
 // tagOf is the tag of a stored value as cas.lua reads it: its first 8 bytes
