@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tally-analytics/tally/internal/soak"
 )
 
 // report is the Markdown the soak writes.
@@ -103,41 +105,21 @@ func (r *report) summary() string {
 			result = fmt.Sprintf("**broken in %d runs**", t.broken)
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d | %d (%d, %d) | %d (%d, %d, %d) | %d | %s |\n",
-			sr.sc.name, len(sr.runs), t.acked, t.refused, t.cut, t.cutStored, t.stored, t.missing, t.doubled, t.refusedStored,
-			t.sessions, t.corrupted, t.bots, t.botsMissing, t.botsDoubled, t.revenue, t.revenueMissing, t.revenueDoubled,
-			t.revenueExtra, t.exits, result)
+			sr.sc.name, len(sr.runs), t.Acknowledged, t.Refused, t.CutOff, t.CutStored, t.Stored, t.Missing, t.Doubled,
+			t.RefusedStored, t.Sessions, t.Corrupted(), t.Bots, t.BotsMissing, t.BotsDoubled, t.Revenue, t.RevenueMissing,
+			t.RevenueDoubled, t.RevenueExtra, t.exits, result)
 	}
 	return b.String()
 }
 
 // runTotals adds up the runs of a scenario.
 type runTotals struct {
-	acked, refused, cut                                                     int
-	cutStored, stored, missing, doubled, refusedStored, sessions, corrupted int64
-	bots, botsMissing, botsDoubled                                          int64
-	revenue, revenueMissing, revenueDoubled, revenueExtra                   int64
-	exits, broken                                                           int
+	soak.Counts
+	exits, broken int
 }
 
 func (t *runTotals) add(rr runResult) {
-	c := rr.counts
-	t.acked += c.Acknowledged
-	t.refused += c.Refused
-	t.cut += c.CutOff
-	t.cutStored += c.CutStored
-	t.stored += c.Stored
-	t.missing += c.Missing
-	t.doubled += c.Doubled
-	t.refusedStored += c.RefusedStored
-	t.sessions += c.Sessions
-	t.corrupted += c.Corrupted()
-	t.bots += c.Bots
-	t.botsMissing += c.BotsMissing
-	t.botsDoubled += c.BotsDoubled
-	t.revenue += c.Revenue
-	t.revenueMissing += c.RevenueMissing
-	t.revenueDoubled += c.RevenueDoubled
-	t.revenueExtra += c.RevenueExtra
+	t.Counts.Add(rr.counts)
 	t.exits += len(rr.exits)
 	if !rr.ok() {
 		t.broken++

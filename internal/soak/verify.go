@@ -35,6 +35,17 @@ type Counts struct {
 	Revenue, RevenueMissing, RevenueDoubled, RevenueExtra int64
 }
 
+// Add adds o's counts to c (the runs of a scenario).
+func (c *Counts) Add(o Counts) {
+	c.Acknowledged, c.Refused, c.CutOff, c.Other = c.Acknowledged+o.Acknowledged, c.Refused+o.Refused, c.CutOff+o.CutOff, c.Other+o.Other
+	c.Stored, c.CutStored, c.Missing, c.Doubled = c.Stored+o.Stored, c.CutStored+o.CutStored, c.Missing+o.Missing, c.Doubled+o.Doubled
+	c.RefusedStored, c.Sessions = c.RefusedStored+o.RefusedStored, c.Sessions+o.Sessions
+	c.BadSign, c.ZeroWithEvents, c.WrongCounts = c.BadSign+o.BadSign, c.ZeroWithEvents+o.ZeroWithEvents, c.WrongCounts+o.WrongCounts
+	c.Bots, c.BotsMissing, c.BotsDoubled = c.Bots+o.Bots, c.BotsMissing+o.BotsMissing, c.BotsDoubled+o.BotsDoubled
+	c.Revenue, c.RevenueMissing = c.Revenue+o.Revenue, c.RevenueMissing+o.RevenueMissing
+	c.RevenueDoubled, c.RevenueExtra = c.RevenueDoubled+o.RevenueDoubled, c.RevenueExtra+o.RevenueExtra
+}
+
 // Corrupted counts the corrupted sessions.
 func (c Counts) Corrupted() int64 { return c.BadSign + c.ZeroWithEvents + c.WrongCounts }
 

@@ -307,6 +307,19 @@ func (r *rig) runTo(b *Buffer) (crashed bool) {
 	return false
 }
 
+// otherInstance takes rec through a Buffer of its own (another instance of
+// the deployment: same ClickHouse, Redis and ledger, its own log).
+func (r *rig) otherInstance(rec model.Record) {
+	r.t.Helper()
+	other, err := Open(Options{Dir: r.t.TempDir(), FlushRows: 1, FlushEvery: time.Hour, Log: testenv.Logger(r.t)},
+		r.sink, r.sess, r.ledger)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.write(other, []model.Record{rec})
+	r.runTo(other)
+}
+
 // count runs a query that returns one number, named n.
 func (r *rig) count(q string) int64 {
 	r.t.Helper()
@@ -588,13 +601,7 @@ func TestReplayAfterAnotherInstanceContinued(t *testing.T) {
 		"SELECT max(version) AS n FROM sessions WHERE visitor_id = 1":                     5,
 	}
 	r.scenario("sessions:done", 1, nil, func() {
-		other, err := Open(Options{Dir: t.TempDir(), FlushRows: 1, FlushEvery: time.Hour, Log: testenv.Logger(t)},
-			r.sink, r.sess, r.ledger)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.write(other, []model.Record{faultEvent("o1", 80*time.Second, 1, "pageview", "/other")})
-		r.runTo(other)
+		r.otherInstance(faultEvent("o1", 80*time.Second, 1, "pageview", "/other"))
 		if err := r.ch.OptimizeFinal(context.Background(), "sessions"); err != nil {
 			t.Fatal(err)
 		}
@@ -636,13 +643,7 @@ func TestCrashWhileReplanning(t *testing.T) {
 	b.hooks.at = func(p string) error {
 		if p == "planned" {
 			if planned++; planned == 1 { // states read, none written: the other instance acts now
-				other, err := Open(Options{Dir: t.TempDir(), FlushRows: 1, FlushEvery: time.Hour, Log: testenv.Logger(t)},
-					r.sink, r.sess, r.ledger)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r.write(other, []model.Record{faultEvent("o1", 80*time.Second, 1, "pageview", "/other")})
-				r.runTo(other)
+				r.otherInstance(faultEvent("o1", 80*time.Second, 1, "pageview", "/other"))
 			}
 		}
 		return crash(p)
