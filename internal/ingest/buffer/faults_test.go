@@ -614,7 +614,7 @@ func TestReplayAfterAnotherInstanceContinued(t *testing.T) {
 // Another instance moves a visitor on between the batch's read of the
 // states and its compare-and-set: the batch computes that visitor again and
 // writes its plan anew — and crashes right then. The restart replays from
-// the plan before (its written states carry the batch's tag) and ends on
+// the plan before (its written states are in the batch's applied set) and ends on
 // the same rows as if nothing had happened but the other instance's event.
 func TestCrashWhileReplanning(t *testing.T) {
 	r := newRig(t)

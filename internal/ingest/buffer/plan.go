@@ -25,7 +25,7 @@ import (
 // turn, so that a crash while writing one leaves the one before: either
 // the previous batch's plan (nothing of this batch happened yet) or an
 // earlier version of this batch's (a valid snapshot whose states, where
-// already written, carry the batch's tag).
+// already written, are in the batch's applied set).
 type plan struct {
 	Seq, Rev uint64
 	End      wal.Position

@@ -14,8 +14,9 @@
 // caller to store durably, then write the new states, each only if the
 // visitor's state is still the one read. The outcome is a pure function of
 // the batch and its snapshot (Compute), so a batch interrupted anywhere
-// replays to the same rows, and a state written before a crash is recognised
-// by the batch's tag rather than written twice.
+// replays to the same rows, and a state written before a crash is found in
+// the batch's applied set (which the compare-and-set keeps) rather than
+// written twice.
 package session
 
 import (
