@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tally-analytics/tally/internal/app"
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
@@ -100,6 +102,24 @@ func faultSetup(t *testing.T) (*config.Config, *faultproxy.Proxy, *soak.Sender, 
 	return cfg, proxy, s, direct
 }
 
+// holdUnderLoad sends traffic until tally sends an insert whose query holds
+// pattern, lets ClickHouse store it while its answer is held back, and
+// returns what stops the traffic.
+func holdUnderLoad(t *testing.T, ch *faultproxy.Proxy, s *soak.Sender, pattern string, workers, visitors int) (stop func()) {
+	t.Helper()
+	held := ch.Hold(pattern)
+	ctx, cancel := context.WithCancel(context.Background())
+	wg := s.Run(ctx, workers, visitors)
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatalf("no insert holding %q was held", pattern)
+	}
+	time.Sleep(300 * time.Millisecond) // ClickHouse stores what it received
+	return func() { cancel(); wg.Wait() }
+}
+
 // Killed while ClickHouse is down (a batch in flight, its outcome unknown),
 // restarted while it is still down: nothing acknowledged is lost.
 func TestKillDuringClickHouseOutage(t *testing.T) {
@@ -128,21 +148,12 @@ func TestKillDuringClickHouseOutage(t *testing.T) {
 func TestStopWhileAnInsertIsUnanswered(t *testing.T) {
 	cfg, ch, s, direct := faultSetup(t)
 	srv := startServer(t, cfg, unlimited...)
-	held := ch.Hold("INSERT INTO events")
-	ctx, cancel := context.WithCancel(context.Background())
-	wg := s.Run(ctx, 8, 50)
-	select {
-	case <-held:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no events insert was held")
-	}
-	time.Sleep(300 * time.Millisecond) // ClickHouse stores what it received
+	stopLoad := holdUnderLoad(t, ch, s, "INSERT INTO events", 8, 50)
 	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
-	cancel()
-	wg.Wait()
+	stopLoad()
 	ch.Release()
 	if err := srv.wait(t); err != nil {
 		t.Fatalf("exit: %v\n%s", err, srv.logs.String())
@@ -160,18 +171,9 @@ func TestKillAfterSessionsStoredThenMerged(t *testing.T) {
 	srv := startServer(t, cfg, unlimited...)
 	s.For(time.Second, 4, 20) // sessions to continue
 	time.Sleep(time.Second)   // flushed
-	held := ch.Hold("INSERT INTO sessions")
-	ctx, cancel := context.WithCancel(context.Background())
-	wg := s.Run(ctx, 4, 20)
-	select {
-	case <-held:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no sessions insert was held")
-	}
-	time.Sleep(300 * time.Millisecond)
+	stopLoad := holdUnderLoad(t, ch, s, "INSERT INTO sessions", 4, 20)
 	srv.kill(t)
-	cancel()
-	wg.Wait()
+	stopLoad()
 	ch.Drop()
 	opts := app.CHOptions(cfg)
 	opts.Addr = direct
@@ -277,12 +279,12 @@ func TestStopWithClickHouseDown(t *testing.T) {
 // A Redis outage under load is logged once per interval, not once per event.
 func TestRedisOutageLogsOnce(t *testing.T) {
 	cfg, _, s, direct := faultSetup(t)
-	addr, err := redisAddr(cfg.RedisURL)
+	opts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := testenv.NewProxy(t, addr)
-	cfg.RedisURL = strings.Replace(cfg.RedisURL, addr, rp.Addr, 1)
+	rp := testenv.NewProxy(t, opts.Addr)
+	cfg.RedisURL = strings.Replace(cfg.RedisURL, opts.Addr, rp.Addr, 1)
 	srv := startServer(t, cfg, unlimited...)
 	rp.Down()
 	s.For(2*time.Second, 8, 50)
@@ -294,13 +296,4 @@ func TestRedisOutageLogsOnce(t *testing.T) {
 		t.Errorf("%d warnings and errors logged for %d events during one Redis outage:\n%s", n, s.Ledger.Acked(), logs)
 	}
 	check(t, cfg, direct, s)
-}
-
-func redisAddr(u string) (string, error) {
-	rest, ok := strings.CutPrefix(u, "redis://")
-	if !ok {
-		return "", fmt.Errorf("not a redis URL: %s", u)
-	}
-	host, _, _ := strings.Cut(rest, "/")
-	return host, nil
 }

@@ -8,14 +8,18 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The stop budget adds up: requests in flight, then the drain, then the
-// insert under way, within ShutdownTimeout.
+// The stop budget: requests in flight get a third of it up to 5 s, an
+// insert under way a third up to 10 s, the drain the rest.
 func TestStopBudget(t *testing.T) {
-	for _, total := range []time.Duration{3 * time.Second, 10 * time.Second, 30 * time.Second, 2 * time.Minute} {
-		c := Config{ShutdownTimeout: total}
-		parts := c.HTTPStopGrace() + c.DrainTimeout() + c.InsertTimeout()
-		if parts != total || c.DrainTimeout() <= 0 || c.InsertTimeout() <= 0 || c.HTTPStopGrace() <= 0 {
-			t.Errorf("%v: grace %v + drain %v + insert %v = %v", total, c.HTTPStopGrace(), c.DrainTimeout(), c.InsertTimeout(), parts)
+	for _, c := range []struct{ total, grace, insert, drain time.Duration }{
+		{3 * time.Second, time.Second, time.Second, time.Second},
+		{12 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second},
+		{30 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second},
+		{2 * time.Minute, 5 * time.Second, 10 * time.Second, 105 * time.Second},
+	} {
+		cfg := Config{ShutdownTimeout: c.total}
+		if g, i, d := cfg.HTTPStopGrace(), cfg.InsertTimeout(), cfg.DrainTimeout(); g != c.grace || i != c.insert || d != c.drain {
+			t.Errorf("%v: grace %v, insert %v, drain %v; want %v, %v, %v", c.total, g, i, d, c.grace, c.insert, c.drain)
 		}
 	}
 }

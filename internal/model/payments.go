@@ -25,6 +25,20 @@ type Touch struct {
 	Device      string `json:"device,omitempty"`
 }
 
+// Touch is the attribution a as a touch of a visit entering at entry.
+func (a Attribution) Touch(entry string) Touch {
+	return Touch{Source: a.ReferrerSource, SourceType: a.SourceType, EntryPage: entry, UTMSource: a.UTMSource,
+		UTMMedium: a.UTMMedium, UTMCampaign: a.UTMCampaign, UTMContent: a.UTMContent, CountryCode: a.CountryCode,
+		Device: a.Device}
+}
+
+// Attribution is the part of an event's attribution a touch holds (the
+// inverse of Attribution.Touch, less the entry page).
+func (t Touch) Attribution() Attribution {
+	return Attribution{ReferrerSource: t.Source, SourceType: t.SourceType, UTMSource: t.UTMSource, UTMMedium: t.UTMMedium,
+		UTMCampaign: t.UTMCampaign, UTMContent: t.UTMContent, CountryCode: t.CountryCode, Device: t.Device}
+}
+
 // PaymentAttribution is a payment's last touch (the last session with a
 // non-direct source before it, else the last session) and first touch.
 type PaymentAttribution struct {

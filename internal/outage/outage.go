@@ -90,6 +90,3 @@ func (r *Reporter) OK() {
 	r.mu.Unlock()
 	r.log.Info(r.what+" (over)", "failures", total, "outage", r.now().Sub(since).Round(time.Millisecond).String())
 }
-
-// Failing reports whether the dependency failed last.
-func (r *Reporter) Failing() bool { return r.failing.Load() }

@@ -270,10 +270,7 @@ func (s *Service) emitEvent(ctx context.Context, p model.Payment) {
 	row := &model.EventRow{SiteID: p.SiteID, Timestamp: p.OccurredAt, EventID: p.ID, Name: p.EventName,
 		VisitorID: p.VisitorID, RevenueAmount: p.Amount, RevenueCurrency: p.Currency}
 	if a := p.Attribution; a != nil {
-		row.Pathname = a.Last.EntryPage
-		row.Attribution = model.Attribution{ReferrerSource: a.Last.Source, SourceType: a.Last.SourceType,
-			UTMSource: a.Last.UTMSource, UTMMedium: a.Last.UTMMedium, UTMCampaign: a.Last.UTMCampaign,
-			UTMContent: a.Last.UTMContent, CountryCode: a.Last.CountryCode, Device: a.Last.Device}
+		row.Pathname, row.Attribution = a.Last.EntryPage, a.Last.Attribution()
 	}
 	if err := s.events.Write(ctx, model.Record{Event: row, NoSession: true}); err != nil {
 		s.log.Warn("revenue: the payment's event could not be stored", "payment_id", p.ID, "err", err)

@@ -107,10 +107,10 @@ func Verify(ctx context.Context, ch *chstore.Store, pay Payments, site string, l
 	err = ch.QueryRow(ctx, `SELECT toInt64(count()), toInt64(countIf(s NOT IN (0, 1))), toInt64(countIf(s = 0 AND epv + eev > 0)),
 			toInt64(countIf(s = 1 AND (pv != epv OR ev != eev)))
 		FROM (SELECT session_id, toInt64(sum(sign)) s, toInt64(sum(sign * pageviews)) pv, toInt64(sum(sign * events)) ev
-			FROM sessions WHERE site_id = ? GROUP BY session_id)
+			FROM sessions WHERE site_id = ? GROUP BY session_id) AS session_rows
 		ALL FULL OUTER JOIN
 		(SELECT session_id, toInt64(countIf(name = 'pageview')) epv, toInt64(countIf(name != 'pageview')) eev
-			FROM events WHERE site_id = ? AND session_id != 0 GROUP BY session_id)
+			FROM events WHERE site_id = ? AND session_id != 0 GROUP BY session_id) AS event_rows
 		USING session_id`, site, site).Scan(&c.Sessions, &c.BadSign, &c.ZeroWithEvents, &c.WrongCounts)
 	if err != nil {
 		return c, fmt.Errorf("soak: verify sessions: %w", err)

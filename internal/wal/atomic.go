@@ -35,7 +35,7 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 		os.Remove(tmp)
 		return fmt.Errorf("wal: write %s: %w", path, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return fmt.Errorf("wal: write %s: %w", path, err)
 	}
 	return nil

@@ -158,7 +158,7 @@ func (l *Log) TruncateBefore(p Position) error {
 		}
 	}
 	if !l.opts.NoSync {
-		errs = append(errs, syncDir(l.opts.Dir))
+		errs = append(errs, SyncDir(l.opts.Dir))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("wal: truncate before %v: %w", p, err)

@@ -29,6 +29,25 @@ func appendRecord(buf, payload []byte) []byte {
 	return append(buf, payload...)
 }
 
+// AppendFramed appends payload framed as the log frames its records —
+// length, CRC-32C, payload — for small files that must tell a whole write
+// from a torn one (the write buffer's checkpoint and plan).
+func AppendFramed(buf, payload []byte) []byte { return appendRecord(buf, payload) }
+
+// Unframe returns the payload framed at the start of p by AppendFramed, or
+// ok false when p holds no whole, intact frame.
+func Unframe(p []byte) (payload []byte, ok bool) {
+	if len(p) < headerSize {
+		return nil, false
+	}
+	n, sum, ok := parseHeader(p)
+	if !ok || len(p)-headerSize < n {
+		return nil, false
+	}
+	payload = p[headerSize : headerSize+n]
+	return payload, crc32.Checksum(payload, castagnoli) == sum
+}
+
 // parseHeader returns the payload length and checksum of a record header, or
 // ok false when the length cannot be that of a record.
 func parseHeader(hdr []byte) (n int, sum uint32, ok bool) {
@@ -147,7 +166,7 @@ func createSegment(dir string, num uint64, sync bool) (*os.File, error) {
 		return nil, fmt.Errorf("wal: create segment %d: %w", num, err)
 	}
 	if sync {
-		if err := syncDir(dir); err != nil {
+		if err := SyncDir(dir); err != nil {
 			f.Close()
 			os.Remove(path)
 			return nil, fmt.Errorf("wal: create segment %d: %w", num, err)
@@ -156,9 +175,9 @@ func createSegment(dir string, num uint64, sync bool) (*os.File, error) {
 	return f, nil
 }
 
-// syncDir fsyncs a directory, making the creation, renaming or removal of its
-// entries durable.
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, making the creation, renaming or removal of
+// its entries durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -31,10 +31,17 @@ type batch struct {
 	events   []model.EventRow
 	sessions []model.SessionRow
 	bots     []model.BotEventRow
+	revenue  []tracked // the events carrying revenue, for the payments ledger
+}
+
+// tracked is an event with revenue, and the session it happened in.
+type tracked struct {
+	rec     *model.Record
+	session session.Assigned
 }
 
 // add decodes a log record into bt. The log's CRC held, so a record that
-// does not decode is of an unknown version: it is counted and skipped rather
+// does not decode is of an unknown version: it is logged and skipped rather
 // than allowed to block every later event.
 func (b *Buffer) add(bt *batch, payload []byte, end wal.Position) {
 	if bt.read == 0 {
@@ -45,7 +52,6 @@ func (b *Buffer) add(bt *batch, payload []byte, end wal.Position) {
 	bt.end = end
 	rec, err := model.DecodeRecord(payload)
 	if err != nil {
-		b.undecodable.Add(1)
 		b.opts.Log.Error("buffer: skipping undecodable log record", "position", end, "err", err)
 		return
 	}
@@ -83,15 +89,19 @@ func (bt *batch) sessionEvents() []*model.EventRow {
 
 // build makes the batch's rows once its sessions are known.
 func (bt *batch) build() {
-	bt.events, bt.sessions, bt.bots = bt.events[:0], bt.sessions[:0], bt.bots[:0]
+	bt.events, bt.sessions, bt.bots, bt.revenue = bt.events[:0], bt.sessions[:0], bt.bots[:0], bt.revenue[:0]
 	k := 0
 	for i := range bt.records {
 		rec := &bt.records[i]
 		if rec.Event != nil {
 			row := *rec.Event
 			if rec.NeedsSession() {
-				bt.out.Events[k].Apply(&row)
+				a := bt.out.Events[k]
 				k++
+				a.Apply(&row)
+				if row.RevenueAmount > 0 {
+					bt.revenue = append(bt.revenue, tracked{rec: rec, session: a})
+				}
 			}
 			bt.events = append(bt.events, row)
 		}

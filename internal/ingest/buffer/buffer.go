@@ -102,9 +102,9 @@ type Buffer struct {
 	flushDown, redisDown, pgDown *outage.Reporter
 
 	// counters for /metrics and tests
-	written, flushed, flushFailures, undecodable atomic.Int64
-	lastFlush                                    atomic.Int64 // unix nanos of the last commit
-	oldest                                       atomic.Int64 // unix nanos when the oldest unflushed record was read; 0 = none
+	written, flushed, flushFailures atomic.Int64
+	lastFlush                       atomic.Int64 // unix nanos of the last commit
+	oldest                          atomic.Int64 // unix nanos when the oldest unflushed record was read; 0 = none
 }
 
 // hooks let tests stop the flusher at a named point, as a crash would.
@@ -217,10 +217,8 @@ func (b *Buffer) WriteMany(ctx context.Context, recs []model.Record) error {
 // Stats are the buffer's counters.
 type Stats struct {
 	Written, Flushed, FlushFailures int64
-	// Undecodable counts log records skipped because they did not decode.
-	Undecodable int64
-	WALBytes    int64
-	LastFlush   time.Time
+	WALBytes                        int64
+	LastFlush                       time.Time
 	// Lag is the age of the oldest record read from the log and not yet in
 	// ClickHouse; 0 when none waits.
 	Lag time.Duration
@@ -229,7 +227,7 @@ type Stats struct {
 // Stats reports the counters.
 func (b *Buffer) Stats() Stats {
 	s := Stats{Written: b.written.Load(), Flushed: b.flushed.Load(), FlushFailures: b.flushFailures.Load(),
-		Undecodable: b.undecodable.Load(), WALBytes: b.log.Size()}
+		WALBytes: b.log.Size()}
 	if n := b.lastFlush.Load(); n > 0 {
 		s.LastFlush = time.Unix(0, n)
 	}

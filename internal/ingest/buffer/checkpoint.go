@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,7 +45,9 @@ type progress struct {
 	Unsure bool `json:"unsure,omitempty"`
 }
 
-// step is a stage of a batch's way to ClickHouse, in order.
+// step is a stage of a batch's way to ClickHouse, in order. (Recording the
+// revenue of its events comes after them and needs no step of its own: the
+// ledger keeps one payment per event id.)
 type step int
 
 const (
@@ -52,11 +55,10 @@ const (
 	stepEvents               // events inserted
 	stepSessions             // session rows inserted
 	stepBots                 // bot events inserted
-	stepRevenue              // revenue of events recorded (Postgres)
 )
 
 func (s step) String() string {
-	return [...]string{"resolve", "events", "sessions", "bot_events", "revenue"}[s]
+	return [...]string{"resolve", "events", "sessions", "bot_events"}[s]
 }
 
 const (
@@ -142,12 +144,16 @@ func (b *Buffer) saveCheckpoint(cp checkpoint) error {
 }
 
 // slotFile keeps a small value that survives a crash in the middle of
-// rewriting it: two copies in alternate slots, each with its length and a
-// CRC-32C, and each write overwrites the older copy in place and fsyncs it
-// (one fsync; no rename, no directory fsync).
+// rewriting it: two copies in alternate 1 KiB slots, each with the value's
+// length, its CRC-32C and a write counter, then the value; each write
+// overwrites the older copy in place and fsyncs it (one fsync; no rename, no
+// directory fsync).
 type slotFile struct {
 	f *os.File
 }
+
+// slotHeader is the length, CRC-32C and write counter before a slot's value.
+const slotHeader = 16
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -163,30 +169,30 @@ func openSlotFile(path string) (*slotFile, error) {
 			f.Close()
 			return nil, fmt.Errorf("buffer: open %s: %w", path, err)
 		}
-		if err := syncDir(filepath.Dir(path)); err != nil {
+		if err := wal.SyncDir(filepath.Dir(path)); err != nil {
 			f.Close()
-			return nil, err
+			return nil, fmt.Errorf("buffer: sync %s: %w", filepath.Dir(path), err)
 		}
 	}
 	return &slotFile{f: f}, nil
 }
 
-// read returns the newer valid copy, or nil when there is none.
+// read returns the newer intact copy, or nil when there is none.
 func (s *slotFile) read() ([]byte, error) {
 	buf := make([]byte, 2*slotBytes)
-	n, _ := s.f.ReadAt(buf, 0)
+	n, err := s.f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("buffer: read checkpoint: %w", err)
+	}
 	var best []byte
 	var bestWrites uint64
-	for slot := 0; slot < 2; slot++ {
-		if n < (slot+1)*slotBytes {
-			break
-		}
+	for slot := 0; (slot+1)*slotBytes <= n; slot++ {
 		p := buf[slot*slotBytes : (slot+1)*slotBytes]
 		size := binary.LittleEndian.Uint32(p)
-		if size == 0 || size > slotBytes-16 {
+		if size == 0 || size > slotBytes-slotHeader {
 			continue
 		}
-		data := p[16 : 16+size]
+		data := p[slotHeader : slotHeader+size]
 		if crc32.Checksum(data, castagnoli) != binary.LittleEndian.Uint32(p[4:]) {
 			continue
 		}
@@ -199,14 +205,14 @@ func (s *slotFile) read() ([]byte, error) {
 
 // write stores data as copy number writes, in the slot of the older copy.
 func (s *slotFile) write(writes uint64, data []byte) error {
-	if len(data) > slotBytes-16 {
+	if len(data) > slotBytes-slotHeader {
 		return fmt.Errorf("buffer: checkpoint of %d bytes does not fit its slot", len(data))
 	}
 	p := make([]byte, slotBytes)
 	binary.LittleEndian.PutUint32(p, uint32(len(data)))
 	binary.LittleEndian.PutUint32(p[4:], crc32.Checksum(data, castagnoli))
 	binary.LittleEndian.PutUint64(p[8:], writes)
-	copy(p[16:], data)
+	copy(p[slotHeader:], data)
 	if _, err := s.f.WriteAt(p, int64(writes%2)*slotBytes); err != nil {
 		return fmt.Errorf("buffer: write checkpoint: %w", err)
 	}
@@ -221,16 +227,4 @@ func (s *slotFile) Close() error {
 		return nil
 	}
 	return s.f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("buffer: sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("buffer: sync %s: %w", dir, err)
-	}
-	return nil
 }

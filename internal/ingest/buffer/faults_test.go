@@ -353,8 +353,8 @@ func (r *rig) checkWith(changed map[string]int64) {
 		"SELECT sum(sign * pageviews) AS n FROM sessions WHERE visitor_id = 1":                    3,
 		"SELECT max(version) AS n FROM sessions WHERE visitor_id = 1":                             4,
 		// every session's pageviews are the pageviews stored with its id
-		"SELECT count() AS n FROM (SELECT session_id, sum(sign * pageviews) pv FROM sessions GROUP BY session_id) " +
-			"ALL FULL OUTER JOIN (SELECT session_id, countIf(name = 'pageview') epv FROM events GROUP BY session_id) " +
+		"SELECT count() AS n FROM (SELECT session_id, sum(sign * pageviews) pv FROM sessions GROUP BY session_id) AS session_rows " +
+			"ALL FULL OUTER JOIN (SELECT session_id, countIf(name = 'pageview') epv FROM events GROUP BY session_id) AS event_rows " +
 			"USING session_id WHERE pv != epv": 0,
 	}
 	for q, n := range changed {

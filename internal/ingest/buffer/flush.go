@@ -245,27 +245,17 @@ func (b *Buffer) insert(ctx context.Context, id string, bt *batch, s step) error
 // payments ledger, with the session each happened in as attribution hint.
 // The ledger keeps one payment per event id, so this step may run again.
 func (b *Buffer) recordRevenue(ctx context.Context, bt *batch) error {
-	k := 0
-	for i := range bt.records {
-		rec := &bt.records[i]
-		if !rec.NeedsSession() {
-			continue
-		}
-		a := bt.out.Events[k]
-		k++
-		e := rec.Event
-		if e.RevenueAmount <= 0 {
-			continue
-		}
+	for _, t := range bt.revenue {
 		if err := b.at("revenue"); err != nil {
 			return err
 		}
-		site := model.Site{ID: e.SiteID, BaseCurrency: rec.BaseCurrency}
+		e := t.rec.Event
+		site := model.Site{ID: e.SiteID, BaseCurrency: t.rec.BaseCurrency}
 		err := b.retry(ctx, b.pgDown, bt, func() error {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
 			defer cancel()
 			err := b.revenue.RecordTracked(rctx, site, e.EventID, e.Timestamp, e.VisitorID, e.Name,
-				e.RevenueAmount, e.RevenueCurrency, a.Touch())
+				e.RevenueAmount, e.RevenueCurrency, t.session.Touch())
 			if kind := errs.KindOf(err); err != nil && kind != errs.Internal && kind != errs.Unavailable {
 				// no retry can make it count (e.g. the site was deleted)
 				b.opts.Log.Warn("buffer: an event's revenue cannot be recorded", "site_id", e.SiteID, "err", err)

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,8 +51,8 @@ func (b *Buffer) createPlanFiles() error {
 	return nil
 }
 
-// writePlan writes p over the older of the two plan files: length,
-// CRC-32C, then the plan.
+// writePlan writes p over the older of the two plan files, framed as the
+// WAL frames its records.
 func (b *Buffer) writePlan(p plan) error {
 	body := binary.AppendUvarint(nil, p.Seq)
 	body = binary.AppendUvarint(body, p.Rev)
@@ -62,9 +61,7 @@ func (b *Buffer) writePlan(p plan) error {
 	if err != nil {
 		return fmt.Errorf("buffer: encode plan: %w", err)
 	}
-	data := binary.LittleEndian.AppendUint32(nil, uint32(len(body)))
-	data = binary.LittleEndian.AppendUint32(data, crc32.Checksum(body, castagnoli))
-	data = append(data, body...)
+	data := wal.AppendFramed(nil, body)
 	f, err := os.OpenFile(b.planPath(int((b.planWrites+1)%2)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("buffer: write plan: %w", err)
@@ -109,12 +106,9 @@ func readPlanFile(path string) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("buffer: read plan: %w", err)
 	}
-	if len(data) < 8 {
-		return nil, nil
-	}
-	body := data[8:]
-	if int(binary.LittleEndian.Uint32(data)) != len(body) || crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[4:]) {
-		return nil, nil
+	body, ok := wal.Unframe(data)
+	if !ok {
+		return nil, nil // empty, or torn by a crash
 	}
 	d := model.NewDecoder(body)
 	p := &plan{Seq: d.ReadUvarint(), Rev: d.ReadUvarint()}

@@ -80,10 +80,8 @@ func (a Assigned) Touch() *model.Touch {
 	if a.SessionID == 0 {
 		return nil
 	}
-	at := a.Attribution
-	return &model.Touch{Source: at.ReferrerSource, SourceType: at.SourceType, EntryPage: a.Entry,
-		UTMSource: at.UTMSource, UTMMedium: at.UTMMedium, UTMCampaign: at.UTMCampaign, UTMContent: at.UTMContent,
-		CountryCode: at.CountryCode, Device: at.Device}
+	t := a.Attribution.Touch(a.Entry)
+	return &t
 }
 
 // write is a visitor's new state, to be stored if the visitor's state is
@@ -143,7 +141,6 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 
 // track follows one visitor through a batch.
 type track struct {
-	stored   stored   // the state before the batch (zero if none)
 	cur      *state   // the visitor's current session; nil before the first
 	open     *touched // cur's entry in touched, once the batch touched it
 	touched  []*touched
@@ -160,7 +157,6 @@ type touched struct {
 func newTrack(value []byte) *track {
 	tr := &track{}
 	if s, err := decodeStored(value); err == nil {
-		tr.stored = s
 		cur := s.state
 		tr.cur = &cur
 	}

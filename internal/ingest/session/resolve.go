@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -123,9 +121,6 @@ func (m *Manager) read(ctx context.Context, evs []*model.EventRow) *Snapshot {
 	return snap
 }
 
-// ErrUnavailable wraps Redis errors: the caller decides whether to wait.
-var ErrUnavailable = errors.New("session: redis unavailable")
-
 // get reads the stored values of vs (nil where there is none).
 func (m *Manager) get(ctx context.Context, vs []visitor) ([][]byte, error) {
 	if len(vs) == 0 {
@@ -142,7 +137,7 @@ func (m *Manager) get(ctx context.Context, vs []visitor) ([][]byte, error) {
 		cmds = append(cmds, pipe.MGet(ctx, keys...))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("%w: read states: %w", ErrUnavailable, err)
+		return nil, fmtErr("read states", err)
 	}
 	out := make([][]byte, 0, len(vs))
 	for _, c := range cmds {
@@ -175,7 +170,7 @@ func (m *Manager) unwritten(ctx context.Context, ws []write, tag uint64) ([]writ
 		return nil, nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("%w: read the applied set: %w", ErrUnavailable, err)
+		return nil, fmtErr("read the applied set", err)
 	}
 	out := ws[:0:0]
 	for c, cmd := range cmds {
@@ -206,7 +201,7 @@ func (m *Manager) swap(ctx context.Context, tag uint64, ws []write) ([]visitor, 
 		keys = append(keys, m.appliedKey(tag))
 		idx, err := casScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
 		if err != nil {
-			return nil, fmt.Errorf("%w: write states: %w", ErrUnavailable, err)
+			return nil, fmtErr("write states", err)
 		}
 		for _, k := range idx {
 			moved = append(moved, chunk[k-1].v)
