@@ -272,6 +272,7 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 		}
 	})
 	wg.Go(func() { a.Auth.RunUsageFlusher(ctx, 30*time.Second) })
+	wg.Go(func() { a.Limiter.Run(ctx) })
 	wg.Go(func() { a.prepareSalts(ctx) })
 	wg.Go(func() { a.Revenue.RunExporter(ctx) })
 	wg.Go(func() { a.Deleter.Run(ctx, 30*time.Second) })

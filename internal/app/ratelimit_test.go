@@ -13,6 +13,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // freeKey makes a user on the free plan with a site and a fresh key.
@@ -147,5 +148,54 @@ func TestLoginAndStatsLimits(t *testing.T) {
 	_, err = h.client(h.key).Countries(ctx, p)
 	if e := apiError(t, err); e.Status != 429 {
 		t.Errorf("6th stats request: %d, want 429", e.Status)
+	}
+}
+
+// An account's keys and login tokens share one Events API allowance, and
+// payments count against it.
+func TestEventsAllowanceIsTheAccounts(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.FreeEventsPerHour = 20 }))
+	ctx := context.Background()
+	site, key1 := freeKey(t, h, "shared@example.com")
+	k2, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: "shared@example.com", Name: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	login, err := h.client("").Login(ctx, "shared@example.com", password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 events with the first key, 8 with the second, 1 with the token and
+	// 1 payment: 20, the whole allowance
+	for i := range 10 {
+		if resp := sendPageview(t, h.srv.URL, key1, site, i); resp == nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("first key, event %d: %v", i+1, resp)
+		}
+	}
+	for i := range 8 {
+		resp := sendPageview(t, h.srv.URL, k2.Secret, site, i)
+		if resp == nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("second key, event %d: %v", i+1, resp)
+		}
+		if got, want := resp.Header.Get("X-RateLimit-Remaining"), strconv.Itoa(20-10-i-1); got != want {
+			t.Errorf("second key, event %d: X-RateLimit-Remaining %s, want %s", i+1, got, want)
+		}
+	}
+	if resp := sendPageview(t, h.srv.URL, login.Token, site, 0); resp == nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("login token: %v", resp)
+	}
+	pay := api.PaymentRequest{SiteID: site, Amount: "500", Currency: "EUR"}
+	if _, err := h.client(key1).Payment(ctx, pay); err != nil {
+		t.Fatalf("the 20th, a payment: %v", err)
+	}
+	for name, cred := range map[string]string{"first key": key1, "second key": k2.Secret, "login token": login.Token} {
+		resp := sendPageview(t, h.srv.URL, cred, site, 0)
+		if resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("X-RateLimit-Limit") != "20" ||
+			resp.Header.Get("X-RateLimit-Remaining") != "0" {
+			t.Errorf("%s, the 21st event: %v, want 429 with limit 20, remaining 0", name, resp)
+		}
+	}
+	if _, err := h.client(k2.Secret).Payment(ctx, pay); err == nil || apiError(t, err).Status != http.StatusTooManyRequests {
+		t.Errorf("a payment past the allowance: %v, want 429", err)
 	}
 }

@@ -178,7 +178,10 @@ func (s *Server) limitEvents(next echo.HandlerFunc) echo.HandlerFunc {
 	return s.rateLimit(limitEventsName, s.eventsLimit)(next)
 }
 
-// eventsLimit is the key and limit of the caller's Events API allowance.
+// eventsLimit is the key and limit of the caller's Events API allowance. It
+// belongs to the account: its API keys and login tokens share it, so a
+// second key does not double it (and each key stays within the spec's
+// per-key limit).
 func (s *Server) eventsLimit(c echo.Context) (string, ratelimit.Limit) {
 	p := principal(c)
 	n := p.EventsPerHour
@@ -188,7 +191,7 @@ func (s *Server) eventsLimit(c echo.Context) (string, ratelimit.Limit) {
 	if n <= 0 {
 		n = s.deps.Limits.EventsPerHour[model.PlanFree]
 	}
-	return "events:" + callerKey(p), ratelimit.PerHour(n)
+	return "events:account:" + string(p.UserID), ratelimit.PerHour(n)
 }
 
 // limitStats applies the stats limit per credential.

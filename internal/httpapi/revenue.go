@@ -25,7 +25,8 @@ type Revenue interface {
 const maxWebhookBody = 1 << 20
 
 func (s *Server) revenueRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
-	g.POST("/stats/payments", s.payment, append(mw, bodyLimit(64<<10))...)
+	// a payment counts against the account's Events API allowance
+	g.POST("/stats/payments", s.payment, append(mw, s.limitEvents, bodyLimit(64<<10))...)
 	g.GET("/stats/revenue", report(stats.Endpoint{Revenue: true}, s.deps.Stats.Revenue), append(mw, s.limitStats)...)
 	g.POST("/webhooks/:provider", s.webhook, bodyLimit(maxWebhookBody))
 }

@@ -2,6 +2,8 @@ package ratelimit_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,9 +32,108 @@ func TestLimit(t *testing.T) {
 	if res.RetryAfter < 11*time.Minute || res.RetryAfter > 12*time.Minute || res.ResetAfter < 59*time.Minute {
 		t.Errorf("retry after %v, reset after %v; want about 12 min and 1 h", res.RetryAfter, res.ResetAfter)
 	}
+	// a batch of 2 waits for two tokens: 12 min more
+	if res, _ := l.AllowN(ctx, "k", lim, 2); res.Allowed || res.RetryAfter < 23*time.Minute || res.RetryAfter > 24*time.Minute {
+		t.Errorf("a batch of 2: %+v; want refused, retry after about 24 min", res)
+	}
 	if other, _ := l.Allow(ctx, "other", lim); !other.Allowed {
 		t.Error("another key is limited too")
 	}
+	// 5 requests a key are below 1% of nothing: every one asked Redis, and
+	// the refusals after the first were answered from the instance
+	if l.Calls() != 5+1+1 {
+		t.Errorf("%d calls to Redis, want 7 (5 grants, the first refusal, the other key)", l.Calls())
+	}
+}
+
+// A busy key costs a Redis call per lease, not per request, and the
+// remaining count stays that of the whole key.
+func TestLeasesSpareRedis(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	l := ratelimit.New(rdb, prefix)
+	ctx := context.Background()
+	lim := ratelimit.PerHour(10_000_000)
+	start := time.Now()
+	var res ratelimit.Result
+	for i := range 100_000 {
+		var err error
+		if res, err = l.Allow(ctx, "busy", lim); err != nil || !res.Allowed {
+			t.Fatalf("request %d: %+v, %v", i+1, res, err)
+		}
+	}
+	// A token comes back every 360 µs; the count may hold those.
+	back := int(time.Since(start)/(360*time.Microsecond)) + 1
+	if res.Remaining < 10_000_000-100_000 || res.Remaining > 10_000_000-100_000+back {
+		t.Errorf("remaining %d, want 9,900,000 (+%d come back)", res.Remaining, back)
+	}
+	if l.Calls() > 100 {
+		t.Errorf("%d calls to Redis for 100,000 requests, want at most 100", l.Calls())
+	}
+	t.Logf("100,000 requests, %d calls to Redis, %v", l.Calls(), time.Since(start))
+}
+
+// Tokens an instance holds go back to Redis when it stops (and after a
+// second unspent), for the other instances.
+func TestUnspentTokensGoBack(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	a, b := ratelimit.New(rdb, prefix), ratelimit.New(rdb, prefix)
+	ctx := context.Background()
+	lim := ratelimit.PerHour(100_000) // a token back every 36 ms
+	for range 1000 {
+		if res, _ := a.Allow(ctx, "k", lim); !res.Allowed {
+			t.Fatal("refused")
+		}
+	}
+	held, _ := b.Allow(ctx, "k", lim)
+	// a holds up to 1% of N beyond the 1,000 it spent
+	if held.Remaining > 100_000-1001+2 || held.Remaining < 100_000-1001-1000 {
+		t.Fatalf("b sees %d remaining, want 98,999 less what a holds (at most 1,000)", held.Remaining)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.Run(runCtx); close(done) }()
+	stop()
+	<-done
+	// b holds no token: its next request asks Redis
+	res, _ := b.Allow(ctx, "k", lim)
+	if !res.Allowed || res.Remaining < 100_000-1002 || res.Remaining > 100_000-1002+3 {
+		t.Errorf("after a gave back: %+v, want 98,998 remaining (+ a few come back)", res)
+	}
+}
+
+// Two instances spending one key together admit exactly its limit: none
+// more, and none of its last quarter stays unspent in a lease.
+func TestTwoInstancesAdmitTheLimit(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	insts := []*ratelimit.Limiter{ratelimit.New(rdb, prefix), ratelimit.New(rdb, prefix)}
+	ctx := context.Background()
+	lim := ratelimit.PerHour(2000) // a token back every 1.8 s
+	var allowed, refusedInARow atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for i := 0; refusedInARow.Load() < 200; i++ {
+				res, err := insts[(w+i)%2].Allow(ctx, "k", lim)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if res.Allowed {
+					allowed.Add(1)
+					refusedInARow.Store(0)
+				} else {
+					refusedInARow.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	back := int64(time.Since(start) / (1800 * time.Millisecond))
+	if allowed.Load() < 2000 || allowed.Load() > 2000+back {
+		t.Errorf("%d admitted, want 2,000 (+%d come back)", allowed.Load(), back)
+	}
+	t.Logf("%d admitted in %v; %d and %d calls to Redis", allowed.Load(), time.Since(start), insts[0].Calls(), insts[1].Calls())
 }
 
 func TestRedisDownAllows(t *testing.T) {
