@@ -84,7 +84,7 @@ func (e *env) accounts(ctx context.Context) (svc *accounts.Service, closeFn func
 		pg.Close()
 		return nil, nil, err
 	}
-	svc = accounts.NewService(pg, auth.NewPasswords(2), auth.NewRedisRevocations(rdb, e.cfg.RedisPrefix),
+	svc = accounts.NewService(pg, auth.NewPasswords(2), auth.NewRedisRevocations(rdb, e.cfg.RedisPrefix, e.log),
 		e.cfg.KeyEnvironment(), time.Now)
 	return svc, func() { rdb.Close(); pg.Close() }, nil
 }

@@ -49,22 +49,24 @@ type App struct {
 	PG    *pgstore.Store
 	CH    *chstore.Store
 	Redis *redis.Client
-	// hot is the Redis client of the per-request commands (credential
-	// revocations, rate limits, sessions): it batches the commands of
-	// concurrent requests into pipelines.
-	hot      *redis.AutoPipeliner
-	Buffer   *buffer.Buffer
-	Auth     *auth.Service
-	Accounts *accounts.Service
-	Ingest   *ingest.Service
-	Stats    *stats.Service
-	Goals    *goals.Service
-	Limiter  *ratelimit.Limiter
-	Revenue  *revenue.Service
-	Deleter  *accounts.Deleter
-	API      *httpapi.Server
-	Web      *web.Server
-	Metrics  *metrics.Metrics
+	// hot is the Redis client of the per-request commands (rate limits,
+	// sessions): it batches the commands of concurrent requests into
+	// pipelines.
+	hot *redis.AutoPipeliner
+	// revocations follows credential revocations from every instance
+	revocations *auth.RedisRevocations
+	Buffer      *buffer.Buffer
+	Auth        *auth.Service
+	Accounts    *accounts.Service
+	Ingest      *ingest.Service
+	Stats       *stats.Service
+	Goals       *goals.Service
+	Limiter     *ratelimit.Limiter
+	Revenue     *revenue.Service
+	Deleter     *accounts.Deleter
+	API         *httpapi.Server
+	Web         *web.Server
+	Metrics     *metrics.Metrics
 
 	geo     *geo.DB
 	visitor *ingest.Visitors
@@ -130,7 +132,8 @@ func (a *App) build(ctx context.Context) (err error) {
 		return metrics.BufferStats{Written: st.Written, Flushed: st.Flushed, FlushFailures: st.FlushFailures,
 			WALBytes: st.WALBytes, Lag: st.Lag}
 	})
-	revs := auth.NewRedisRevocations(a.hot, cfg.RedisPrefix)
+	a.revocations = auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix, log)
+	revs := a.revocations
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
 	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
 	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
@@ -273,6 +276,7 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	})
 	wg.Go(func() { a.Auth.RunUsageFlusher(ctx, 30*time.Second) })
 	wg.Go(func() { a.Limiter.Run(ctx) })
+	wg.Go(func() { a.revocations.Run(ctx) })
 	wg.Go(func() { a.prepareSalts(ctx) })
 	wg.Go(func() { a.Revenue.RunExporter(ctx) })
 	wg.Go(func() { a.Deleter.Run(ctx, 30*time.Second) })

@@ -44,12 +44,20 @@ type Service struct {
 
 	mu    sync.Mutex
 	cache map[[32]byte]cachedKey
+	users map[model.UserID]cachedUser // of login tokens
 	used  map[model.KeyID]time.Time
 }
 
 type cachedKey struct {
 	principal Principal
 	key       model.APIKey
+	version   int64
+}
+
+// cachedUser is what a login token's user was, at a revocation version (a
+// change to a user that matters to its tokens bumps it).
+type cachedUser struct {
+	principal Principal
 	version   int64
 }
 
@@ -61,7 +69,7 @@ func NewService(store Store, revs Revocations, tokens *Tokens, passwords *Passwo
 	now func() time.Time, log *slog.Logger) *Service {
 	return &Service{store: store, revs: revs, tokens: tokens, passwords: passwords, keyEnv: keyEnv, now: now, log: log,
 		storeDown: outage.New(log, "auth: Postgres unavailable; API keys admitted from this instance's cache", 0),
-		cache:     map[[32]byte]cachedKey{}, used: map[model.KeyID]time.Time{}}
+		cache:     map[[32]byte]cachedKey{}, users: map[model.UserID]cachedUser{}, used: map[model.KeyID]time.Time{}}
 }
 
 func unauthorized(msg string) *errs.Error {
@@ -88,6 +96,13 @@ func (s *Service) authenticateToken(ctx context.Context, token string) (Principa
 	if err != nil {
 		return Principal{}, unauthorized("invalid or expired token").Wrap(err)
 	}
+	version, verErr := s.revs.Version(ctx)
+	s.mu.Lock()
+	cached, hit := s.users[userID]
+	s.mu.Unlock()
+	if hit && verErr == nil && cached.version == version {
+		return cached.principal, nil
+	}
 	user, err := s.store.UserByID(ctx, userID)
 	if errors.Is(err, errs.ErrNotFound) {
 		return Principal{}, unauthorized("invalid or expired token")
@@ -95,7 +110,16 @@ func (s *Service) authenticateToken(ctx context.Context, token string) (Principa
 	if err != nil {
 		return Principal{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
 	}
-	return Principal{UserID: user.ID, Scopes: model.AllScopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}, nil
+	p := Principal{UserID: user.ID, Scopes: model.AllScopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}
+	if verErr == nil {
+		s.mu.Lock()
+		if len(s.users) >= maxCachedKeys {
+			clear(s.users)
+		}
+		s.users[userID] = cachedUser{principal: p, version: version}
+		s.mu.Unlock()
+	}
+	return p, nil
 }
 
 func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal, error) {
