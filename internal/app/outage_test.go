@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tally-analytics/tally/internal/chstore"
+	"github.com/tally-analytics/tally/internal/faultproxy"
 	"github.com/tally-analytics/tally/internal/testenv"
 )
 
@@ -80,24 +83,64 @@ func TestClickHouseOutage(t *testing.T) {
 	h.waitCount(700, "SELECT toUInt64(sum(sign * pageviews)) FROM sessions")
 }
 
-// With Redis unreachable, events are still accepted and stored (without
-// session rows), and keys are checked against Postgres on every request.
+// With Redis unreachable, events are still accepted (keys are checked
+// against Postgres), and wait in the log: once Redis answers again they get
+// their sessions as if nothing had happened — one per visitor, before,
+// during and after the outage.
 func TestRedisOutage(t *testing.T) {
 	cfg := testenv.Config(t)
 	h := newHarnessWith(t, cfg) // creates the account while Redis answers
-	down := *cfg
-	down.RedisURL = fmt.Sprintf("redis://127.0.0.1:%d/0", testenv.FreePort(t))
-	down.WALDir = t.TempDir()
-	other := startApp(t, &down, h.clock)
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.Start(opts.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	viaProxy := *cfg
+	viaProxy.RedisURL = fmt.Sprintf("redis://%s/%d", proxy.Addr, opts.DB)
+	viaProxy.WALDir = t.TempDir()
+	other := startApp(t, &viaProxy, h.clock)
 	ctx := context.Background()
 	c := other.client(h.key)
-	for i := range 20 {
-		if _, err := c.Pageview(ctx, pageview(h, fmt.Sprintf("https://example.com/r/%d", i))); err != nil {
-			t.Fatalf("pageview %d with Redis down: %v", i, err)
+	const visitors = 10
+	send := func(phase string) {
+		for v := range visitors {
+			req := pageview(h, fmt.Sprintf("https://example.com/%s/%d", phase, v))
+			req.VisitorID = fmt.Sprint("outage-", v)
+			if _, err := c.Pageview(ctx, req); err != nil {
+				t.Fatalf("%s, visitor %d: %v", phase, v, err)
+			}
 		}
 	}
-	h.waitCount(20, "SELECT count() FROM events WHERE session_id = 0")
-	if n := h.count("SELECT count() FROM sessions"); n != 0 {
-		t.Errorf("%d session rows written without session state", n)
+	send("before")
+	h.waitCount(visitors, "SELECT count() FROM events WHERE session_id != 0")
+
+	proxy.Down()
+	send("during")
+	time.Sleep(time.Second) // the flusher tries, and waits
+	if st := other.app.Buffer.Stats(); st.FlushFailures == 0 || st.Written-st.Flushed != visitors {
+		t.Errorf("with Redis down: %+v; want failures and %d events waiting", st, visitors)
+	}
+	if n := h.count("SELECT count() FROM events"); n != visitors {
+		t.Errorf("%d events stored with Redis down, want the %d from before", n, visitors)
+	}
+
+	proxy.Up()
+	send("after")
+	h.waitCount(3*visitors, "SELECT count() FROM events")
+	h.waitCount(3*visitors, "SELECT toUInt64(sum(sign * pageviews)) FROM sessions")
+	if n := h.count("SELECT count() FROM events WHERE session_id = 0"); n != 0 {
+		t.Errorf("%d events without a session", n)
+	}
+	// one session per visitor, holding its three pageviews
+	if n := h.count("SELECT uniqExact(session_id) FROM events"); n != visitors {
+		t.Errorf("%d sessions, want %d", n, visitors)
+	}
+	if n := h.count(`SELECT count() FROM (SELECT session_id, sum(sign * pageviews) AS pv FROM sessions
+		GROUP BY session_id HAVING sum(sign) = 1 AND pv = 3) AS whole`); n != visitors {
+		t.Errorf("%d sessions with sum(sign) 1 and 3 pageviews, want %d", n, visitors)
 	}
 }

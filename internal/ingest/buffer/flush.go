@@ -169,7 +169,7 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 		return err
 	}
 	if bt.snap.Degraded && len(evs) > 0 {
-		b.redisDown.Fail(int64(len(evs)), errors.New("Redis could not be read: events stored without a session"))
+		b.redisDown.Fail(int64(len(evs)), errors.New("a batch planned without Redis by an earlier release: its events are stored without a session"))
 	} else {
 		b.redisDown.OK()
 	}

@@ -28,18 +28,21 @@ const keysPerCall = 1000
 // before Resolve writes any state; it may be called again when another
 // instance moved a visitor on meanwhile and the batch is computed anew.
 //
-// snap is nil for a new batch: Resolve reads the states, and if Redis
-// cannot be read it persists a degraded snapshot (the events keep no
-// session) rather than wait. A batch replayed after a restart passes its
-// stored snapshot: states it wrote before are in its applied set and not
-// written again, and once a snapshot is persisted Resolve never degrades —
-// an error means "try again".
+// snap is nil for a new batch: Resolve reads the states (when Redis cannot
+// be read it returns the error, and the batch waits in the log until it
+// can). A batch replayed after a restart passes its stored snapshot: states
+// it wrote before are in its applied set and not written again. An error
+// always means "try again". (A degraded snapshot, of events kept without a
+// session, is only what an earlier release may have left in a plan.)
 //
 // The realtime view is updated last, best effort.
 func (m *Manager) Resolve(ctx context.Context, evs []*model.EventRow, snap *Snapshot, persist func(*Snapshot) error) (Outcome, *Snapshot, error) {
 	replay := snap != nil
 	if snap == nil {
-		snap = m.read(ctx, evs)
+		var err error
+		if snap, err = m.read(ctx, evs); err != nil {
+			return Outcome{}, nil, err
+		}
 		if err := persist(snap); err != nil {
 			return Outcome{}, nil, err
 		}
@@ -100,7 +103,7 @@ const appliedTTL = 7 * 24 * time.Hour
 
 // read takes the snapshot of a new batch: the states of its visitors, in
 // one MGET per 1,000 keys (pipelined), and a fresh tag.
-func (m *Manager) read(ctx context.Context, evs []*model.EventRow) *Snapshot {
+func (m *Manager) read(ctx context.Context, evs []*model.EventRow) (*Snapshot, error) {
 	seen := map[visitor]bool{}
 	var vs []visitor
 	for _, ev := range evs {
@@ -112,13 +115,13 @@ func (m *Manager) read(ctx context.Context, evs []*model.EventRow) *Snapshot {
 	}
 	values, err := m.get(ctx, vs)
 	if err != nil {
-		return &Snapshot{Degraded: true}
+		return nil, err
 	}
 	snap := &Snapshot{Tag: newTag(), States: make([]Stored, len(vs))}
 	for i, v := range vs {
 		snap.States[i] = Stored{Site: v.site, Visitor: v.id, Value: values[i]}
 	}
-	return snap
+	return snap, nil
 }
 
 // get reads the stored values of vs (nil where there is none).

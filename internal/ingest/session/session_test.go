@@ -307,16 +307,18 @@ func TestReplayWritesWhatACrashLeftUnwritten(t *testing.T) {
 // With Redis down, a new batch is resolved at once without sessions, and
 // its snapshot says so (a replay gives the same answer); a snapshot that
 // expects writes never degrades.
-func TestRedisDownDegrades(t *testing.T) {
+// With Redis down a batch is not resolved, and nothing is persisted: it
+// waits, to get its sessions once Redis answers.
+func TestRedisDownWaits(t *testing.T) {
 	down := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), MaxRetries: -1})
 	defer down.Close()
 	r := newResolver(t, down, "x:")
-	out := r.batch(ev("d1", 0, "/a", model.Attribution{}))
-	if out.Events[0].SessionID != 0 || len(out.Rows) != 0 || r.saves != 1 || !r.saved.Degraded {
-		t.Errorf("with Redis down: %+v, snapshot %+v", out, r.saved)
+	ctx := context.Background()
+	if _, _, err := r.m.Resolve(ctx, []*model.EventRow{ev("d1", 0, "/a", model.Attribution{})}, nil, r.persist); err == nil || r.saves != 0 {
+		t.Errorf("a new batch with Redis down: err %v, %d snapshots persisted; want an error and none", err, r.saves)
 	}
 	snap := &session.Snapshot{Tag: 7}
-	if _, _, err := r.m.Resolve(context.Background(), []*model.EventRow{ev("d2", 0, "/a", model.Attribution{})}, snap, r.persist); err == nil {
+	if _, _, err := r.m.Resolve(ctx, []*model.EventRow{ev("d2", 0, "/a", model.Attribution{})}, snap, r.persist); err == nil {
 		t.Error("a replay that must write states succeeded with Redis down")
 	}
 }
