@@ -3,8 +3,9 @@
 // that the ratios are fair, the request-handling ceiling (GET /health), single
 // and batch event ingestion (with an exact count of the rows that reached
 // ClickHouse), the raw ClickHouse insert rate of the same rows, the server's
-// CPU and memory during ingestion, and the latency of every stats endpoint
-// over millions of events. It writes a Markdown report.
+// CPU and memory during ingestion, its CPU time and Redis commands per event,
+// and the latency of every stats endpoint over millions of events. It writes
+// a Markdown report.
 //
 //	go tool task bench            (starts the stack, builds, runs this)
 //	go run ./cmd/loadgen --help
@@ -125,6 +126,7 @@ type bench struct {
 	srv    *server
 	chOpts chstore.Options
 	ch     *chstore.Store
+	redis  *redisCounter // nil when the bench's Redis could not be reached
 	key    string
 	report report
 }
@@ -168,6 +170,11 @@ func run(ctx context.Context, o options) error {
 	var chVersion string
 	if err := b.ch.QueryRow(ctx, "SELECT version()").Scan(&chVersion); err == nil {
 		b.report.machine = append(b.report.machine, "ClickHouse "+chVersion)
+	}
+	if b.redis, err = newRedisCounter(ctx, lookupEnv(env, "TALLY_REDIS_URL")); err != nil {
+		logf("%v: the report will have no Redis command counts", err)
+	} else {
+		defer b.redis.Close()
 	}
 	ingestSite, querySite, err := b.setup(ctx)
 	if err != nil {
@@ -299,10 +306,11 @@ func (b *bench) querySite(ctx context.Context) (string, error) {
 
 func (b *bench) baseline(ctx context.Context) {
 	logf("baseline: GET /health, %d connections, %s", b.o.conns, b.o.duration)
+	w := b.openWindow(ctx)
 	m := startMonitor(b.srv.PID())
 	res := load{method: http.MethodGet, url: b.srv.URL + "/health", conns: b.o.conns, duration: b.o.duration,
 		wantStatus: http.StatusOK}.run(ctx)
-	b.report.baseline = &phase{load: res, usage: m.stop()}
+	b.report.baseline = &phase{load: res, usage: m.stop(), cost: w.close(ctx)}
 	logf("baseline: %.0f requests/s, p50 %s, p99 %s", res.okRate(), res.percentile(50), res.percentile(99))
 }
 
@@ -318,15 +326,22 @@ func (b *bench) ingest(ctx context.Context, site string) error {
 	logf("ingest: preparing 200,000 varied pageview bodies")
 	t.site = site
 	bodies := t.pageviewBodies(200_000)
+	// the warm-up's flush belongs to no phase
+	if err := b.waitFlushed(ctx); err != nil {
+		logf("ingest: %v", err)
+	}
 	logf("ingest: POST /api/v1/events/pageview, %d connections, %s", b.o.conns, b.o.duration)
+	w := b.openWindow(ctx)
 	m := startMonitor(b.srv.PID())
 	prof := b.startProfile(ctx, "ingest")
 	res := load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/pageview", header: b.header(),
 		bodies: bodies, conns: b.o.conns, duration: b.o.duration, wantStatus: http.StatusCreated}.run(ctx)
-	p := &phase{load: res, usage: m.stop(), profile: prof.wait()}
+	p := &phase{load: res, usage: m.stop()}
 	logf("ingest: %.0f events/s, p50 %s, p99 %s, %d errors; counting rows", res.okRate(), res.percentile(50),
 		res.percentile(99), res.Errors)
 	p.stored, p.drain = b.waitRows(ctx, site, res.OK)
+	p.cost = b.closeWindow(ctx, "ingest", w, res.OK)
+	p.profile = prof.wait()
 	b.report.ingest = p
 	return nil
 }
@@ -348,16 +363,34 @@ func (b *bench) batch(ctx context.Context) (string, error) {
 		}
 	}
 	logf("batch: POST /api/v1/events/batch, %d connections, %s", b.o.batchConns, b.o.batchDuration)
+	w := b.openWindow(ctx)
 	m := startMonitor(b.srv.PID())
 	prof := b.startProfile(ctx, "batch")
 	res := load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/batch", header: b.header(), bodies: bodies,
 		conns: b.o.batchConns, duration: b.o.batchDuration, wantStatus: http.StatusOK, onBody: onBody}.run(ctx)
-	p := &phase{load: res, usage: m.stop(), profile: prof.wait(), accepted: accepted.Load(), rejected: rejected.Load()}
+	p := &phase{load: res, usage: m.stop(), accepted: accepted.Load(), rejected: rejected.Load()}
 	logf("batch: %.0f events/s acknowledged, p50 %s, p99 %s per request; counting rows",
 		float64(p.accepted)/res.Elapsed.Seconds(), res.percentile(50), res.percentile(99))
 	p.stored, p.drain = b.waitRows(ctx, site, p.accepted)
+	p.cost = b.closeWindow(ctx, "batch", w, p.accepted)
+	p.profile = prof.wait()
 	b.report.batch = p
 	return site, nil
+}
+
+// closeWindow ends an ingest phase's window once the server has committed
+// every event, so that the flusher's work for them counts, and logs the
+// cost per event.
+func (b *bench) closeWindow(ctx context.Context, name string, w *window, events int64) cost {
+	if err := b.waitFlushed(ctx); err != nil {
+		logf("%s: %v", name, err)
+	}
+	c := w.close(ctx)
+	logf("%s: tally CPU %.0f µs/event", name, c.cpuPer(events))
+	if c.commands != nil {
+		logf("%s: %d Redis commands, %.1f per 1,000 events: %s", name, c.totalCommands(), c.per1k(events), c.topCommands(6))
+	}
+	return c
 }
 
 func (b *bench) header() http.Header {

@@ -20,6 +20,18 @@ type phase struct {
 	drain  time.Duration
 	// accepted and rejected count the events of batch answers.
 	accepted, rejected int64
+	// cost is what the server spent from the first request until it had
+	// committed every event (for the baseline: until the load ended).
+	cost cost
+}
+
+// events is the number the phase's costs are divided by: accepted events,
+// or for the baseline answered requests.
+func (ph *phase) events() int64 {
+	if ph.accepted > 0 {
+		return ph.accepted
+	}
+	return ph.load.OK
 }
 
 type report struct {
@@ -33,16 +45,20 @@ type report struct {
 	dashboard               []dashboardResult
 }
 
-// Targets of the benchmark (issue: ingest ≥ 0.7 × baseline, p99 ≤ 25 ms,
-// zero loss; batch ≥ 0.75 × raw insert; stats p50 ≤ 150 ms at 10M events
-// over 30 days; server RSS ≤ 300 MB).
+// Targets of the benchmark: ingest ≥ 0.7 × baseline, p99 ≤ 25 ms, zero
+// loss; batch ≥ 0.75 × raw insert; stats p50 ≤ 150 ms at 10M events over 30
+// days; server RSS ≤ 300 MB. The throughput ratios are the long-term targets;
+// the near-term ones (0.4 and 0.5) come with a Redis budget per event.
 const (
-	targetIngestRatio = 0.7
-	targetIngestP99   = 25 * time.Millisecond
-	targetBatchRatio  = 0.75
-	targetStatsP50    = 150 * time.Millisecond
-	targetRSS         = 300 << 20
-	targetDashboard   = 300 * time.Millisecond
+	targetIngestRatio     = 0.7
+	targetIngestRatioNear = 0.4
+	targetIngestP99       = 25 * time.Millisecond
+	targetBatchRatio      = 0.75
+	targetBatchRatioNear  = 0.5
+	targetRedisPer1k      = 20
+	targetStatsP50        = 150 * time.Millisecond
+	targetRSS             = 300 << 20
+	targetDashboard       = 300 * time.Millisecond
 )
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
@@ -75,8 +91,13 @@ func (b *bench) write() error {
 	p("|---|---|---|")
 	if r.baseline != nil && r.ingest != nil {
 		ratio := r.ingest.load.okRate() / r.baseline.load.okRate()
-		p("| single-event ingest ≥ %.2f × baseline | %.2f (%.0f / %.0f requests/s) | %s |", targetIngestRatio, ratio,
-			r.ingest.load.okRate(), r.baseline.load.okRate(), check(ratio >= targetIngestRatio))
+		for _, t := range []struct {
+			term   string
+			target float64
+		}{{"near-term", targetIngestRatioNear}, {"long-term", targetIngestRatio}} {
+			p("| single-event ingest ≥ %.2f × baseline (%s) | %.2f (%.0f / %.0f requests/s) | %s |", t.target, t.term, ratio,
+				r.ingest.load.okRate(), r.baseline.load.okRate(), check(ratio >= t.target))
+		}
 	}
 	if r.ingest != nil {
 		p99 := r.ingest.load.percentile(99)
@@ -86,8 +107,27 @@ func (b *bench) write() error {
 	}
 	if r.batch != nil && r.raw != nil {
 		ratio := r.batch.sustained() / r.raw.eventsRate()
-		p("| batch ingest ≥ %.2f × raw insert | %.2f (%.0f / %.0f events/s) | %s |", targetBatchRatio, ratio,
-			r.batch.sustained(), r.raw.eventsRate(), check(ratio >= targetBatchRatio))
+		for _, t := range []struct {
+			term   string
+			target float64
+		}{{"near-term", targetBatchRatioNear}, {"long-term", targetBatchRatio}} {
+			p("| batch ingest ≥ %.2f × raw insert (%s) | %.2f (%.0f / %.0f events/s) | %s |", t.target, t.term, ratio,
+				r.batch.sustained(), r.raw.eventsRate(), check(ratio >= t.target))
+		}
+	}
+	for _, ph := range []struct {
+		name string
+		p    *phase
+	}{{"single", r.ingest}, {"batch", r.batch}} {
+		if ph.p == nil || ph.p.cost.commands == nil {
+			continue
+		}
+		per1k, shared := ph.p.cost.per1k(ph.p.events()), ""
+		if len(ph.p.cost.others) > 0 {
+			shared = ", with other databases' commands"
+		}
+		p("| ≤ %d Redis commands per 1,000 accepted events (%s) | %.1f (%d commands, %d events%s) | %s |", targetRedisPer1k,
+			ph.name, per1k, ph.p.cost.totalCommands(), ph.p.events(), shared, check(per1k <= targetRedisPer1k))
 	}
 	if r.batch != nil {
 		p("| zero loss (batch): rows in ClickHouse = accepted events | %d rows, %d accepted | %s |", r.batch.stored,
@@ -118,16 +158,21 @@ func (b *bench) write() error {
 		p("Closed loop: each connection sends its next request when the previous one is answered. CPU is the share of")
 		p("one core used during the phase (200%% = both cores of a 2-core machine).")
 		p("")
-		p("| phase | connections | requests/s | events/s | p50 | p99 | errors | tally CPU | ClickHouse CPU | Redis CPU | PostgreSQL CPU | loadgen CPU | tally peak RSS |")
-		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+		p("| phase | connections | requests/s | events/s | p50 | p99 | errors | Redis cmds / 1k events | tally CPU µs/event | tally CPU | ClickHouse CPU | Redis CPU | PostgreSQL CPU | loadgen CPU | tally peak RSS |")
+		p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 		row := func(name string, conns int, ph *phase, events float64) {
 			if ph == nil {
 				return
 			}
-			u := ph.usage.CPU
-			p("| %s | %d | %.0f | %s | %s | %s | %d | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MB |", name, conns,
+			u, n := ph.usage.CPU, ph.events()
+			redisCell := "–"
+			if ph.cost.commands != nil && n > 0 {
+				redisCell = fmt.Sprintf("%.1f", ph.cost.per1k(n))
+			}
+			p("| %s | %d | %.0f | %s | %s | %s | %d | %s | %.0f | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f%% | %.0f MB |", name, conns,
 				ph.load.okRate(), eventsCell(events), ms(ph.load.percentile(50)), ms(ph.load.percentile(99)), ph.load.Errors,
-				u["tally"], u["clickhouse"], u["redis"], u["postgres"], u["loadgen"], float64(ph.usage.PeakRSS)/(1<<20))
+				redisCell, ph.cost.cpuPer(n), u["tally"], u["clickhouse"], u["redis"], u["postgres"], u["loadgen"],
+				float64(ph.usage.PeakRSS)/(1<<20))
 		}
 		row("baseline: GET /health", o.conns, r.baseline, 0)
 		if r.ingest != nil {
@@ -151,6 +196,7 @@ func (b *bench) write() error {
 				float64(ph.accepted)/ph.load.Elapsed.Seconds(), ph.sustained())
 			p("")
 		}
+		b.writeCosts(p)
 	}
 	if raw := r.raw; raw != nil {
 		p("## Raw ClickHouse insert (the batch phase's rows, %d a batch)", rawBatch)
@@ -229,6 +275,39 @@ func (b *bench) write() error {
 	}
 	logf("report written to %s", path)
 	return nil
+}
+
+// writeCosts explains the Redis and CPU columns and lists each phase's Redis
+// commands.
+func (b *bench) writeCosts(p func(format string, args ...any)) {
+	r := b.report
+	p("Redis commands and tally CPU µs are per accepted event (the baseline: per 1,000 requests and per request),")
+	p("counted from a phase's first request until tally's write buffer had committed every event of it: the load, then")
+	p("the drain until ClickHouse held every row and the flusher was done with their sessions (the baseline: its load).")
+	p("CPU is tally's user + system time (/proc). Redis counts are the growth of `INFO commandstats` over that window,")
+	p("less loadgen's own INFO and CLIENT LIST: all that tally sent, request path and flusher alike, and the commands its")
+	p("Lua scripts ran, which Redis counts besides the script call itself (evalsha). Calls over each window:")
+	p("")
+	for _, ph := range []struct {
+		name, unit string
+		p          *phase
+	}{{"baseline", "requests", r.baseline}, {"single-event ingest", "events", r.ingest}, {"batch ingest", "events", r.batch}} {
+		if ph.p == nil {
+			continue
+		}
+		c := ph.p.cost
+		if c.commands == nil {
+			p("- %s: Redis could not be read.", ph.name)
+			continue
+		}
+		p("- %s (%s, %d %s): %d commands: %s.", ph.name, c.span.Round(time.Millisecond), ph.p.events(), ph.unit,
+			c.totalCommands(), c.topCommands(10))
+		if len(c.others) > 0 {
+			p("  Redis also served clients of other databases meanwhile (%s): their commands are in this count.",
+				strings.Join(c.others, ", "))
+		}
+	}
+	p("")
 }
 
 // sustained is the batch phase's rate into ClickHouse: accepted events over
