@@ -6,15 +6,25 @@
 --
 -- A visitor seen later elsewhere keeps its later time and page. Entries
 -- older than the window are trimmed (readers filter by time, so trimming is
--- housekeeping), and both keys expire when the site goes quiet.
+-- housekeeping), and both keys expire when the site goes quiet. A few
+-- commands per call, however many visitors.
 local window = tonumber(ARGV[1])
-for i = 3, #ARGV, 3 do
-  local id, seen = ARGV[i], tonumber(ARGV[i + 1])
-  local was = redis.call('ZSCORE', KEYS[1], id)
-  if not was or tonumber(was) <= seen then
-    redis.call('ZADD', KEYS[1], seen, id)
-    redis.call('HSET', KEYS[2], id, ARGV[i + 2])
+local ids = {}
+for i = 3, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
+local was = redis.call('ZMSCORE', KEYS[1], unpack(ids))
+local scores, pages = {}, {}
+for j = 1, #ids do
+  local seen = tonumber(ARGV[3 * j + 1])
+  if not was[j] or tonumber(was[j]) <= seen then
+    scores[#scores + 1] = seen
+    scores[#scores + 1] = ids[j]
+    pages[#pages + 1] = ids[j]
+    pages[#pages + 1] = ARGV[3 * j + 2]
   end
+end
+if #scores > 0 then
+  redis.call('ZADD', KEYS[1], unpack(scores))
+  redis.call('HSET', KEYS[2], unpack(pages))
 end
 local stale = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. (tonumber(ARGV[2]) - window), 'LIMIT', 0, 1000)
 if #stale > 0 then

@@ -52,7 +52,7 @@ type Active struct {
 	Page, Source string
 }
 
-// Mark records visitors of site as active, in one script call per 1,000
+// Mark records visitors of site as active, in one script call per 2,000
 // visitors (chunks keep Redis responsive).
 func Mark(ctx context.Context, rdb redis.Scripter, prefix string, site model.SiteID, visitors []Active) error {
 	seen, current := Keys(prefix, site)
@@ -61,7 +61,7 @@ func Mark(ctx context.Context, rdb redis.Scripter, prefix string, site model.Sit
 		latest = max(latest, v.Seen.Unix())
 	}
 	for len(visitors) > 0 {
-		n := min(len(visitors), 1000)
+		n := min(len(visitors), 2000)
 		args := make([]any, 0, 2+3*n)
 		args = append(args, int64(Window/time.Second), latest)
 		for _, v := range visitors[:n] {

@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -19,9 +20,10 @@ var casLua string
 
 var casScript = redis.NewScript(casLua)
 
-// keysPerCall bounds the keys of one MGET or script call, so that a big
-// batch does not hold Redis for long.
-const keysPerCall = 1000
+// keysPerCall bounds the states of one HMGET or script call, so that a big
+// batch does not hold Redis for long (and a script's arguments fit Lua's
+// stack).
+const keysPerCall = 2000
 
 // Resolve gives the events of a batch their sessions (see Compute) and
 // stores the visitors' new states. persist must store the snapshot durably
@@ -38,6 +40,9 @@ const keysPerCall = 1000
 // The realtime view is updated last, best effort.
 func (m *Manager) Resolve(ctx context.Context, evs []*model.EventRow, snap *Snapshot, persist func(*Snapshot) error) (Outcome, *Snapshot, error) {
 	replay := snap != nil
+	if err := m.upgrade(ctx); err != nil {
+		return Outcome{}, nil, err
+	}
 	if snap == nil {
 		var err error
 		if snap, err = m.read(ctx, evs); err != nil {
@@ -102,7 +107,7 @@ func (m *Manager) appliedKey(tag uint64) string {
 const appliedTTL = 7 * 24 * time.Hour
 
 // read takes the snapshot of a new batch: the states of its visitors, in
-// one MGET per 1,000 keys (pipelined), and a fresh tag.
+// one HMGET per bucket and 2,000 visitors (pipelined), and a fresh tag.
 func (m *Manager) read(ctx context.Context, evs []*model.EventRow) (*Snapshot, error) {
 	seen := map[visitor]bool{}
 	var vs []visitor
@@ -129,26 +134,31 @@ func (m *Manager) get(ctx context.Context, vs []visitor) ([][]byte, error) {
 	if len(vs) == 0 {
 		return nil, nil
 	}
+	buckets := m.buckets(m.now())
 	pipe := m.rdb.Pipeline()
-	var cmds []*redis.SliceCmd
+	var cmds [][]*redis.SliceCmd // per chunk, per bucket (newest first)
 	for i := 0; i < len(vs); i += keysPerCall {
 		chunk := vs[i:min(i+keysPerCall, len(vs))]
-		keys := make([]string, len(chunk))
+		fields := make([]string, len(chunk))
 		for j, v := range chunk {
-			keys[j] = m.key(v)
+			fields[j] = v.field()
 		}
-		cmds = append(cmds, pipe.MGet(ctx, keys...))
+		var per []*redis.SliceCmd
+		for _, b := range buckets {
+			per = append(per, pipe.HMGet(ctx, b, fields...))
+		}
+		cmds = append(cmds, per)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmtErr("read states", err)
 	}
-	out := make([][]byte, 0, len(vs))
-	for _, c := range cmds {
-		for _, v := range c.Val() {
-			if s, ok := v.(string); ok {
-				out = append(out, []byte(s))
-			} else {
-				out = append(out, nil) // none, or a key of another type
+	out := make([][]byte, len(vs))
+	for c, per := range cmds {
+		for _, cmd := range per { // the newest bucket holding a state has its current value
+			for j, v := range cmd.Val() {
+				if s, ok := v.(string); ok && out[c*keysPerCall+j] == nil {
+					out[c*keysPerCall+j] = []byte(s)
+				}
 			}
 		}
 	}
@@ -157,17 +167,18 @@ func (m *Manager) get(ctx context.Context, vs []visitor) ([][]byte, error) {
 
 // unwritten drops from ws the states the batch tagged tag already wrote
 // (before a restart, or before a conflict made it compute again): the
-// compare-and-set script adds each key it writes to the batch's applied set.
+// compare-and-set script adds each state it writes to the batch's applied
+// set.
 func (m *Manager) unwritten(ctx context.Context, ws []write, tag uint64) ([]write, error) {
 	pipe := m.rdb.Pipeline()
 	var cmds []*redis.BoolSliceCmd
 	for i := 0; i < len(ws); i += keysPerCall {
 		chunk := ws[i:min(i+keysPerCall, len(ws))]
-		keys := make([]any, len(chunk))
+		fields := make([]any, len(chunk))
 		for j, w := range chunk {
-			keys[j] = m.key(w.v)
+			fields[j] = w.v.field()
 		}
-		cmds = append(cmds, pipe.SMIsMember(ctx, m.appliedKey(tag), keys...))
+		cmds = append(cmds, pipe.SMIsMember(ctx, m.appliedKey(tag), fields...))
 	}
 	if len(cmds) == 0 {
 		return nil, nil
@@ -187,21 +198,20 @@ func (m *Manager) unwritten(ctx context.Context, ws []write, tag uint64) ([]writ
 }
 
 // swap stores each write whose visitor's state still carries the expected
-// tag (adding its key to the batch's applied set), and returns the visitors
-// whose state had moved on.
+// tag (adding it to the batch's applied set), and returns the visitors whose
+// state had moved on.
 func (m *Manager) swap(ctx context.Context, tag uint64, ws []write) ([]visitor, error) {
-	ttl, appliedTTL := int64(m.rule.ttl()/time.Second), int64(appliedTTL/time.Second)
+	buckets := m.buckets(m.now())
+	life, appliedTTL := int64(m.bucketLife()/time.Second), int64(appliedTTL/time.Second)
 	var moved []visitor
 	for i := 0; i < len(ws); i += keysPerCall {
 		chunk := ws[i:min(i+keysPerCall, len(ws))]
-		keys := make([]string, len(chunk), len(chunk)+1)
-		args := make([]any, 0, 2+2*len(chunk))
-		args = append(args, ttl, appliedTTL)
-		for j, w := range chunk {
-			keys[j] = m.key(w.v)
-			args = append(args, w.expect, w.value)
+		keys := append(slices.Clone(buckets), m.appliedKey(tag))
+		args := make([]any, 0, 3+3*len(chunk))
+		args = append(args, currentBucket+1, life, appliedTTL)
+		for _, w := range chunk {
+			args = append(args, w.v.field(), w.expect, w.value)
 		}
-		keys = append(keys, m.appliedKey(tag))
 		idx, err := casScript.Run(ctx, m.rdb, keys, args...).Int64Slice()
 		if err != nil {
 			return nil, fmtErr("write states", err)

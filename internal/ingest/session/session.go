@@ -23,6 +23,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,12 +54,16 @@ type Manager struct {
 	rdb    redis.Cmdable
 	prefix string
 	rule   Rule
+	now    func() time.Time
+	// upgraded is set once the states an earlier release kept one key
+	// each were moved into buckets
+	upgraded atomic.Bool
 }
 
-// NewManager keeps states under prefix+"s:" and the realtime keys of the
+// NewManager keeps states under prefix+"sb:" and the realtime keys of the
 // realtime package.
 func NewManager(rdb redis.Cmdable, prefix string) *Manager {
-	return &Manager{rdb: rdb, prefix: prefix, rule: DefaultRule}
+	return &Manager{rdb: rdb, prefix: prefix, rule: DefaultRule, now: time.Now}
 }
 
 // visitor identifies whose session a state is.
@@ -65,12 +72,40 @@ type visitor struct {
 	id   uint64
 }
 
-func (m *Manager) key(v visitor) string {
-	return m.prefix + "s:" + string(v.site) + ":" + formatUint(v.id)
+// field names the visitor's state in a bucket (and in a batch's applied set).
+func (v visitor) field() string { return string(v.site) + ":" + formatUint(v.id) }
+
+// States live in time buckets, so that a batch reads and writes the states
+// of thousands of visitors in a few Redis commands (a key per state would
+// need one SET each, for its expiry). A bucket is a hash of the states
+// written in its quarter of an hour (a state stays in a newer bucket once it
+// is in one), kept until no reader can need it. A reader looks in every
+// bucket that may hold a state written within the state's life (the rule's
+// ttl), and in the next one, for instances whose clock runs a little ahead.
+const bucketWidth = 15 * time.Minute
+
+// currentBucket is the index, in buckets' answer, of the bucket of now.
+const currentBucket = 1
+
+// buckets are the keys of the buckets a state written in the last ttl can
+// be in, newest first.
+func (m *Manager) buckets(now time.Time) []string {
+	w := int64(bucketWidth / time.Second)
+	newest := now.Unix()/w + 1
+	oldest := now.Add(-m.rule.ttl()).Unix() / w
+	keys := make([]string, 0, newest-oldest+1)
+	for b := newest; b >= oldest; b-- {
+		keys = append(keys, m.prefix+"sb:"+strconv.FormatInt(b, 10))
+	}
+	return keys
 }
 
-// ttl is how long Redis keeps a state after its last write: a state older
-// than Idle can only end, never continue.
+// bucketLife is how long a bucket is kept after a write: until a state
+// written at its end (or a bucket early) has outlived its ttl.
+func (m *Manager) bucketLife() time.Duration { return m.rule.ttl() + 2*bucketWidth }
+
+// ttl is how long Redis keeps a state after its last write (at least): a
+// state older than Idle can only end, never continue.
 func (r Rule) ttl() time.Duration { return r.Idle + time.Minute }
 
 // sessionID is the id of the session an event starts: a hash of the event's
@@ -90,13 +125,80 @@ func (m *Manager) DeleteSite(ctx context.Context, site model.SiteID) error {
 	if err := m.rdb.Del(ctx, seen, current).Err(); err != nil {
 		return fmtErr("delete site", err)
 	}
-	iter := m.rdb.Scan(ctx, 0, m.prefix+"s:"+string(site)+":*", 1000).Iterator()
-	for iter.Next(ctx) {
-		if err := m.rdb.Del(ctx, iter.Val()).Err(); err != nil {
-			return fmtErr("delete site", err)
+	buckets := m.rdb.Scan(ctx, 0, m.prefix+"sb:*", 1000).Iterator()
+	for buckets.Next(ctx) {
+		var cursor uint64
+		for {
+			pairs, next, err := m.rdb.HScan(ctx, buckets.Val(), cursor, string(site)+":*", 1000).Result()
+			if err != nil {
+				return fmtErr("delete site", err)
+			}
+			var fields []string
+			for i := 0; i+1 < len(pairs); i += 2 { // field, value, field, value…
+				fields = append(fields, pairs[i])
+			}
+			if len(fields) > 0 {
+				if err := m.rdb.HDel(ctx, buckets.Val(), fields...).Err(); err != nil {
+					return fmtErr("delete site", err)
+				}
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
 		}
 	}
-	return iter.Err()
+	return buckets.Err()
+}
+
+// upgrade moves the states an earlier release kept one key each
+// (prefix+"s:site:visitor") into the current bucket, once per process
+// before its first batch, so that visitors in the middle of a visit keep
+// their session across an upgrade. A state already in a bucket wins.
+func (m *Manager) upgrade(ctx context.Context) error {
+	if m.upgraded.Load() {
+		return nil
+	}
+	bucket := m.buckets(m.now())[currentBucket]
+	legacy := m.prefix + "s:"
+	iter := m.rdb.Scan(ctx, 0, legacy+"*", 1000).Iterator()
+	var keys []string
+	move := func() error {
+		if len(keys) == 0 {
+			return nil
+		}
+		values, err := m.rdb.MGet(ctx, keys...).Result()
+		if err != nil {
+			return fmtErr("upgrade states", err)
+		}
+		pipe := m.rdb.Pipeline()
+		for i, v := range values {
+			if s, ok := v.(string); ok {
+				pipe.HSetNX(ctx, bucket, strings.TrimPrefix(keys[i], legacy), s)
+			}
+		}
+		pipe.Expire(ctx, bucket, m.bucketLife())
+		pipe.Del(ctx, keys...)
+		if _, err := pipe.Exec(ctx); err != nil {
+			return fmtErr("upgrade states", err)
+		}
+		keys = keys[:0]
+		return nil
+	}
+	for iter.Next(ctx) {
+		if keys = append(keys, iter.Val()); len(keys) == 1000 {
+			if err := move(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return fmtErr("upgrade states", err)
+	}
+	if err := move(); err != nil {
+		return err
+	}
+	m.upgraded.Store(true)
+	return nil
 }
 
 // Compute is the rule's Compute (for a batch whose states were written

@@ -336,8 +336,8 @@ func TestEarlierStateStartsANewSession(t *testing.T) {
 	if len(out.Rows) != 1 || out.Rows[0].Version != 1 || out.Rows[0].SessionID == 5 {
 		t.Errorf("rows %+v, want a new session", out.Rows)
 	}
-	if typ := rdb.Type(context.Background(), key).Val(); typ != "string" {
-		t.Errorf("the state is a %s, want a string", typ)
+	if n := rdb.Exists(context.Background(), key).Val(); n != 0 {
+		t.Error("the earlier release's key is still there")
 	}
 }
 
@@ -443,5 +443,69 @@ func TestAConflictIsStoredBeforeItCounts(t *testing.T) {
 	next := r.batch(ev("c5", 2*time.Minute, "/e", model.Attribution{}))
 	if next.Rows[1].Version != 4 || next.Rows[1].Pageviews != 4 {
 		t.Errorf("visitor 42 after the replay: %+v, want version 4 with 4 pageviews", next.Rows[1])
+	}
+}
+
+// bucketed finds where a state is kept: the bucket holding field, or "".
+func bucketed(t *testing.T, rdb *redis.Client, prefix, field string) (bucket, value string) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, prefix+"sb:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if v, err := rdb.HGet(ctx, k, field).Result(); err == nil {
+			return k, v
+		}
+	}
+	return "", ""
+}
+
+// A visitor in the middle of a visit when tally is upgraded keeps its
+// session: the state the earlier release kept under a key of its own is
+// moved into a bucket before the first batch.
+func TestEarlierReleaseStateContinues(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	ctx := context.Background()
+	first := newResolver(t, rdb, prefix).batch(ev("u1", 0, "/a", model.Attribution{}))
+	bucket, value := bucketed(t, rdb, prefix, "s1:42")
+	if bucket == "" {
+		t.Fatal("no bucket holds the state")
+	}
+	// as the earlier release kept it
+	if err := rdb.HDel(ctx, bucket, "s1:42").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"s:s1:42", value, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out := newResolver(t, rdb, prefix).batch(ev("u2", time.Minute, "/b", model.Attribution{}))
+	if sid(t, out, 0) != sid(t, first, 0) {
+		t.Errorf("after the upgrade the visitor is in session %d, want %d", sid(t, out, 0), sid(t, first, 0))
+	}
+	// one cancel of version 1, and version 2 with both pageviews
+	if len(out.Rows) != 2 || out.Rows[0].Sign != -1 || out.Rows[1].Version != 2 || out.Rows[1].Pageviews != 2 {
+		t.Errorf("rows %+v, want the cancel of version 1 and version 2 with 2 pageviews", out.Rows)
+	}
+	if rdb.Exists(ctx, prefix+"s:s1:42").Val() != 0 {
+		t.Error("the earlier release's key is still there")
+	}
+}
+
+func TestDeleteSiteForgetsItsStates(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	r := newResolver(t, rdb, prefix)
+	other := ev("o1", 0, "/a", model.Attribution{})
+	other.SiteID = "s2"
+	r.batch(ev("d1", 0, "/a", model.Attribution{}), other)
+	if err := r.m.DeleteSite(context.Background(), "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := bucketed(t, rdb, prefix, "s1:42"); b != "" {
+		t.Errorf("the deleted site's state is still in %s", b)
+	}
+	if b, _ := bucketed(t, rdb, prefix, "s2:42"); b == "" {
+		t.Error("the other site's state is gone too")
 	}
 }
