@@ -5,7 +5,7 @@
 // admits a burst of N, then one request every period/N: a rolling window
 // with no reset cliff). An instance takes tokens from it in leases: a
 // request that finds no token left on its instance asks Redis for what it
-// needs plus some extra, sized to about 100 ms of the key's recent traffic
+// needs plus some extra, sized to about 500 ms of the key's recent traffic
 // and at most 1% of N; the next requests spend the extra locally. Three
 // rules keep the limit exact where it matters:
 //
@@ -59,7 +59,7 @@ type Result struct {
 
 const (
 	// leaseWindow is how much of a key's recent traffic a lease covers.
-	leaseWindow = 100 * time.Millisecond
+	leaseWindow = 500 * time.Millisecond
 	// leaseLife is how long an instance keeps tokens it has not spent.
 	leaseLife = time.Second
 	// maxLeaseShare is the largest extra of a lease, as a share of N.
