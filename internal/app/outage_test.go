@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/tally-analytics/tally/internal/chstore"
-	"github.com/tally-analytics/tally/internal/faultproxy"
 	"github.com/tally-analytics/tally/internal/testenv"
 )
 
@@ -89,22 +86,10 @@ func TestClickHouseOutage(t *testing.T) {
 // during and after the outage.
 func TestRedisOutage(t *testing.T) {
 	cfg := testenv.Config(t)
-	h := newHarnessWith(t, cfg) // creates the account while Redis answers
-	opts, err := redis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := faultproxy.Start(opts.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	viaProxy := *cfg
-	viaProxy.RedisURL = fmt.Sprintf("redis://%s/%d", proxy.Addr, opts.DB)
-	viaProxy.WALDir = t.TempDir()
-	other := startApp(t, &viaProxy, h.clock)
+	stores := proxyStores(t, cfg)
+	h := newHarnessWith(t, cfg)
 	ctx := context.Background()
-	c := other.client(h.key)
+	c := h.client(h.key)
 	const visitors = 10
 	send := func(phase string) {
 		for v := range visitors {
@@ -118,17 +103,17 @@ func TestRedisOutage(t *testing.T) {
 	send("before")
 	h.waitCount(visitors, "SELECT count() FROM events WHERE session_id != 0")
 
-	proxy.Down()
+	stores.redis.Down()
 	send("during")
 	time.Sleep(time.Second) // the flusher tries, and waits
-	if st := other.app.Buffer.Stats(); st.FlushFailures == 0 || st.Written-st.Flushed != visitors {
+	if st := h.app.Buffer.Stats(); st.FlushFailures == 0 || st.Written-st.Flushed != visitors {
 		t.Errorf("with Redis down: %+v; want failures and %d events waiting", st, visitors)
 	}
 	if n := h.count("SELECT count() FROM events"); n != visitors {
 		t.Errorf("%d events stored with Redis down, want the %d from before", n, visitors)
 	}
 
-	proxy.Up()
+	stores.redis.Up()
 	send("after")
 	h.waitCount(3*visitors, "SELECT count() FROM events")
 	h.waitCount(3*visitors, "SELECT toUInt64(sum(sign * pageviews)) FROM sessions")
