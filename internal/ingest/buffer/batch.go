@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/ingest/session"
@@ -89,7 +90,9 @@ func (bt *batch) sessionEvents() []*model.EventRow {
 
 // build makes the batch's rows once its sessions are known.
 func (bt *batch) build() {
-	bt.events, bt.sessions, bt.bots, bt.revenue = bt.events[:0], bt.sessions[:0], bt.bots[:0], bt.revenue[:0]
+	bt.events = slices.Grow(bt.events[:0], len(bt.records))
+	bt.sessions = slices.Grow(bt.sessions[:0], len(bt.out.Rows))
+	bt.bots, bt.revenue = bt.bots[:0], bt.revenue[:0]
 	k := 0
 	for i := range bt.records {
 		rec := &bt.records[i]

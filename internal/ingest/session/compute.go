@@ -107,8 +107,8 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 	for _, s := range snap.States {
 		before[visitor{s.Site, s.Visitor}] = s.Value
 	}
-	tracks := map[visitor]*track{}
-	var order []visitor
+	tracks := make(map[visitor]*track, len(snap.States))
+	order := make([]visitor, 0, len(snap.States))
 	for i, ev := range evs {
 		v := visitor{ev.SiteID, ev.VisitorID}
 		tr := tracks[v]
@@ -119,6 +119,16 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 		}
 		out.Events[i] = r.apply(tr, ev)
 	}
+	rows := 0
+	for _, tr := range tracks {
+		for _, t := range tr.touched {
+			if rows++; t.before != nil {
+				rows++
+			}
+		}
+	}
+	out.Rows = make([]model.SessionRow, 0, rows)
+	out.writes = make([]write, 0, len(order))
 	for _, v := range order {
 		tr := tracks[v]
 		for _, t := range tr.touched {
@@ -132,6 +142,9 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 		page := tr.cur.exit
 		if page == "" {
 			page = tr.lastPath
+		}
+		if out.active[v.site] == nil {
+			out.active[v.site] = make([]realtime.Active, 0, len(order))
 		}
 		out.active[v.site] = append(out.active[v.site], realtime.Active{Visitor: v.id,
 			Seen: time.Unix(tr.cur.last, 0).UTC(), Page: page, Source: tr.cur.attribution.ReferrerSource})
@@ -156,6 +169,9 @@ type touched struct {
 
 func newTrack(value []byte) *track {
 	tr := &track{}
+	if value == nil {
+		return tr
+	}
 	if s, err := decodeStored(value); err == nil {
 		cur := s.state
 		tr.cur = &cur
