@@ -45,7 +45,8 @@ func (r *report) markdown() string {
 		"and must be stored exactly once; *refused* ones were answered 503 and must not be stored; *cut off* ones got " +
 		"no answer (the server went away) and may be stored, once. A session is *corrupted* when its sum(sign) is " +
 		"outside {0, 1}, when it is at 0 while events are stored under its id, or when it is live and its pageviews " +
-		"or custom events differ from those stored under its id. One single event in eight is a crawler's pageview " +
+		"or custom events differ from those stored under its id; an event stored without a session counts as a " +
+		"corrupted session too. One single event in eight is a crawler's pageview " +
 		"(accepted, then counted in `bot_events` by its id), one custom event in five carries 9.90 USD (the payments " +
 		"ledger must hold one payment per accepted one, and none beyond those that might have been accepted).\n\n")
 	b.WriteString(r.summary())

@@ -77,7 +77,7 @@ func scenarios(o options) []scenario {
 			} {
 				return r.ch
 			}),
-		outage("redis-outage", "Redis away for 2× the load phase under traffic (sessions of new batches degrade), then back",
+		outage("redis-outage", "Redis away for 2× the load phase under traffic (batches wait in the WAL for their sessions), then back",
 			func(r *run) interface {
 				Down()
 				Up()

@@ -26,6 +26,9 @@ type Counts struct {
 	// their id; or live (sum(sign) 1) with other pageviews or custom events
 	// than those stored under their id.
 	Sessions, BadSign, ZeroWithEvents, WrongCounts int64
+	// NoSession counts events stored without a session (every pageview and
+	// custom event must have one, Redis outages included).
+	NoSession int64
 	// Bot events (by id, in bot_events): accepted, missing, stored more
 	// than once.
 	Bots, BotsMissing, BotsDoubled int64
@@ -41,13 +44,14 @@ func (c *Counts) Add(o Counts) {
 	c.Stored, c.CutStored, c.Missing, c.Doubled = c.Stored+o.Stored, c.CutStored+o.CutStored, c.Missing+o.Missing, c.Doubled+o.Doubled
 	c.RefusedStored, c.Sessions = c.RefusedStored+o.RefusedStored, c.Sessions+o.Sessions
 	c.BadSign, c.ZeroWithEvents, c.WrongCounts = c.BadSign+o.BadSign, c.ZeroWithEvents+o.ZeroWithEvents, c.WrongCounts+o.WrongCounts
+	c.NoSession += o.NoSession
 	c.Bots, c.BotsMissing, c.BotsDoubled = c.Bots+o.Bots, c.BotsMissing+o.BotsMissing, c.BotsDoubled+o.BotsDoubled
 	c.Revenue, c.RevenueMissing = c.Revenue+o.Revenue, c.RevenueMissing+o.RevenueMissing
 	c.RevenueDoubled, c.RevenueExtra = c.RevenueDoubled+o.RevenueDoubled, c.RevenueExtra+o.RevenueExtra
 }
 
-// Corrupted counts the corrupted sessions.
-func (c Counts) Corrupted() int64 { return c.BadSign + c.ZeroWithEvents + c.WrongCounts }
+// Corrupted counts the corrupted sessions, and the events left without one.
+func (c Counts) Corrupted() int64 { return c.BadSign + c.ZeroWithEvents + c.WrongCounts + c.NoSession }
 
 // OK reports whether the promise held: every acknowledged event stored
 // once, nothing refused stored, every row accounted for, no session
@@ -61,10 +65,10 @@ func (c Counts) OK() bool {
 func (c Counts) String() string {
 	return fmt.Sprintf("%d acknowledged, %d refused, %d cut off (%d of them stored), %d other answers; %d stored: "+
 		"%d missing, %d doubled, %d refused but stored; %d sessions, %d corrupted (%d sum(sign) outside {0,1}, "+
-		"%d at 0 with events, %d with other counts than their events); %d bots: %d missing, %d doubled; "+
+		"%d at 0 with events, %d with other counts than their events, %d events without a session); %d bots: %d missing, %d doubled; "+
 		"%d revenue events: %d missing, %d doubled, %d extra payments",
 		c.Acknowledged, c.Refused, c.CutOff, c.CutStored, c.Other, c.Stored, c.Missing, c.Doubled, c.RefusedStored,
-		c.Sessions, c.Corrupted(), c.BadSign, c.ZeroWithEvents, c.WrongCounts, c.Bots, c.BotsMissing, c.BotsDoubled,
+		c.Sessions, c.Corrupted(), c.BadSign, c.ZeroWithEvents, c.WrongCounts, c.NoSession, c.Bots, c.BotsMissing, c.BotsDoubled,
 		c.Revenue, c.RevenueMissing, c.RevenueDoubled, c.RevenueExtra)
 }
 
@@ -112,6 +116,10 @@ func Verify(ctx context.Context, ch *chstore.Store, pay Payments, site string, l
 		(SELECT session_id, toInt64(countIf(name = 'pageview')) epv, toInt64(countIf(name != 'pageview')) eev
 			FROM events WHERE site_id = ? AND session_id != 0 GROUP BY session_id) AS event_rows
 		USING session_id`, site, site).Scan(&c.Sessions, &c.BadSign, &c.ZeroWithEvents, &c.WrongCounts)
+	if err != nil {
+		return c, fmt.Errorf("soak: verify sessions: %w", err)
+	}
+	err = ch.QueryRow(ctx, `SELECT toInt64(countIf(session_id = 0)) FROM events WHERE site_id = ?`, site).Scan(&c.NoSession)
 	if err != nil {
 		return c, fmt.Errorf("soak: verify sessions: %w", err)
 	}
