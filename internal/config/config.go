@@ -57,6 +57,10 @@ type Config struct {
 	WALMaxBytes int64 `env:"TALLY_WAL_MAX_BYTES" envDefault:"2147483648"`
 	// WALSegmentBytes is the size at which a WAL segment file is rotated (TALLY_WAL_SEGMENT_BYTES).
 	WALSegmentBytes int64 `env:"TALLY_WAL_SEGMENT_BYTES" envDefault:"67108864"`
+	// WALSyncEvery is the least time between two WAL commits: requests
+	// arriving meanwhile share the next fsync (TALLY_WAL_SYNC_EVERY; 0 =
+	// commit at once).
+	WALSyncEvery time.Duration `env:"TALLY_WAL_SYNC_EVERY" envDefault:"2ms"`
 	// FlushRows and FlushInterval: a batch goes to ClickHouse when it holds this
 	// many events or is this old (TALLY_FLUSH_ROWS, TALLY_FLUSH_INTERVAL).
 	FlushRows     int           `env:"TALLY_FLUSH_ROWS" envDefault:"10000"`
@@ -227,6 +231,9 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.WALSegmentBytes < 1<<20 {
 		problems = append(problems, errors.New("TALLY_WAL_SEGMENT_BYTES must be at least 1 MiB"))
+	}
+	if c.WALSyncEvery < 0 || c.WALSyncEvery > 100*time.Millisecond {
+		problems = append(problems, errors.New("TALLY_WAL_SYNC_EVERY must be between 0 and 100ms"))
 	}
 	if c.WALMaxBytes != 0 && c.WALMaxBytes < 2*c.WALSegmentBytes {
 		problems = append(problems, errors.New("TALLY_WAL_MAX_BYTES must be 0 (unlimited) or at least two segments"))

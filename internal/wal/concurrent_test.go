@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestConcurrentAppends(t *testing.T) {
@@ -76,5 +77,32 @@ func TestConcurrentAppends(t *testing.T) {
 			}
 			t.Logf("%d appends, %d fsyncs (%.1f appends/fsync)", st.Records, st.Syncs, float64(st.Records)/float64(st.Syncs))
 		})
+	}
+}
+
+// With SyncEvery, appends arriving while the writer waits share one
+// commit: 64 concurrent appends take far fewer fsyncs than appends.
+func TestSyncEveryGroupsCommits(t *testing.T) {
+	l, err := Open(Options{Dir: t.TempDir(), SyncEvery: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// a first commit, so that the next ones wait for SyncEvery
+	if _, err := l.Append(context.Background(), []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	before := l.syncs.Load()
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			if _, err := l.Append(context.Background(), []byte(fmt.Sprint("record ", i))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := l.syncs.Load() - before; n < 1 || n > 4 {
+		t.Errorf("64 appends within one SyncEvery took %d commits, want 1 to 4", n)
 	}
 }

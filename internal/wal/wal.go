@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // MaxPayload is the largest payload a record may carry.
@@ -88,6 +89,10 @@ type Options struct {
 	// MaxBatch is the largest number of records one group commit writes.
 	// Default 1024.
 	MaxBatch int
+	// SyncEvery is the least time between the starts of two commits: a
+	// commit that comes sooner waits, so that more appends join its group
+	// (fewer, larger fsyncs, for a little latency). Zero commits at once.
+	SyncEvery time.Duration
 	// NoSync skips every fsync. For tests and benchmarks only: with it an
 	// acknowledged record can be lost in a crash.
 	NoSync bool

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // writer is the state of the writer goroutine: the active segment file, its
@@ -21,6 +22,7 @@ type writer struct {
 // group, new appends gather in the next one: that is the group commit.
 func (l *Log) run() {
 	defer close(l.writerDone)
+	var last time.Time // when the previous commit began
 	for {
 		l.mu.Lock()
 		for len(l.queue) == 0 && !l.closing {
@@ -30,6 +32,13 @@ func (l *Log) run() {
 			l.mu.Unlock()
 			return
 		}
+		if wait := l.opts.SyncEvery - time.Since(last); wait > 0 && !l.closing && len(l.queue) == 1 {
+			// let more appends join the group: fewer, larger fsyncs
+			l.mu.Unlock()
+			time.Sleep(wait)
+			l.mu.Lock()
+		}
+		last = time.Now()
 		g := l.queue[0]
 		l.queue[0] = nil
 		l.queue = l.queue[1:]

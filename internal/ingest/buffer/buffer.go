@@ -68,6 +68,7 @@ type Options struct {
 	Dir          string        // WAL directory (holds the checkpoint and the plan too)
 	MaxBytes     int64         // WAL disk budget; 0 = unlimited
 	SegmentBytes int64         // WAL segment size
+	SyncEvery    time.Duration // least time between two WAL commits (group commit pacing)
 	FlushRows    int           // flush when a batch holds this many records
 	FlushEvery   time.Duration // ... or when its oldest record is this old
 	// InsertTimeout bounds each ClickHouse insert and lookup. A stop does
@@ -131,7 +132,7 @@ func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer,
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	l, err := wal.Open(wal.Options{Dir: opts.Dir, MaxBytes: opts.MaxBytes, SegmentBytes: opts.SegmentBytes, Logger: opts.Log})
+	l, err := wal.Open(wal.Options{Dir: opts.Dir, MaxBytes: opts.MaxBytes, SegmentBytes: opts.SegmentBytes, Logger: opts.Log, SyncEvery: opts.SyncEvery})
 	if err != nil {
 		return nil, fmt.Errorf("buffer: %w", err)
 	}
