@@ -51,6 +51,9 @@ type Sessions interface {
 	Resolve(ctx context.Context, evs []*model.EventRow, snap *session.Snapshot,
 		persist func(*session.Snapshot) error) (session.Outcome, *session.Snapshot, error)
 	Compute(evs []*model.EventRow, snap *session.Snapshot) session.Outcome
+	// MarkActive shows a resolved batch's visitors in the realtime view
+	// (best effort).
+	MarkActive(ctx context.Context, out session.Outcome)
 	// Forget drops what Redis keeps for the replay of a batch whose
 	// outcome is recorded.
 	Forget(ctx context.Context, snap *session.Snapshot)

@@ -118,9 +118,22 @@ func (b *Buffer) resume(r *wal.Reader) (*batch, error) {
 // batch is committed; an error when ctx ended first (the batch stays where
 // the checkpoint says) or a test hook stopped it.
 func (b *Buffer) process(ctx context.Context, bt *batch) error {
+	resolving := bt.step == stepResolve
 	if err := b.resolve(ctx, bt); err != nil {
 		return err
 	}
+	// The realtime view is updated alongside the inserts, off the batch's
+	// path; the batch commits once it is done.
+	marked := make(chan struct{})
+	go func() {
+		defer close(marked)
+		if resolving {
+			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
+			defer cancel()
+			b.sessions.MarkActive(mctx, bt.out)
+		}
+	}()
+	defer func() { <-marked }()
 	bt.build()
 	for s := max(bt.step, stepEvents); s <= stepBots; s++ {
 		if err := b.insertStep(ctx, bt, s); err != nil {

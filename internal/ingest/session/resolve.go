@@ -35,9 +35,8 @@ const keysPerCall = 2000
 // can). A batch replayed after a restart passes its stored snapshot: states
 // it wrote before are in its applied set and not written again. An error
 // always means "try again". (A degraded snapshot, of events kept without a
-// session, is only what an earlier release may have left in a plan.)
-//
-// The realtime view is updated last, best effort.
+// session, is only what an earlier release may have left in a plan.) The
+// realtime view is the caller's to update (MarkActive).
 func (m *Manager) Resolve(ctx context.Context, evs []*model.EventRow, snap *Snapshot, persist func(*Snapshot) error) (Outcome, *Snapshot, error) {
 	replay := snap != nil
 	if err := m.upgrade(ctx); err != nil {
@@ -69,7 +68,6 @@ func (m *Manager) Resolve(ctx context.Context, evs []*model.EventRow, snap *Snap
 			return Outcome{}, nil, err
 		}
 		if len(moved) == 0 {
-			m.markActive(ctx, out)
 			return out, snap, nil
 		}
 		// Another instance wrote these visitors' states since they were
@@ -241,8 +239,9 @@ func (m *Manager) reread(ctx context.Context, snap *Snapshot, vs []visitor) erro
 	return nil
 }
 
-// markActive updates the realtime view; a failure only delays it.
-func (m *Manager) markActive(ctx context.Context, out Outcome) {
+// MarkActive shows the visitors of a resolved batch in the realtime view.
+// Best effort: a failure only delays the view until the next batch.
+func (m *Manager) MarkActive(ctx context.Context, out Outcome) {
 	for site, vs := range out.active {
 		if err := realtime.Mark(ctx, m.rdb, m.prefix, site, vs); err != nil {
 			return

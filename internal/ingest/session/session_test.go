@@ -52,6 +52,7 @@ func (r *resolver) batch(evs ...*model.EventRow) session.Outcome {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	r.m.MarkActive(context.Background(), out) // as the write buffer does
 	return out
 }
 
