@@ -58,15 +58,19 @@ func TestSessionsThroughRedisOutage(t *testing.T) {
 	}
 	failures := h.app.Buffer.Stats().FlushFailures
 	send("during")
-	// Redis comes back only once the flusher has met the outage: it
-	// failed to resolve a batch (and waits), or it got past the batch
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if st := h.app.Buffer.Stats(); st.FlushFailures > failures || st.Flushed == st.Written {
-			break
-		}
+	// The flusher meets the outage and waits: the events of the outage stay
+	// in the WAL, none is stored without its session.
+	for deadline := time.Now().Add(10 * time.Second); h.app.Buffer.Stats().FlushFailures == failures; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the flusher never met the outage: %+v", h.app.Buffer.Stats())
 		}
+	}
+	phase := int64(len(visitors) * perPhase) // events of each phase
+	if st := h.app.Buffer.Stats(); st.Written-st.Flushed != phase {
+		t.Errorf("with Redis down: %+v; want the %d events of the outage waiting", st, phase)
+	}
+	if n := h.count("SELECT count() FROM events"); n != phase {
+		t.Errorf("%d events stored with Redis down, want the %d from before", n, phase)
 	}
 	stores.redis.Up()
 	send("after")
