@@ -133,10 +133,9 @@ func (a *App) build(ctx context.Context) (err error) {
 			WALBytes: st.WALBytes, Lag: st.Lag}
 	})
 	a.revocations = auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix, log)
-	revs := a.revocations
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
-	a.Auth = auth.NewService(a.PG, revs, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
-	a.Accounts = accounts.NewService(a.PG, passwords, revs, cfg.KeyEnvironment(), a.now)
+	a.Auth = auth.NewService(a.PG, a.revocations, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
+	a.Accounts = accounts.NewService(a.PG, passwords, a.revocations, cfg.KeyEnvironment(), a.now)
 	access := accounts.NewAccess(a.PG, a.now)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)

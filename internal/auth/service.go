@@ -42,26 +42,50 @@ type Service struct {
 	// while Postgres is unreachable
 	storeDown *outage.Reporter
 
-	mu    sync.Mutex
-	cache map[[32]byte]cachedKey
-	users map[model.UserID]cachedUser // of login tokens
-	used  map[model.KeyID]time.Time
+	keys  versionedCache[[32]byte, keyEntry]
+	users versionedCache[model.UserID, Principal] // of login tokens
+
+	mu   sync.Mutex
+	used map[model.KeyID]time.Time // last use of each key, to be flushed
 }
 
-type cachedKey struct {
+// keyEntry is what an API key resolved to.
+type keyEntry struct {
 	principal Principal
 	key       model.APIKey
-	version   int64
 }
 
-// cachedUser is what a login token's user was, at a revocation version (a
-// change to a user that matters to its tokens bumps it).
-type cachedUser struct {
-	principal Principal
-	version   int64
+// versionedCache keeps what credentials resolved to, each entry valid at the
+// revocation version it was loaded at (a revocation, or a change to a user
+// that matters to its credentials, bumps the version). Full, it starts over.
+type versionedCache[K comparable, V any] struct {
+	mu      sync.Mutex
+	entries map[K]versioned[V]
+}
+
+type versioned[V any] struct {
+	value   V
+	version int64
 }
 
 const maxCachedKeys = 10_000
+
+// get returns k's entry and the version it was loaded at.
+func (c *versionedCache[K, V]) get(k K) (versioned[V], bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	return e, ok
+}
+
+func (c *versionedCache[K, V]) put(k K, v V, version int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxCachedKeys {
+		c.entries = map[K]versioned[V]{}
+	}
+	c.entries[k] = versioned[V]{value: v, version: version}
+}
 
 // NewService makes an authenticator. keyEnv is the only API-key environment
 // accepted ("live" in production, "test" elsewhere).
@@ -69,7 +93,7 @@ func NewService(store Store, revs Revocations, tokens *Tokens, passwords *Passwo
 	now func() time.Time, log *slog.Logger) *Service {
 	return &Service{store: store, revs: revs, tokens: tokens, passwords: passwords, keyEnv: keyEnv, now: now, log: log,
 		storeDown: outage.New(log, "auth: Postgres unavailable; API keys admitted from this instance's cache", 0),
-		cache:     map[[32]byte]cachedKey{}, users: map[model.UserID]cachedUser{}, used: map[model.KeyID]time.Time{}}
+		used:      map[model.KeyID]time.Time{}}
 }
 
 func unauthorized(msg string) *errs.Error {
@@ -97,11 +121,8 @@ func (s *Service) authenticateToken(ctx context.Context, token string) (Principa
 		return Principal{}, unauthorized("invalid or expired token").Wrap(err)
 	}
 	version, verErr := s.revs.Version(ctx)
-	s.mu.Lock()
-	cached, hit := s.users[userID]
-	s.mu.Unlock()
-	if hit && verErr == nil && cached.version == version {
-		return cached.principal, nil
+	if cached, hit := s.users.get(userID); hit && verErr == nil && cached.version == version {
+		return cached.value, nil
 	}
 	user, err := s.store.UserByID(ctx, userID)
 	if errors.Is(err, errs.ErrNotFound) {
@@ -112,12 +133,7 @@ func (s *Service) authenticateToken(ctx context.Context, token string) (Principa
 	}
 	p := Principal{UserID: user.ID, Scopes: model.AllScopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}
 	if verErr == nil {
-		s.mu.Lock()
-		if len(s.users) >= maxCachedKeys {
-			clear(s.users)
-		}
-		s.users[userID] = cachedUser{principal: p, version: version}
-		s.mu.Unlock()
+		s.users.put(userID, p, version)
 	}
 	return p, nil
 }
@@ -134,13 +150,11 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 	copy(hash[:], HashKey(secret))
 
 	version, verErr := s.revs.Version(ctx)
-	s.mu.Lock()
-	cached, hit := s.cache[hash]
-	s.mu.Unlock()
+	cached, hit := s.keys.get(hash)
 	if hit && verErr == nil && cached.version == version {
-		return s.admit(cached)
+		return s.admit(cached.value)
 	}
-	entry, err := s.loadKey(ctx, hash[:], version)
+	entry, err := s.loadKey(ctx, hash[:])
 	switch {
 	case err == nil:
 		s.storeDown.OK()
@@ -150,42 +164,37 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 		// Postgres is unreachable: a key this instance has already seen keeps
 		// working (DESIGN §7); revocations apply again once it answers.
 		s.storeDown.Fail(1, err)
-		return s.admit(cached)
+		return s.admit(cached.value)
 	default:
 		return Principal{}, err
 	}
 	if verErr == nil {
-		s.mu.Lock()
-		if len(s.cache) >= maxCachedKeys {
-			clear(s.cache)
-		}
-		s.cache[hash] = entry
-		s.mu.Unlock()
+		s.keys.put(hash, entry, version)
 	}
 	return s.admit(entry)
 }
 
-func (s *Service) loadKey(ctx context.Context, hash []byte, version int64) (cachedKey, error) {
+func (s *Service) loadKey(ctx context.Context, hash []byte) (keyEntry, error) {
 	key, err := s.store.KeyByHash(ctx, hash)
 	if errors.Is(err, errs.ErrNotFound) {
-		return cachedKey{}, unauthorized("invalid API key")
+		return keyEntry{}, unauthorized("invalid API key")
 	}
 	if err != nil {
-		return cachedKey{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
+		return keyEntry{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
 	}
 	user, err := s.store.UserByID(ctx, key.UserID)
 	if errors.Is(err, errs.ErrNotFound) {
-		return cachedKey{}, unauthorized("invalid API key")
+		return keyEntry{}, unauthorized("invalid API key")
 	}
 	if err != nil {
-		return cachedKey{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
+		return keyEntry{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
 	}
 	p := Principal{UserID: user.ID, KeyID: key.ID, Scopes: key.Scopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}
-	return cachedKey{principal: p, key: key, version: version}, nil
+	return keyEntry{principal: p, key: key}, nil
 }
 
 // admit checks the state of a known key and records its use.
-func (s *Service) admit(c cachedKey) (Principal, error) {
+func (s *Service) admit(c keyEntry) (Principal, error) {
 	now := s.now()
 	if c.key.RevokedAt != nil {
 		return Principal{}, unauthorized("API key revoked")

@@ -122,18 +122,18 @@ func (b *Buffer) process(ctx context.Context, bt *batch) error {
 	if err := b.resolve(ctx, bt); err != nil {
 		return err
 	}
-	// The realtime view is updated alongside the inserts, off the batch's
-	// path; the batch commits once it is done.
-	marked := make(chan struct{})
-	go func() {
-		defer close(marked)
-		if resolving {
+	if resolving {
+		// The realtime view is updated alongside the inserts, off the
+		// batch's path; the batch commits once it is done.
+		marked := make(chan struct{})
+		go func() {
+			defer close(marked)
 			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
 			defer cancel()
 			b.sessions.MarkActive(mctx, bt.out)
-		}
-	}()
-	defer func() { <-marked }()
+		}()
+		defer func() { <-marked }()
+	}
 	bt.build()
 	for s := max(bt.step, stepEvents); s <= stepBots; s++ {
 		if err := b.insertStep(ctx, bt, s); err != nil {

@@ -15,8 +15,9 @@ type Snapshot struct {
 	// Tag marks the states this batch writes, so that a replay recognises
 	// its own writes (never 0).
 	Tag uint64
-	// Degraded is set when Redis could not be read: the batch's events are
-	// stored without a session, and no state is written.
+	// Degraded marks a snapshot an earlier release took when Redis could not
+	// be read (this one waits instead): the batch's events are stored
+	// without a session, and no state is written.
 	Degraded bool
 	// States are the values read, one per visitor of the batch (Value nil:
 	// the visitor had no state).
@@ -142,9 +143,6 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 		page := tr.cur.exit
 		if page == "" {
 			page = tr.lastPath
-		}
-		if out.active[v.site] == nil {
-			out.active[v.site] = make([]realtime.Active, 0, len(order))
 		}
 		out.active[v.site] = append(out.active[v.site], realtime.Active{Visitor: v.id,
 			Seen: time.Unix(tr.cur.last, 0).UTC(), Page: page, Source: tr.cur.attribution.ReferrerSource})

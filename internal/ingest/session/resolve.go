@@ -5,7 +5,6 @@ import (
 	"context"
 	_ "embed"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"time"
 
@@ -201,10 +200,10 @@ func (m *Manager) unwritten(ctx context.Context, ws []write, tag uint64) ([]writ
 func (m *Manager) swap(ctx context.Context, tag uint64, ws []write) ([]visitor, error) {
 	buckets := m.buckets(m.now())
 	life, appliedTTL := int64(m.bucketLife()/time.Second), int64(appliedTTL/time.Second)
+	keys := append(buckets, m.appliedKey(tag))
 	var moved []visitor
 	for i := 0; i < len(ws); i += keysPerCall {
 		chunk := ws[i:min(i+keysPerCall, len(ws))]
-		keys := append(slices.Clone(buckets), m.appliedKey(tag))
 		args := make([]any, 0, 3+3*len(chunk))
 		args = append(args, currentBucket+1, life, appliedTTL)
 		for _, w := range chunk {
