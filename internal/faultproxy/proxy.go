@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"net"
 	"sync"
+	"time"
 )
 
 // Proxy forwards connections to a target server until broken.
@@ -23,12 +24,16 @@ type Proxy struct {
 	hold   []byte // client bytes that arm a hold on their connection
 	held   *proxyConn
 	heldCh chan struct{}
+	// inspect makes each new connection's inspector (see Inspect)
+	inspect func() func(piece []byte) time.Duration
 }
 
 type proxyConn struct {
 	client, server net.Conn
 	// release is closed when the held answers may flow again
 	release chan struct{}
+	// inspect sees each piece the client sends and says how long it waits
+	inspect func(piece []byte) time.Duration
 	// matched: the client sent the pattern; armed: it sent more after
 	// it, and the server's answers are held from now on
 	matched, armed bool
@@ -72,6 +77,9 @@ func (p *Proxy) accept() {
 		pc := &proxyConn{client: c, server: s, release: make(chan struct{})}
 		p.mu.Lock()
 		p.conns[pc] = true
+		if p.inspect != nil {
+			pc.inspect = p.inspect()
+		}
 		p.mu.Unlock()
 		go p.upstream(pc)
 		go p.downstream(pc)
@@ -103,6 +111,9 @@ func (p *Proxy) upstream(pc *proxyConn) {
 				}
 			}
 			p.mu.Unlock()
+			if pc.inspect != nil {
+				time.Sleep(pc.inspect(buf[:n]))
+			}
 			if _, werr := pc.server.Write(buf[:n]); werr != nil {
 				return
 			}
@@ -164,6 +175,15 @@ func (p *Proxy) Up() {
 	p.mu.Lock()
 	p.down = false
 	p.mu.Unlock()
+}
+
+// Inspect shows every piece that clients of connections opened from now on
+// send to an inspector of their connection's own (made by newInspector),
+// before it is forwarded; the piece waits as long as the inspector says.
+func (p *Proxy) Inspect(newInspector func() func(piece []byte) time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inspect = newInspector
 }
 
 // Hold arms a trap on the first connection whose client sends bytes
