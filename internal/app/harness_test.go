@@ -136,12 +136,17 @@ func (h *harness) count(query string, args ...any) int64 {
 }
 
 // waitCount polls a count query until it reaches want.
+//
+// Once the count is reached it also waits until this instance's buffer has
+// committed every record it wrote: a batch's events are inserted before its
+// session rows, so a count of events alone can be reached while the sessions
+// behind it are on their way.
 func (h *harness) waitCount(want int64, query string, args ...any) {
 	h.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		got := h.count(query, args...)
-		if got == want {
+		if st := h.app.Buffer.Stats(); got == want && st.Flushed >= st.Written {
 			return
 		}
 		if time.Now().After(deadline) {

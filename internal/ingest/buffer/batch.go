@@ -29,15 +29,18 @@ type batch struct {
 	planRev uint64            // versions of its plan written
 
 	out      session.Outcome
+	marked   <-chan struct{} // closes once the realtime view shows the batch (nil: not asked)
 	events   []model.EventRow
 	sessions []model.SessionRow
 	bots     []model.BotEventRow
 	revenue  []tracked // the events carrying revenue, for the payments ledger
 }
 
-// tracked is an event with revenue, and the session it happened in.
+// tracked is an event with revenue, the base currency of its site, and the
+// session it happened in.
 type tracked struct {
-	rec     *model.Record
+	event   *model.EventRow
+	base    string
 	session session.Assigned
 }
 
@@ -47,7 +50,9 @@ type tracked struct {
 func (b *Buffer) add(bt *batch, payload []byte, end wal.Position) {
 	if bt.read == 0 {
 		bt.started = time.Now()
-		b.oldest.CompareAndSwap(0, bt.started.UnixNano())
+		b.mu.Lock()
+		b.pending = append(b.pending, bt.started)
+		b.mu.Unlock()
 	}
 	bt.read++
 	bt.end = end
@@ -88,7 +93,8 @@ func (bt *batch) sessionEvents() []*model.EventRow {
 	return evs
 }
 
-// build makes the batch's rows once its sessions are known.
+// build makes the batch's rows once its sessions are known (once: it lets
+// the records go).
 func (bt *batch) build() {
 	bt.events = slices.Grow(bt.events[:0], len(bt.records))
 	bt.sessions = slices.Grow(bt.sessions[:0], len(bt.out.Rows))
@@ -103,7 +109,7 @@ func (bt *batch) build() {
 				k++
 				a.Apply(&row)
 				if row.RevenueAmount > 0 {
-					bt.revenue = append(bt.revenue, tracked{rec: rec, session: a})
+					bt.revenue = append(bt.revenue, tracked{event: rec.Event, base: rec.BaseCurrency, session: a})
 				}
 			}
 			bt.events = append(bt.events, row)
@@ -113,7 +119,21 @@ func (bt *batch) build() {
 		}
 		bt.sessions = append(bt.sessions, rec.Sessions...) // records of earlier releases
 	}
-	bt.sessions = append(bt.sessions, bt.out.Rows...)
+	if len(bt.sessions) == 0 {
+		bt.sessions = bt.out.Rows
+	} else {
+		bt.sessions = append(bt.sessions, bt.out.Rows...)
+	}
+	// what the rows were built from is not needed any more: let it go while
+	// the batch is stored and the next one prepared
+	bt.records, bt.out = nil, session.Outcome{}
+}
+
+// waitMarked returns once the realtime view's update for the batch is done.
+func (bt *batch) waitMarked() {
+	if bt.marked != nil {
+		<-bt.marked
+	}
 }
 
 // rows reports how many rows step s inserts.

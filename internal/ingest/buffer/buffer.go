@@ -22,7 +22,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,13 +96,12 @@ type Buffer struct {
 	revenue  Revenue
 	cp       checkpoint
 	cpFile   *slotFile
-	plan     *plan // the plan found on disk at Open
-	// planWrites counts plan writes: they alternate between two files
-	planWrites uint64
-	hooks      hooks
+	plans    map[uint64]*plan // the plans found on disk at Open, by batch number
+	hooks    hooks
 
 	mu        sync.Mutex
 	committed wal.Position // cp.Committed, for other goroutines
+	pending   []time.Time  // when the batches read and not committed were started, oldest first
 
 	// outages, logged once per interval
 	flushDown, redisDown, pgDown *outage.Reporter
@@ -108,12 +109,13 @@ type Buffer struct {
 	// counters for /metrics and tests
 	written, flushed, flushFailures atomic.Int64
 	lastFlush                       atomic.Int64 // unix nanos of the last commit
-	oldest                          atomic.Int64 // unix nanos when the oldest unflushed record was read; 0 = none
 }
 
 // hooks let tests stop the flusher at a named point, as a crash would.
 type hooks struct {
-	at func(point string) error
+	at     func(point string) error
+	mu     sync.Mutex
+	halted error // the hook error that stopped a stage
 }
 
 // Open opens (or creates) the log in opts.Dir, reads the checkpoint, and
@@ -153,13 +155,17 @@ func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer,
 		b.cpFile.Close()
 		return nil, err
 	}
-	var newest int
-	if b.plan, newest, err = readPlan(opts.Dir); err != nil {
+	var stale []string
+	if b.plans, stale, err = readPlans(opts.Dir, b.cp.Seq); err != nil {
 		l.Close()
 		b.cpFile.Close()
 		return nil, err
 	}
-	b.planWrites = uint64(newest) // the next plan goes to the other file
+	for _, path := range stale {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			opts.Log.Warn("buffer: removing an old plan file", "err", err)
+		}
+	}
 	// A position at the end of a segment becomes the start of the next, so
 	// that the segments ClickHouse has are freed now, before the disk budget
 	// refuses anything — once the checkpoint says so on disk.
@@ -235,9 +241,11 @@ func (b *Buffer) Stats() Stats {
 	if n := b.lastFlush.Load(); n > 0 {
 		s.LastFlush = time.Unix(0, n)
 	}
-	if n := b.oldest.Load(); n > 0 {
-		s.Lag = max(0, time.Since(time.Unix(0, n)))
+	b.mu.Lock()
+	if len(b.pending) > 0 {
+		s.Lag = max(0, time.Since(b.pending[0]))
 	}
+	b.mu.Unlock()
 	return s
 }
 

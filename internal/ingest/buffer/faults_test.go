@@ -1,10 +1,12 @@
 package buffer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -228,6 +230,7 @@ func (l *ledger) RecordTracked(_ context.Context, site model.Site, eventID strin
 type rig struct {
 	t     *testing.T
 	drain time.Duration // DrainTimeout of the next Buffers
+	every time.Duration // FlushEvery of the next Buffers (default an hour: batches are cut by size)
 	// changed are the numbers a case changes in the scenario's expectations
 	changed map[string]int64
 	dir     string
@@ -250,7 +253,7 @@ func newRig(t *testing.T) *rig {
 // the nth time (1-based) it reaches point.
 func (r *rig) open(rows int, point string, nth int) *Buffer {
 	r.t.Helper()
-	b, err := Open(Options{Dir: r.dir, FlushRows: rows, FlushEvery: time.Hour, SegmentBytes: 1 << 20,
+	b, err := Open(Options{Dir: r.dir, FlushRows: rows, FlushEvery: cmp.Or(r.every, time.Hour), SegmentBytes: 1 << 20,
 		InsertTimeout: 5 * time.Second, DrainTimeout: r.drain, Log: testenv.Logger(r.t)}, r.sink, r.sess, r.ledger)
 	if err != nil {
 		r.t.Fatal(err)
@@ -663,15 +666,67 @@ func TestCrashWhileReplanning(t *testing.T) {
 	r.checkWith(r.changed)
 }
 
-// A torn plan file reads as no plan; of two whole ones, the newer counts.
+// The next batch is resolved while one is stored: a crash with batch 2 at
+// its events insert and batch 3 planned (and its states written) leaves two
+// plans, and the restart finishes both, in order, to the scenario's rows.
+func TestCrashWithTheNextBatchResolved(t *testing.T) {
+	for _, point := range []string{"planned", "resolved"} {
+		t.Run(point, func(t *testing.T) {
+			r := newRig(t)
+			batches := faultBatches()
+			b := r.open(len(batches[0]), "", 0)
+			r.write(b, batches[0])
+			r.runTo(b)
+
+			// batch 2's events insert waits until batch 3 (cut after 100 ms)
+			// reaches the point; the crash comes there
+			r.every = 100 * time.Millisecond
+			release := make(chan bool)
+			r.sink.mu.Lock()
+			r.sink.block["events"] = release
+			r.sink.mu.Unlock()
+			b = r.open(len(batches[1]), point, 2)
+			crash := b.hooks.at
+			b.hooks.at = func(p string) error {
+				err := crash(p)
+				if err != nil {
+					go func() { release <- false }() // the insert then lands; batch 2 stops after it
+				}
+				return err
+			}
+			r.write(b, batches[1])
+			r.write(b, batches[2])
+			if !r.runTo(b) {
+				t.Fatal("batch 3 never reached the point")
+			}
+			if got, err := Where(r.dir); err != nil || got != "at the events insert" {
+				t.Errorf("after the crash: %q, %v; want batch 2 at its events insert", got, err)
+			}
+			if plans, _, err := readPlans(r.dir, 1); err != nil || plans[2] == nil || plans[3] == nil {
+				t.Errorf("after the crash the plans are %v, %v; want batch 2's and batch 3's", plans, err)
+			}
+			for r.runTo(r.open(len(batches[1]), "", 0)) {
+			}
+			r.check()
+			if n := r.count("SELECT count() AS n FROM events WHERE event_id = 'e1' AND prev_pathname = '/p2' AND time_on_prev = 29"); n != 1 {
+				t.Errorf("batch 3's pageview stored %d times after /p2, want once", n)
+			}
+		})
+	}
+}
+
+// A torn plan file reads as no plan; of two whole versions of a batch's
+// plan, the newer counts; the next batch's plan goes to other files; plans
+// of committed batches do not count; a plan an earlier release left in its
+// files counts until its batch is committed.
 func TestPlanFiles(t *testing.T) {
 	dir := t.TempDir()
 	b := &Buffer{opts: Options{Dir: dir}}
 	if err := b.createPlanFiles(); err != nil {
 		t.Fatal(err)
 	}
-	if p, _, err := readPlan(dir); p != nil || err != nil {
-		t.Fatalf("empty plan files read as %+v, %v", p, err)
+	if p, stale, err := readPlans(dir, 0); len(p) != 0 || len(stale) != 0 || err != nil {
+		t.Fatalf("empty plan files read as %+v, %v, %v", p, stale, err)
 	}
 	snap := &session.Snapshot{Tag: 9, States: []session.Stored{{Site: "s1", Visitor: 1, Value: []byte("x")}}}
 	for rev := uint64(1); rev <= 2; rev++ {
@@ -679,18 +734,42 @@ func TestPlanFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, at, err := readPlan(dir)
-	if err != nil || p == nil || p.Seq != 4 || p.Rev != 2 || p.End.Offset != 99 || p.Snapshot.Tag != 9 || len(p.Snapshot.States) != 1 {
+	if err := b.writePlan(plan{Seq: 5, Rev: 1, End: wal.Position{Segment: 1, Offset: 120}, Snapshot: snap}); err != nil {
+		t.Fatal(err)
+	}
+	plans, _, err := readPlans(dir, 3)
+	if p := plans[4]; err != nil || p == nil || p.Rev != 2 || p.End.Offset != 99 || p.Snapshot.Tag != 9 || len(p.Snapshot.States) != 1 {
 		t.Fatalf("read %+v, %v", p, err)
 	}
+	if p := plans[5]; len(plans) != 2 || p == nil || p.Rev != 1 || p.End.Offset != 120 {
+		t.Fatalf("batch 5's plan read as %+v (of %d plans)", p, len(plans))
+	}
+	if plans, _, _ := readPlans(dir, 4); len(plans) != 1 || plans[5] == nil {
+		t.Errorf("after batch 4 committed, the plans are %v, want batch 5's", plans)
+	}
 	// tear the newer: the older revision counts
-	path := b.planPath(at)
+	path := b.planPath(planSlot(4, 2))
 	data, _ := os.ReadFile(path)
 	if err := os.WriteFile(path, data[:len(data)-3], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if p, _, err := readPlan(dir); err != nil || p == nil || p.Rev != 1 {
-		t.Errorf("with the newer plan torn: %+v, %v; want revision 1", p, err)
+	if plans, _, err := readPlans(dir, 3); err != nil || plans[4] == nil || plans[4].Rev != 1 || plans[5] == nil {
+		t.Errorf("with the newer plan torn: %+v, %v; want revision 1 of batch 4, and batch 5's", plans, err)
+	}
+	// an earlier release's plan of batch 6, in its own file
+	legacy := &Buffer{opts: Options{Dir: t.TempDir()}}
+	if err := legacy.writePlan(plan{Seq: 6, Rev: 3, End: wal.Position{Segment: 2, Offset: 7}, Snapshot: snap}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(legacy.planPath(planSlot(6, 3)))
+	if err := os.WriteFile(filepath.Join(dir, legacyPlanNames[1]), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if plans, stale, err := readPlans(dir, 5); err != nil || plans[6] == nil || plans[6].Rev != 3 || len(stale) != 0 {
+		t.Errorf("with a legacy plan of batch 6: %+v, stale %v, %v", plans, stale, err)
+	}
+	if _, stale, _ := readPlans(dir, 6); len(stale) != 1 || filepath.Base(stale[0]) != legacyPlanNames[1] {
+		t.Errorf("after batch 6 committed, stale legacy files %v, want %s", stale, legacyPlanNames[1])
 	}
 }
 

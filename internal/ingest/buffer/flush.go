@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,41 +19,103 @@ import (
 // what is already in the log: it keeps starting steps for DrainTimeout more
 // and returns. A batch it could not finish is finished first by the next
 // Run, exactly where it stopped.
+//
+// Two stages run at once, so that Redis and ClickHouse work side by side:
+// one reads, plans and resolves batches, the other stores them, in order,
+// one at a time. The first hands a resolved batch to the second only once
+// the batch before is committed, so it is at most one batch ahead: a batch's
+// plan files are written again only by the batch two numbers on (see
+// planSlot), which is planned after the first is committed.
 func (b *Buffer) Run(ctx context.Context) error {
 	work, cancel := b.untilDrained(ctx)
 	defer cancel()
-	r, err := b.log.NewReader(b.cp.Committed)
+	cp := b.cp
+	r, err := b.log.NewReader(cp.Committed)
 	if err != nil {
 		return fmt.Errorf("buffer: reader: %w", err)
 	}
 	defer r.Close()
-	bt, err := b.resume(r)
-	if err != nil {
+	b.mu.Lock()
+	b.pending = b.pending[:0]
+	b.mu.Unlock()
+
+	run, abort := context.WithCancel(work)
+	defer abort()
+	ready := make(chan *batch)
+	var prepErr error
+	prepared := make(chan struct{})
+	go func() {
+		defer close(prepared)
+		defer close(ready)
+		if prepErr = b.prepareAll(ctx, run, r, cp, ready); prepErr != nil {
+			abort()
+		}
+	}()
+	storeErr := b.storeAll(run, ready)
+	abort()
+	<-prepared
+
+	if isHook(storeErr) || (storeErr == nil && isHook(prepErr)) {
+		return cmp.Or(storeErr, prepErr)
+	}
+	if err := cmp.Or(storeErr, prepErr); err != nil {
+		if work.Err() != nil && !isHook(err) {
+			b.opts.Log.Warn("buffer: stopping with a batch unfinished; the next start finishes it",
+				"wal_bytes", b.log.Size(), "err", err)
+			return nil
+		}
 		return err
 	}
+	return nil
+}
+
+// prepareAll is the first stage: it takes each batch, resumed or newly
+// read, through its sessions and builds its rows, and hands it to the
+// second stage. It returns nil once the log is drained after ctx ended.
+func (b *Buffer) prepareAll(ctx, run context.Context, r *wal.Reader, cp checkpoint, ready chan<- *batch) error {
+	reading, stop := context.WithCancel(ctx) // a stop, or the second stage gone
+	defer stop()
+	defer context.AfterFunc(run, stop)()
+	seq, start := cp.Seq+1, cp.Committed
 	for {
+		bt, err := b.resume(r, cp, seq, start)
+		if err != nil {
+			return err
+		}
 		if bt == nil {
-			if bt, err = b.collect(ctx, r); err != nil || bt == nil {
+			if bt, err = b.collect(reading, r, seq, start); err != nil || bt == nil {
 				return err
 			}
 		}
-		if err := b.process(work, bt); err != nil {
-			if work.Err() != nil && !isHook(err) {
-				b.opts.Log.Warn("buffer: stopping with a batch unfinished; the next start finishes it",
-					"batch", bt.seq, "step", bt.step.String(), "wal_bytes", b.log.Size(), "err", err)
-				return nil
-			}
-			return err
+		if err := b.prepare(run, bt); err != nil {
+			return fmt.Errorf("batch %d, step %s: %w", bt.seq, bt.step, err)
 		}
-		bt = nil
+		select {
+		case ready <- bt:
+		case <-run.Done():
+			bt.waitMarked()
+			return run.Err()
+		}
+		seq, start = bt.seq+1, bt.end
 	}
 }
 
-// collect reads the next batch: up to FlushRows records, or what arrived
-// within FlushEvery of the first. Once ctx has ended it only takes what the
-// log holds, and returns nil when that is nothing.
-func (b *Buffer) collect(ctx context.Context, r *wal.Reader) (*batch, error) {
-	bt := &batch{seq: b.cp.Seq + 1, start: b.cp.Committed, end: b.cp.Committed}
+// storeAll is the second stage: it stores and commits the batches the
+// first hands it, in order.
+func (b *Buffer) storeAll(ctx context.Context, ready <-chan *batch) error {
+	for bt := range ready {
+		if err := b.store(ctx, bt); err != nil {
+			return fmt.Errorf("batch %d, step %s: %w", bt.seq, bt.step, err)
+		}
+	}
+	return nil
+}
+
+// collect reads batch seq from start: up to FlushRows records, or what
+// arrived within FlushEvery of the first. Once ctx has ended it only takes
+// what the log holds, and returns nil when that is nothing.
+func (b *Buffer) collect(ctx context.Context, r *wal.Reader, seq uint64, start wal.Position) (*batch, error) {
+	bt := &batch{seq: seq, start: start, end: start}
 	for bt.read < b.opts.FlushRows {
 		payload, end, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -79,24 +142,26 @@ func (b *Buffer) collect(ctx context.Context, r *wal.Reader) (*batch, error) {
 	return bt, nil
 }
 
-// resume returns the batch a stop or a crash interrupted, read again from
-// the log, or nil. The checkpoint knows it once its sessions were resolved;
-// before that only its plan does (and its session states may be written).
-func (b *Buffer) resume(r *wal.Reader) (*batch, error) {
-	p := b.plan
-	b.plan = nil
+// resume returns batch seq, which starts at start, read again from the log
+// when a stop or a crash interrupted it; nil when it was not begun. The
+// checkpoint cp knows the batch being stored once its sessions were
+// resolved; before that, and for the batch resolved ahead of it, only their
+// plans do (and their session states may be written).
+func (b *Buffer) resume(r *wal.Reader, cp checkpoint, seq uint64, start wal.Position) (*batch, error) {
+	// A plan belongs to the batch of its number (positions can name one
+	// place in two ways, numbers cannot).
+	p := b.plans[seq]
+	delete(b.plans, seq)
 	var bt *batch
-	// A plan belongs to the batch of its number: the one after the last
-	// committed (positions can name one place in two ways, numbers cannot).
-	switch cp := b.cp; {
-	case cp.Batch != nil:
-		bt = &batch{seq: cp.Batch.Seq, start: cp.Committed, end: cp.Batch.End, step: cp.Batch.Step, sent: cp.Batch.Sent,
+	switch {
+	case cp.Batch != nil && cp.Batch.Seq == seq:
+		bt = &batch{seq: seq, start: start, end: cp.Batch.End, step: cp.Batch.Step, sent: cp.Batch.Sent,
 			unsure: cp.Batch.Unsure}
-		if p != nil && p.Seq == bt.seq && p.End == bt.end {
+		if p != nil && p.End == bt.end {
 			bt.snap = p.Snapshot
 		}
-	case p != nil && p.Seq == cp.Seq+1:
-		bt = &batch{seq: p.Seq, start: cp.Committed, end: p.End, step: stepResolve, snap: p.Snapshot, planRev: p.Rev}
+	case p != nil:
+		bt = &batch{seq: seq, start: start, end: p.End, step: stepResolve, snap: p.Snapshot, planRev: p.Rev}
 	default:
 		return nil, nil
 	}
@@ -114,27 +179,33 @@ func (b *Buffer) resume(r *wal.Reader) (*batch, error) {
 	return bt, nil
 }
 
-// process takes bt through its remaining steps. It returns nil once the
-// batch is committed; an error when ctx ended first (the batch stays where
-// the checkpoint says) or a test hook stopped it.
-func (b *Buffer) process(ctx context.Context, bt *batch) error {
+// prepare gives bt its sessions and builds its rows. The realtime view is
+// updated alongside the inserts, off the batch's path (bt.marked closes
+// once it is).
+func (b *Buffer) prepare(ctx context.Context, bt *batch) error {
 	resolving := bt.step == stepResolve
 	if err := b.resolve(ctx, bt); err != nil {
 		return err
 	}
 	if resolving {
-		// The realtime view is updated alongside the inserts, off the
-		// batch's path; the batch commits once it is done.
-		marked := make(chan struct{})
+		marked, out := make(chan struct{}), bt.out
+		bt.marked = marked
 		go func() {
 			defer close(marked)
 			mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
 			defer cancel()
-			b.sessions.MarkActive(mctx, bt.out)
+			b.sessions.MarkActive(mctx, out)
 		}()
-		defer func() { <-marked }()
 	}
 	bt.build()
+	return nil
+}
+
+// store takes a prepared batch through its remaining steps. It returns nil
+// once the batch is committed; an error when ctx ended first (the batch
+// stays where the checkpoint says) or a test hook stopped it.
+func (b *Buffer) store(ctx context.Context, bt *batch) error {
+	defer bt.waitMarked()
 	for s := max(bt.step, stepEvents); s <= stepBots; s++ {
 		if err := b.insertStep(ctx, bt, s); err != nil {
 			return err
@@ -262,8 +333,8 @@ func (b *Buffer) recordRevenue(ctx context.Context, bt *batch) error {
 		if err := b.at("revenue"); err != nil {
 			return err
 		}
-		e := t.rec.Event
-		site := model.Site{ID: e.SiteID, BaseCurrency: t.rec.BaseCurrency}
+		e := t.event
+		site := model.Site{ID: e.SiteID, BaseCurrency: t.base}
 		err := b.retry(ctx, b.pgDown, bt, func() error {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
 			defer cancel()
@@ -308,7 +379,11 @@ func (b *Buffer) commit(ctx context.Context, bt *batch) error {
 	}
 	b.flushed.Add(int64(bt.read))
 	b.lastFlush.Store(time.Now().UnixNano())
-	b.oldest.Store(0)
+	b.mu.Lock()
+	if len(b.pending) > 0 {
+		b.pending = b.pending[1:]
+	}
+	b.mu.Unlock()
 	return nil
 }
 
@@ -359,13 +434,21 @@ func (e hookError) Unwrap() error { return e.err }
 
 func isHook(err error) bool { return errors.As(err, new(hookError)) }
 
-// at runs the test hook of a point of the protocol.
+// at runs the test hook of a point of the protocol. Once a hook has stopped
+// one stage, every later point of either stage stops too, as a crash stops
+// the whole process; hooks run one at a time.
 func (b *Buffer) at(point string) error {
 	if b.hooks.at == nil {
 		return nil
 	}
+	b.hooks.mu.Lock()
+	defer b.hooks.mu.Unlock()
+	if b.hooks.halted != nil {
+		return b.hooks.halted
+	}
 	if err := b.hooks.at(point); err != nil {
-		return hookError{err}
+		b.hooks.halted = hookError{err}
+		return b.hooks.halted
 	}
 	return nil
 }

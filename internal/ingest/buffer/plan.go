@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/model"
@@ -15,27 +16,36 @@ import (
 
 // plan is the first thing a batch writes to disk, before any of its steps
 // has an effect elsewhere: which records it holds (its number Seq, the one
-// after the checkpoint's, runs from the checkpoint's Committed position to
-// End) and the session snapshot its rows are computed from. With it a
-// restart replays the batch to the same rows.
+// after the batch before it, runs from that batch's end to End) and the
+// session snapshot its rows are computed from. With it a restart replays
+// the batch to the same rows.
 //
 // A batch's plan is written again when another instance moved some of its
-// visitors on (Rev counts the versions). The versions go to two files in
-// turn, so that a crash while writing one leaves the one before: either
-// the previous batch's plan (nothing of this batch happened yet) or an
-// earlier version of this batch's (a valid snapshot whose states, where
-// already written, are in the batch's applied set).
+// visitors on (Rev counts the versions). The versions of one batch go to two
+// files in turn, so that a crash while writing one leaves the one before
+// (an earlier version of this batch's, a valid snapshot whose states, where
+// already written, are in the batch's applied set); batches of even and odd
+// number use two different pairs, so that the next batch is planned while
+// one is stored without touching its plan.
 type plan struct {
 	Seq, Rev uint64
 	End      wal.Position
 	Snapshot *session.Snapshot
 }
 
-var planNames = [2]string{"plan.0", "plan.1"}
+var planNames = [4]string{"plan.even.0", "plan.even.1", "plan.odd.0", "plan.odd.1"}
+
+// legacyPlanNames are the files an earlier release wrote its plans to, in
+// turn: read at Open (a batch it planned is finished from them), never
+// written, and removed once no batch needs them.
+var legacyPlanNames = [2]string{"plan.0", "plan.1"}
+
+// planSlot is the file (in planNames) of version rev of batch seq's plan.
+func planSlot(seq, rev uint64) int { return int(2*(seq%2) + rev%2) }
 
 func (b *Buffer) planPath(i int) string { return filepath.Join(b.opts.Dir, planNames[i]) }
 
-// createPlanFiles makes sure both plan files exist durably, so that writing
+// createPlanFiles makes sure the plan files exist durably, so that writing
 // a plan is one fsync of a file: a plan whose directory entry a crash could
 // lose would let a batch's session states be applied twice.
 func (b *Buffer) createPlanFiles() error {
@@ -51,8 +61,7 @@ func (b *Buffer) createPlanFiles() error {
 	return nil
 }
 
-// writePlan writes p over the older of the two plan files, framed as the
-// WAL frames its records.
+// writePlan writes p to its file, framed as the WAL frames its records.
 func (b *Buffer) writePlan(p plan) error {
 	body := binary.AppendUvarint(nil, p.Seq)
 	body = binary.AppendUvarint(body, p.Rev)
@@ -62,7 +71,7 @@ func (b *Buffer) writePlan(p plan) error {
 		return fmt.Errorf("buffer: encode plan: %w", err)
 	}
 	data := wal.AppendFramed(nil, body)
-	f, err := os.OpenFile(b.planPath(int((b.planWrites+1)%2)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(b.planPath(planSlot(p.Seq, p.Rev)), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("buffer: write plan: %w", err)
 	}
@@ -76,28 +85,34 @@ func (b *Buffer) writePlan(p plan) error {
 	if err != nil {
 		return fmt.Errorf("buffer: write plan: %w", err)
 	}
-	b.planWrites++ // only now: after a failed write, the other file is still the one to keep
 	return nil
 }
 
-// readPlan reads the newest whole plan of the two files (nil when there is
-// none) and says which file holds it.
-func readPlan(dir string) (*plan, int, error) {
-	var newest *plan
-	at := 0
-	for i, name := range planNames {
-		p, err := readPlanFile(filepath.Join(dir, name))
+// readPlans reads the whole plans of the batches after batch committed
+// (the newest version of each), by batch number, and names the legacy plan
+// files that hold none of them (and can go).
+func readPlans(dir string, committed uint64) (map[uint64]*plan, []string, error) {
+	plans, stale := map[uint64]*plan{}, []string(nil)
+	for _, name := range append(legacyPlanNames[:], planNames[:]...) {
+		path := filepath.Join(dir, name)
+		p, err := readPlanFile(path)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
-		if p != nil && (newest == nil || p.Seq > newest.Seq || (p.Seq == newest.Seq && p.Rev > newest.Rev)) {
-			newest, at = p, i
+		if p == nil || p.Seq <= committed {
+			if _, err := os.Stat(path); err == nil && slices.Contains(legacyPlanNames[:], name) {
+				stale = append(stale, path)
+			}
+			continue
+		}
+		if q := plans[p.Seq]; q == nil || p.Rev > q.Rev {
+			plans[p.Seq] = p
 		}
 	}
-	return newest, at, nil
+	return plans, stale, nil
 }
 
-// readPlanFile reads one plan file; nil when it is empty or torn.
+// readPlanFile reads one plan file; nil when it is empty, torn or absent.
 func readPlanFile(path string) (*plan, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

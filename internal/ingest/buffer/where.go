@@ -35,11 +35,11 @@ func Where(dir string) (string, error) {
 	if cp.Batch != nil {
 		return "at the " + cp.Batch.Step.String() + " insert", nil
 	}
-	p, _, err := readPlan(dir)
+	plans, _, err := readPlans(dir, cp.Seq)
 	if err != nil {
 		return "", err
 	}
-	if p != nil && p.Seq == cp.Seq+1 { // the next batch's plan (its start may be in another form)
+	if plans[cp.Seq+1] != nil { // the next batch's plan (its start may be in another form)
 		return "planned, resolving sessions", nil
 	}
 	return "between batches", nil
