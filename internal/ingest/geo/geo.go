@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/oschwald/maxminddb-golang/v2"
 )
 
@@ -26,7 +27,14 @@ type Location struct {
 // one opened with an empty path, answers every lookup with the zero Location.
 type DB struct {
 	reader *maxminddb.Reader
+	// cache holds the locations of recently seen addresses: a visitor's
+	// events come from one address, and decoding a record costs more than
+	// the rest of an event's enrichment. It lives in memory only.
+	cache *lru.Cache[netip.Addr, Location]
 }
+
+// cacheSize bounds the cache (about 100 bytes an entry).
+const cacheSize = 16_384
 
 // Open opens the mmdb file at path. An empty path gives a DB without data, so
 // tally runs without geolocation when no database is configured.
@@ -38,7 +46,12 @@ func Open(path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("geo: open %s: %w", path, err)
 	}
-	return &DB{reader: r}, nil
+	cache, err := lru.New[netip.Addr, Location](cacheSize)
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("geo: cache: %w", err)
+	}
+	return &DB{reader: r, cache: cache}, nil
 }
 
 // Close releases the database file. It must not run concurrently with
@@ -47,6 +60,7 @@ func (d *DB) Close() error {
 	if d == nil || d.reader == nil {
 		return nil
 	}
+	d.cache.Purge()
 	if err := d.reader.Close(); err != nil {
 		return fmt.Errorf("geo: close: %w", err)
 	}
@@ -83,6 +97,16 @@ func (d *DB) Lookup(ip netip.Addr) Location {
 	if !routable(ip) {
 		return Location{}
 	}
+	if loc, ok := d.cache.Get(ip); ok {
+		return loc
+	}
+	loc := d.lookup(ip)
+	d.cache.Add(ip, loc)
+	return loc
+}
+
+// lookup decodes ip's record.
+func (d *DB) lookup(ip netip.Addr) Location {
 	var rec cityRecord
 	if err := d.reader.Lookup(ip).Decode(&rec); err != nil {
 		// A corrupt record or a closed reader: unknown is the honest answer,
