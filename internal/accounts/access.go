@@ -76,7 +76,11 @@ func lookup[K comparable, T any](a *Access, m map[K]cached[T], k K, load func() 
 		}
 	}
 	v, err := load()
-	notFound := errors.Is(err, errs.ErrNotFound)
+	// an id that is not text (a NUL, bytes that are not UTF-8) names nothing
+	notFound := errors.Is(err, errs.ErrNotFound) || errs.KindOf(err) == errs.Invalid
+	if notFound {
+		err = errs.ErrNotFound
+	}
 	if err != nil && !notFound {
 		if hit {
 			return c.result() // the store is down: a stale answer beats none

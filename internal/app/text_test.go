@@ -33,7 +33,18 @@ func TestBytesThatAreNotText(t *testing.T) {
 		{"POST", "/api/v1/stats/payments", `{"site_id":"` + site + `","amount":100,"currency":"USD","transaction_id":"t\u0000"}`, 400},
 		{"POST", "/api/v1/auth/login", `{"email":"a\u0000@x.com","password":"p"}`, 401},
 		{"POST", "/e", `{"site_id":"` + site + `","event_name":"pageview","url":"https://example.com/\u0000"}`, 400},
-		{"POST", "/api/v1/webhooks/provider_a?site_id=%FF", `{}`, 400},
+		// as an unknown site: no secret to check the signature with
+		{"POST", "/api/v1/webhooks/provider_a?site_id=%FF", `{}`, 401},
+		{"POST", "/api/v1/webhooks/provider_a?site_id=no-such-site", `{}`, 401},
+		// a site id that is not text names no site, wherever it comes in: the
+		// ingest endpoints' answer for an unknown site (400 invalid_site_id;
+		// the batch refuses that event)
+		{"POST", "/e", `{"site_id":"a\u0000b","event_name":"pageview","url":"https://example.com/"}`, 400},
+		{"POST", "/e", "{\"site_id\":\"\xff\",\"event_name\":\"pageview\",\"url\":\"https://example.com/\"}", 400},
+		{"POST", "/api/v1/events/pageview", `{"site_id":"a\u0000b","url":"https://example.com/","user_agent":"x"}`, 400},
+		{"POST", "/api/v1/events/custom", `{"site_id":"a\u0000b","url":"https://example.com/","event_name":"x"}`, 400},
+		{"POST", "/api/v1/events/batch", `{"events":[{"type":"pageview","site_id":"a\u0000b","url":"https://example.com/"}]}`, 200},
+		{"POST", "/api/v1/stats/payments", `{"site_id":"a\u0000b","amount":100,"currency":"USD","transaction_id":"t"}`, 400},
 	} {
 		req, err := http.NewRequest(r.method, h.srv.URL+r.path, strings.NewReader(r.body))
 		if err != nil {
