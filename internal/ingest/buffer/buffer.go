@@ -205,9 +205,13 @@ func (b *Buffer) Write(ctx context.Context, rec model.Record) error {
 // WriteMany stores recs durably in one commit of the log: when it returns
 // nil, all of them survive a crash; otherwise none was acknowledged.
 func (b *Buffer) WriteMany(ctx context.Context, recs []model.Record) error {
-	payloads := make([][]byte, len(recs))
+	// one buffer for all (a payload whose append outgrew it keeps the old
+	// one: payloads are never written to)
+	payloads, buf := make([][]byte, len(recs)), make([]byte, 0, 320*len(recs))
 	for i, rec := range recs {
-		payloads[i] = model.AppendRecord(nil, rec)
+		start := len(buf)
+		buf = model.AppendRecord(buf, rec)
+		payloads[i] = buf[start:len(buf):len(buf)]
 	}
 	if _, err := b.log.AppendBatch(ctx, payloads); err != nil {
 		if errors.Is(err, wal.ErrFull) {
