@@ -92,6 +92,11 @@ func TestEventValidation(t *testing.T) {
 		{"prop key of 51", "/api/v1/events/custom", h.key, `{"site_id":"` + site + `","url":"https://example.com/","event_name":"e","props":{"` + strings.Repeat("k", 51) + `":1}}`, 400, "invalid_props", "props." + strings.Repeat("k", 51)},
 		{"nested prop", "/api/v1/events/custom", h.key, `{"site_id":"` + site + `","url":"https://example.com/","event_name":"e","props":{"a":{"b":1}}}`, 400, "invalid_props", "props.a"},
 		{"null prop", "/api/v1/events/custom", h.key, `{"site_id":"` + site + `","url":"https://example.com/","event_name":"e","props":{"a":null}}`, 400, "invalid_props", "props.a"},
+		// an amount is a JSON number, not a string that holds one
+		{"revenue amount a string", "/api/v1/events/custom", h.key, `{"site_id":"` + site + `","url":"https://example.com/","event_name":"e","revenue":{"amount":"49.99","currency":"USD"}}`, 400, "invalid_request", "revenue.amount"},
+		{"revenue amount an object", "/api/v1/events/custom", h.key, `{"site_id":"` + site + `","url":"https://example.com/","event_name":"e","revenue":{"amount":{},"currency":"USD"}}`, 400, "invalid_request", "revenue.amount"},
+		{"payment amount a string", "/api/v1/stats/payments", h.key, `{"site_id":"` + site + `","amount":"1000","currency":"USD"}`, 400, "invalid_request", "amount"},
+		{"payment amount a bool", "/api/v1/stats/payments", h.key, `{"site_id":"` + site + `","amount":true,"currency":"USD"}`, 400, "invalid_request", "amount"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 )
 
 func payment(site string, amount string, currency string) api.PaymentRequest {
-	return api.PaymentRequest{SiteID: site, Amount: json.Number(amount), Currency: currency}
+	return api.PaymentRequest{SiteID: site, Amount: api.Number(amount), Currency: currency}
 }
 
 func TestPaymentsAPI(t *testing.T) {

@@ -105,7 +105,7 @@ func (s *Sender) Custom(ctx context.Context, visitor string, revenue bool) error
 	req := api.CustomEventRequest{PageviewRequest: api.PageviewRequest{SiteID: s.Site, URL: s.url(p), VisitorID: visitor,
 		UserAgent: ua}, EventName: "Signup", Props: map[string]any{"plan": "pro"}}
 	if revenue {
-		req.EventName, req.Revenue = "Purchase", &api.Revenue{Amount: json.Number("9.90"), Currency: "USD"}
+		req.EventName, req.Revenue = "Purchase", &api.Revenue{Amount: "9.90", Currency: "USD"}
 	}
 	res, err := s.Client.CustomEvent(ctx, req)
 	s.Ledger.record(err, p)

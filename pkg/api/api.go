@@ -2,10 +2,7 @@
 // responses and the error envelope. The server and the Go client share them.
 package api
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Error is the body of every error response: {"error": {code, message, field?}}.
 type Error struct {
@@ -87,8 +84,8 @@ type Health struct {
 
 // Revenue is money attached to a custom event, in major units (49.99, not 4999).
 type Revenue struct {
-	Amount   json.Number `json:"amount"`
-	Currency string      `json:"currency"`
+	Amount   Number `json:"amount"`
+	Currency string `json:"currency"`
 }
 
 // TrackerEvent is the body the tracking script posts to /e (as text/plain

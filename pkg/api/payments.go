@@ -8,7 +8,7 @@ import "encoding/json"
 // refund with the transaction_id of a payment is linked to it.
 type PaymentRequest struct {
 	SiteID        string          `json:"site_id"`
-	Amount        json.Number     `json:"amount"`
+	Amount        Number          `json:"amount"`
 	Currency      string          `json:"currency"`
 	VisitorID     string          `json:"visitor_id,omitempty"`
 	Timestamp     string          `json:"timestamp,omitempty"`
