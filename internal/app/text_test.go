@@ -67,3 +67,60 @@ func TestBytesThatAreNotText(t *testing.T) {
 		}
 	}
 }
+
+// A JSON endpoint reads JSON: a body declared as CSV, XML or a form upload
+// is refused with 415 in the error envelope, before anything is decoded;
+// the tracker endpoint also reads text/plain (what the script sends);
+// without a Content-Type, or with curl's default for -d, the body is read
+// as JSON.
+func TestBodyMediaTypes(t *testing.T) {
+	h := newHarness(t)
+	site := string(h.siteID)
+	pageview := `{"site_id":"` + site + `","url":"https://example.com/m","user_agent":"Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0"}`
+	tracker := `{"site_id":"` + site + `","event_name":"pageview","url":"https://example.com/m"}`
+	for _, r := range []struct {
+		path, contentType, body string
+		want                    int
+	}{
+		{"/api/v1/events/pageview", "text/csv", "site_id,url\n" + site + ",https://example.com/", 415},
+		{"/api/v1/events/pageview", "application/xml", "<event/>", 415},
+		{"/api/v1/events/pageview", "multipart/form-data; boundary=x", pageview, 415},
+		{"/api/v1/events/pageview", "text/plain", pageview, 415},
+		{"/api/v1/events/pageview", "no/such type", pageview, 415},
+		{"/api/v1/events/batch", "text/csv", `{"events":[]}`, 415},
+		{"/api/v1/stats/payments", "application/xml", `{"site_id":"` + site + `","amount":100,"currency":"USD"}`, 415},
+		{"/api/v1/sites", "text/csv", `{"domain":"csv.example.com"}`, 415},
+		{"/e", "text/csv", tracker, 415},
+		{"/api/v1/events/pageview", "application/json; charset=utf-8", pageview, 201},
+		{"/api/v1/events/pageview", "application/vnd.api+json", pageview, 201},
+		{"/api/v1/events/pageview", "", pageview, 201},
+		{"/api/v1/events/pageview", "application/x-www-form-urlencoded", pageview, 201},
+		{"/e", "text/plain;charset=UTF-8", tracker, 202},
+		{"/e", "application/json", tracker, 202},
+	} {
+		req, err := http.NewRequest("POST", h.srv.URL+r.path, strings.NewReader(r.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+h.key)
+		if r.contentType != "" {
+			req.Header.Set("Content-Type", r.contentType)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != r.want {
+			t.Errorf("POST %s as %q: %d %s, want %d", r.path, r.contentType, res.StatusCode, body, r.want)
+			continue
+		}
+		if r.want == 415 && !strings.Contains(string(body), `"code":"unsupported_media_type"`) {
+			t.Errorf("POST %s as %q: 415 without the error envelope: %s", r.path, r.contentType, body)
+		}
+	}
+	// the six accepted events (the tracker's two without a browser's user
+	// agent are bot events), and none of the refused ones
+	h.waitCount(6, "SELECT (SELECT count() FROM events WHERE site_id = ?) + (SELECT count() FROM bot_events WHERE site_id = ?)", site, site)
+}

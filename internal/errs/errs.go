@@ -18,15 +18,16 @@ type Kind int
 
 // The kinds, from the client's point of view.
 const (
-	Internal        Kind = iota // a bug or a failed dependency; details stay in the log
-	Invalid                     // the request is malformed or a field is invalid (400)
-	Unauthenticated             // missing, malformed, expired or revoked credential (401)
-	Forbidden                   // authenticated but not allowed (403)
-	NotFound                    // the resource does not exist or is not visible (404)
-	Conflict                    // the resource already exists (409)
-	TooLarge                    // the request body is over the limit (413)
-	RateLimited                 // too many requests (429)
-	Unavailable                 // a dependency is down or a buffer is full; retry later (503)
+	Internal         Kind = iota // a bug or a failed dependency; details stay in the log
+	Invalid                      // the request is malformed or a field is invalid (400)
+	Unauthenticated              // missing, malformed, expired or revoked credential (401)
+	Forbidden                    // authenticated but not allowed (403)
+	NotFound                     // the resource does not exist or is not visible (404)
+	Conflict                     // the resource already exists (409)
+	TooLarge                     // the request body is over the limit (413)
+	UnsupportedMedia             // the request body is not of a type the endpoint reads (415)
+	RateLimited                  // too many requests (429)
+	Unavailable                  // a dependency is down or a buffer is full; retry later (503)
 )
 
 // Error is an error with a kind, a machine-readable code, a message that is

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -17,16 +19,21 @@ import (
 // decodeJSON reads the request body as one JSON value into v. Numbers decode
 // as json.Number where v holds interface values (props), so their validity is
 // judged later and exactly. Errors name the offending field where JSON allows.
-func decodeJSON(c echo.Context, v any) error {
-	body, err := readBody(c)
+// also are media types the endpoint reads as JSON besides the JSON ones.
+func decodeJSON(c echo.Context, v any, also ...string) error {
+	body, err := readBody(c, also...)
 	if err != nil {
 		return err
 	}
 	return decodeBody(body, v)
 }
 
-// readBody reads the whole request body (within its size limit).
-func readBody(c echo.Context) ([]byte, error) {
+// readBody reads the whole request body (within its size limit), once its
+// declared type says it is JSON (see jsonMedia).
+func readBody(c echo.Context, also ...string) ([]byte, error) {
+	if err := jsonMedia(c.Request().Header.Get(echo.HeaderContentType), also); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(c.Request().Body)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
@@ -36,6 +43,27 @@ func readBody(c echo.Context) ([]byte, error) {
 		return nil, errs.E(errs.Invalid, "invalid_request", "could not read the request body").Wrap(err)
 	}
 	return body, nil
+}
+
+// jsonMedia refuses a body declared as anything but JSON (text/csv,
+// application/xml, multipart/form-data …) with 415. JSON is
+// application/json or any application/…+json type, or one of also; a body
+// without a Content-Type is read as JSON, and so is curl's default for -d
+// (application/x-www-form-urlencoded) — a body that is not JSON then fails
+// as invalid JSON.
+func jsonMedia(contentType string, also []string) error {
+	if strings.TrimSpace(contentType) == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	switch {
+	case err != nil:
+		return errs.E(errs.UnsupportedMedia, "unsupported_media_type", "the Content-Type header is not a media type; send application/json")
+	case mt == "application/json", strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"),
+		mt == "application/x-www-form-urlencoded", slices.Contains(also, mt):
+		return nil
+	}
+	return errs.E(errs.UnsupportedMedia, "unsupported_media_type", "the request body must be JSON (application/json), not %s", mt)
 }
 
 // decodeBody decodes a body read by readBody as one JSON value into v.

@@ -13,15 +13,16 @@ import (
 )
 
 var kindStatus = map[errs.Kind]int{
-	errs.Internal:        http.StatusInternalServerError,
-	errs.Invalid:         http.StatusBadRequest,
-	errs.Unauthenticated: http.StatusUnauthorized,
-	errs.Forbidden:       http.StatusForbidden,
-	errs.NotFound:        http.StatusNotFound,
-	errs.Conflict:        http.StatusConflict,
-	errs.TooLarge:        http.StatusRequestEntityTooLarge,
-	errs.RateLimited:     http.StatusTooManyRequests,
-	errs.Unavailable:     http.StatusServiceUnavailable,
+	errs.Internal:         http.StatusInternalServerError,
+	errs.Invalid:          http.StatusBadRequest,
+	errs.Unauthenticated:  http.StatusUnauthorized,
+	errs.Forbidden:        http.StatusForbidden,
+	errs.NotFound:         http.StatusNotFound,
+	errs.Conflict:         http.StatusConflict,
+	errs.TooLarge:         http.StatusRequestEntityTooLarge,
+	errs.UnsupportedMedia: http.StatusUnsupportedMediaType,
+	errs.RateLimited:      http.StatusTooManyRequests,
+	errs.Unavailable:      http.StatusServiceUnavailable,
 }
 
 // StatusOf is the HTTP status of an error kind, for every HTTP face of

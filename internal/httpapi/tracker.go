@@ -64,7 +64,8 @@ func (s *Server) limitByClient(next echo.HandlerFunc) echo.HandlerFunc {
 // trackerEvent accepts the script's events: 202 with no body.
 func (s *Server) trackerEvent(c echo.Context) error {
 	var req api.TrackerEvent
-	if err := decodeJSON(c, &req); err != nil {
+	// the script sends text/plain, which needs no CORS preflight
+	if err := decodeJSON(c, &req, "text/plain"); err != nil {
 		return err
 	}
 	in := ingest.Input{Pageview: req.EventName == ingest.PageviewName, SiteID: req.SiteID, URL: req.URL, Referrer: req.Referrer,
