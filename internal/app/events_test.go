@@ -145,6 +145,26 @@ func TestErrorEnvelopeForRoutingErrors(t *testing.T) {
 			t.Errorf("%s %s: %d %+v, want %d %s", tc.method, tc.path, resp.StatusCode, e, tc.status, tc.code)
 		}
 	}
+	// outside /api a program that asks for JSON gets the envelope too; a
+	// browser gets the dashboard's page
+	for accept, want := range map[string]string{"application/json": "application/json",
+		"application/problem+json, */*;q=0.1": "application/json", "text/html,application/xhtml+xml,*/*;q=0.8": "text/html"} {
+		req, _ := http.NewRequest(http.MethodGet, h.srv.URL+"/no/such/page", nil)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e api.Error
+		ct := resp.Header.Get("Content-Type")
+		if strings.HasPrefix(ct, "application/json") {
+			json.NewDecoder(resp.Body).Decode(&e)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.HasPrefix(ct, want) || (want == "application/json" && e.Error.Code != "not_found") {
+			t.Errorf("GET /no/such/page, Accept %q: %d %s %+v, want 404 %s", accept, resp.StatusCode, ct, e, want)
+		}
+	}
 	for _, path := range []string{"/health", "/api/health"} {
 		if err := h.client("").Health(context.Background()); err != nil {
 			t.Errorf("%s: %v", path, err)

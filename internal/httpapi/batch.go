@@ -132,7 +132,7 @@ func decodeEvent(raw json.RawMessage, v any) error {
 // events[i]. Server-side failures are described generically (the caller
 // logs them).
 func (s *Server) batchError(i int, err error) (*api.ErrorDetail, int) {
-	status, body := s.describe(err)
+	status, body := Describe(err)
 	d := body.Error
 	prefix := "events[" + strconv.Itoa(i) + "]"
 	var e *errs.Error

@@ -54,7 +54,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	status, body := s.describe(err)
+	status, body := Describe(err)
 	s.logFailure(c, status, err)
 	SetRetryAfter(c.Response().Header(), err)
 	if c.Request().Method == http.MethodHead {
@@ -94,7 +94,9 @@ func SetRetryAfter(h http.Header, err error) {
 	}
 }
 
-func (s *Server) describe(err error) (int, api.Error) {
+// Describe is the status and error envelope err is answered with (an
+// internal error's details stay in the log), for every HTTP face of tally.
+func Describe(err error) (int, api.Error) {
 	var e *errs.Error
 	if errors.As(err, &e) && e.Kind != errs.Internal {
 		status := StatusOf(e.Kind)

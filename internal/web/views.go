@@ -142,6 +142,14 @@ type errorPage struct {
 	Message string
 }
 
+// wantsJSON reports whether the client asks for JSON and not for a page:
+// its Accept header names application/json (or a +json type) and no HTML.
+func wantsJSON(r *http.Request) bool {
+	accept := strings.ToLower(r.Header.Get("Accept"))
+	return (strings.Contains(accept, "application/json") || strings.Contains(accept, "+json")) &&
+		!strings.Contains(accept, "text/html")
+}
+
 // handleError answers every failure with a page saying what went wrong (a
 // safe message; the cause of a server error goes to the log only). Cards
 // get the message as a fragment.
@@ -171,6 +179,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if c.Request().Header.Get("X-Tally-Card") != "" {
 		_ = c.HTML(status, `<p class="card-error" role="alert">`+template.HTMLEscapeString(msg)+`</p>`)
+		return
+	}
+	if wantsJSON(c.Request()) { // a program, not a browser: the API's error envelope
+		status, body := httpapi.Describe(err)
+		_ = c.JSON(status, body)
 		return
 	}
 	p := errorPage{page: pageFor(c, http.StatusText(status), ""), Status: status, Message: msg}
