@@ -248,14 +248,19 @@ func TestRatesImport(t *testing.T) {
 	cfg := testenv.Config(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "eurofxref-hist.csv")
-	csv := "Date,USD,JPY,CYP,\n2026-05-08,1.1512,181.03,N/A,\n2026-05-07,1.1498,180.50,N/A,\n"
+	csv := "Date,USD,JPY,BGN,CYP,\n2026-05-08,1.1512,181.03,1.9558,N/A,\n2026-05-07,1.1498,180.50,1.9558,N/A,\n"
 	if err := os.WriteFile(file, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var raw map[string]int
+	var raw struct {
+		Rates             int      `json:"rates"`
+		Days              int      `json:"days"`
+		PaymentsConverted int      `json:"payments_converted"`
+		Skipped           []string `json:"skipped_currencies"`
+	}
 	runCLI(t, cfg, &raw, "rates", "import", file, "--json")
-	if raw["rates"] != 4 || raw["days"] != 2 || raw["payments_converted"] != 0 {
-		t.Errorf("import said %v, want 4 rates of 2 days", raw)
+	if raw.Rates != 4 || raw.Days != 2 || raw.PaymentsConverted != 0 || len(raw.Skipped) != 1 || raw.Skipped[0] != "BGN" {
+		t.Errorf("import said %+v, want 4 rates of 2 days, BGN skipped", raw)
 	}
 	cmd := exec.Command(tallyBin, "rates", "import", filepath.Join(dir, "missing.csv"))
 	cmd.Env = environ(cfg)

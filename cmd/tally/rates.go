@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,9 +38,14 @@ converts the payments that were waiting for a rate of those days.`,
 			if err != nil {
 				return err
 			}
-			rates, err := revenue.ParseECB(data)
+			file, err := revenue.ParseECB(data)
 			if err != nil {
 				return err
+			}
+			rates := file.Rates
+			if len(file.Skipped) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rates: skipped %s: not currencies tally takes payments in (retired, or unknown)\n",
+					strings.Join(file.Skipped, ", "))
 			}
 			pg, err := e.postgres(cmd.Context())
 			if err != nil {
@@ -63,9 +69,14 @@ converts the payments that were waiting for a rate of those days.`,
 			for _, r := range rates {
 				days[r.Day] = true
 			}
-			return e.print(asJSON, map[string]any{"rates": len(rates), "days": len(days), "payments_converted": converted},
-				fmt.Sprintf("imported %d rates of %d days in %s; converted %d waiting payments",
-					len(rates), len(days), time.Since(started).Round(time.Millisecond), converted))
+			skipped := ""
+			if len(file.Skipped) > 0 {
+				skipped = "; skipped " + strings.Join(file.Skipped, ", ")
+			}
+			return e.print(asJSON, map[string]any{"rates": len(rates), "days": len(days), "payments_converted": converted,
+				"skipped_currencies": append([]string{}, file.Skipped...)},
+				fmt.Sprintf("imported %d rates of %d days in %s; converted %d waiting payments%s",
+					len(rates), len(days), time.Since(started).Round(time.Millisecond), converted, skipped))
 		},
 	}
 	jsonFlag(cmd, &asJSON)

@@ -305,15 +305,18 @@ func (a *App) fetchRates(ctx context.Context) {
 }
 
 func (a *App) importRates(ctx context.Context, client *http.Client) (int, error) {
-	rates, err := revenue.FetchECB(ctx, client, a.cfg.ECBRatesURL)
+	file, err := revenue.FetchECB(ctx, client, a.cfg.ECBRatesURL)
 	if err != nil {
 		return 0, err
 	}
-	if err := a.PG.UpsertRates(ctx, rates); err != nil {
+	if len(file.Skipped) > 0 {
+		a.log.Info("rates: skipped currencies tally takes no payments in", "currencies", strings.Join(file.Skipped, ","))
+	}
+	if err := a.PG.UpsertRates(ctx, file.Rates); err != nil {
 		return 0, err
 	}
 	_, err = a.Revenue.ConvertPending(ctx)
-	return len(rates), err
+	return len(file.Rates), err
 }
 
 // prepareSalts keeps tomorrow's visitor salt ready, hourly.

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,17 +19,30 @@ import (
 	"github.com/tally-analytics/tally/internal/money"
 )
 
+// ECBFile is what ParseECB read: the rates, and the currency columns it
+// skipped — codes tally does not take payments in (a retired currency such
+// as BGN, which the euro replaced) — sorted, for the caller to report.
+type ECBFile struct {
+	Rates   []model.Rate
+	Skipped []string
+}
+
 // ParseECB reads the ECB's reference-rate CSV: a header "Date,USD,JPY,...,"
 // (often with a trailing comma, sometimes spaces), then one row per day,
 // newest first, dates as 2006-01-02 (history file) or "2 January 2006"
 // (daily file), and N/A where a currency had no rate. A zip holding such a
 // file (how the ECB serves them) is read too. Unknown currency columns are
-// skipped; a malformed row is an error naming its line.
-func ParseECB(data []byte) ([]model.Rate, error) {
+// skipped and named; a malformed row is an error naming its line.
+func ParseECB(data []byte) (ECBFile, error) {
+	rates, skipped, err := parseECB(data)
+	return ECBFile{Rates: rates, Skipped: skipped}, err
+}
+
+func parseECB(data []byte) ([]model.Rate, []string, error) {
 	if bytes.HasPrefix(data, []byte("PK")) {
 		var err error
 		if data, err = unzipCSV(data); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	r := csv.NewReader(bytes.NewReader(data))
@@ -35,39 +50,44 @@ func ParseECB(data []byte) ([]model.Rate, error) {
 	r.TrimLeadingSpace = true
 	header, err := r.Read()
 	if err != nil {
-		return nil, fmt.Errorf("ecb: header: %w", err)
+		return nil, nil, fmt.Errorf("ecb: header: %w", err)
 	}
 	if len(header) < 2 || !strings.EqualFold(strings.TrimSpace(header[0]), "Date") {
-		return nil, errors.New(`ecb: the first column must be "Date"`)
+		return nil, nil, errors.New(`ecb: the first column must be "Date"`)
 	}
 	var rates []model.Rate
+	skipped := map[string]bool{}
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("ecb: line %d: %w", line, err)
+			return nil, nil, fmt.Errorf("ecb: line %d: %w", line, err)
 		}
 		if len(rec) == 0 || strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
 		day, err := parseECBDate(strings.TrimSpace(rec[0]))
 		if err != nil {
-			return nil, fmt.Errorf("ecb: line %d: %w", line, err)
+			return nil, nil, fmt.Errorf("ecb: line %d: %w", line, err)
 		}
 		for i := 1; i < len(rec) && i < len(header); i++ {
 			cur, val := strings.ToUpper(strings.TrimSpace(header[i])), strings.TrimSpace(rec[i])
-			if cur == "" || val == "" || strings.EqualFold(val, "N/A") || !money.ValidCurrency(cur) || cur == "EUR" {
+			if cur == "" || val == "" || strings.EqualFold(val, "N/A") || cur == "EUR" {
+				continue
+			}
+			if !money.ValidCurrency(cur) {
+				skipped[cur] = true
 				continue
 			}
 			if q, ok := new(big.Rat).SetString(val); !ok || q.Sign() <= 0 {
-				return nil, fmt.Errorf("ecb: line %d: %s rate %q is not a positive number", line, cur, val)
+				return nil, nil, fmt.Errorf("ecb: line %d: %s rate %q is not a positive number", line, cur, val)
 			}
 			rates = append(rates, model.Rate{Currency: cur, Day: day, Rate: val})
 		}
 	}
-	return rates, nil
+	return rates, slices.Sorted(maps.Keys(skipped)), nil
 }
 
 func parseECBDate(s string) (time.Time, error) {
@@ -98,22 +118,22 @@ func unzipCSV(data []byte) ([]byte, error) {
 }
 
 // FetchECB downloads a rates file (CSV or zip) from url.
-func FetchECB(ctx context.Context, client *http.Client, url string) ([]model.Rate, error) {
+func FetchECB(ctx context.Context, client *http.Client, url string) (ECBFile, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("ecb: %w", err)
+		return ECBFile{}, fmt.Errorf("ecb: %w", err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("ecb: fetch: %w", err)
+		return ECBFile{}, fmt.Errorf("ecb: fetch: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("ecb: fetch: status %d", resp.StatusCode)
+		return ECBFile{}, fmt.Errorf("ecb: fetch: status %d", resp.StatusCode)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, fmt.Errorf("ecb: fetch: %w", err)
+		return ECBFile{}, fmt.Errorf("ecb: fetch: %w", err)
 	}
 	return ParseECB(data)
 }

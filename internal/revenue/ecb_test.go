@@ -12,32 +12,37 @@ import (
 )
 
 func TestParseECB(t *testing.T) {
-	hist := "Date,USD,JPY,GBP,CYP,XYZ,\n2026-05-08,1.1512,181.03,0.8665,N/A,7,\n2026-05-07,1.1498,180.50,0.8665,N/A,7,\n"
+	hist := "Date,USD,JPY,BGN,GBP,CYP,XYZ,\n2026-05-08,1.1512,181.03,1.9558,0.8665,N/A,7,\n2026-05-07,1.1498,180.50,1.9558,0.8665,N/A,7,\n"
 	daily := "Date, USD, JPY, \n8 May 2026, 1.1512, 181.03, \n"
 	d := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
 	want := []model.Rate{
 		{Currency: "USD", Day: d("2026-05-08"), Rate: "1.1512"}, {Currency: "JPY", Day: d("2026-05-08"), Rate: "181.03"}, {Currency: "GBP", Day: d("2026-05-08"), Rate: "0.8665"},
 		{Currency: "USD", Day: d("2026-05-07"), Rate: "1.1498"}, {Currency: "JPY", Day: d("2026-05-07"), Rate: "180.50"}, {Currency: "GBP", Day: d("2026-05-07"), Rate: "0.8665"},
 	}
-	got, err := ParseECB([]byte(hist))
+	file, err := ParseECB([]byte(hist))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, file.Rates); diff != "" {
 		t.Errorf("history file (-want +got):\n%s", diff)
 	}
-	got, err = ParseECB([]byte(daily))
-	if err != nil || len(got) != 2 || got[0] != (model.Rate{Currency: "USD", Day: d("2026-05-08"), Rate: "1.1512"}) {
-		t.Errorf("daily file: %v, %v", got, err)
+	// BGN (the lev, which the euro replaced in 2026) is no currency tally
+	// takes payments in; CYP has no rate (N/A) and is not a skip
+	if diff := cmp.Diff([]string{"BGN", "XYZ"}, file.Skipped); diff != "" {
+		t.Errorf("skipped columns (-want +got):\n%s", diff)
+	}
+	file, err = ParseECB([]byte(daily))
+	if got := file.Rates; err != nil || len(got) != 2 || got[0] != (model.Rate{Currency: "USD", Day: d("2026-05-08"), Rate: "1.1512"}) || len(file.Skipped) != 0 {
+		t.Errorf("daily file: %+v, %v", file, err)
 	}
 	var zbuf bytes.Buffer
 	zw := zip.NewWriter(&zbuf)
 	w, _ := zw.Create("eurofxref-hist.csv")
 	w.Write([]byte(hist))
 	zw.Close()
-	got, err = ParseECB(zbuf.Bytes())
-	if err != nil || len(got) != 6 {
-		t.Errorf("zip: %d rates, %v", len(got), err)
+	file, err = ParseECB(zbuf.Bytes())
+	if err != nil || len(file.Rates) != 6 {
+		t.Errorf("zip: %d rates, %v", len(file.Rates), err)
 	}
 	for name, bad := range map[string]string{
 		"no date column": "Day,USD\n2026-05-08,1.1\n",
