@@ -122,3 +122,55 @@ func checkoutParam(url string) string {
 	}
 	return ""
 }
+
+// A server-side sender forwards the pages it serves through the Events API:
+// the success page's ?session_id= is the checkout session, as the tracking
+// script reads it, so the Stripe checkout that follows is attributed to the
+// visit (Google, campaign summer).
+func TestServerSideCheckoutAttribution(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site := string(h.siteID)
+	const secret = "whsec_test_server_side_secret"
+	if err := h.app.Accounts.SetProviderSecret(ctx, h.siteID, model.ProviderA, secret); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
+	c := h.client(h.key)
+	for i, pv := range []struct{ url, referrer string }{
+		{"https://example.com/?utm_source=google&utm_campaign=summer", "https://www.google.com/"},
+		{"https://example.com/pricing", "https://example.com/"},
+		{"https://example.com/thanks?session_id=cs_test_server", "https://checkout.stripe.com/"},
+	} {
+		h.clock.Set(t0.Add(time.Duration(i) * time.Minute))
+		if _, err := c.Pageview(ctx, api.PageviewRequest{SiteID: site, URL: pv.url, Referrer: pv.referrer,
+			UserAgent: "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0", IPAddress: "81.2.69.142"}); err != nil {
+			t.Fatalf("%s: %v", pv.url, err)
+		}
+	}
+	h.waitCount(3, "SELECT count() FROM events WHERE site_id = ?", site)
+
+	h.clock.Set(t0.Add(5 * time.Minute))
+	status, res := stripeWebhook(t, h, site, secret, map[string]any{
+		"id": "evt_s1", "object": "event", "type": "checkout.session.completed", "created": h.clock.Now().Unix(),
+		"data": map[string]any{"object": map[string]any{
+			"id": "cs_test_server", "object": "checkout.session", "mode": "payment", "payment_status": "paid",
+			"status": "complete", "amount_total": 2500, "currency": "usd", "payment_intent": "pi_server",
+			"metadata": map[string]any{}, "created": h.clock.Now().Unix(),
+		}},
+	})
+	if status != 200 || !res.Received || res.PaymentID == "" {
+		t.Fatalf("checkout webhook: %d %+v", status, res)
+	}
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-07-01", DateTo: "2026-07-02", Timezone: "UTC"}
+	waitRevenue(t, h, p, 2500)
+	for dim, want := range map[string]string{"source": "Google", "campaign": "summer"} {
+		got, err := c.RevenueBy(ctx, p, dim, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Data.Breakdown) != 1 || got.Data.Breakdown[0].Value != want || got.Data.Breakdown[0].Revenue != 2500 {
+			t.Errorf("by %s: %+v, want the 25.00 USD under %s", dim, got.Data.Breakdown, want)
+		}
+	}
+}

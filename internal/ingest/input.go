@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -151,12 +152,28 @@ func validate(in Input) (event, error) {
 		}
 	}
 	if cs := strings.TrimSpace(in.CheckoutSession); cs != "" {
-		if len(cs) > maxCheckoutSessionLen || strings.ContainsFunc(cs, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		if !validCheckoutSession(cs) {
 			return ev, errs.InvalidField("checkout_session_id", "must be 1 to %d printable ASCII characters", maxCheckoutSessionLen)
 		}
 		ev.checkoutSession = cs
+	} else if cs := checkoutSessionOf(ev.url); validCheckoutSession(cs) {
+		ev.checkoutSession = cs
 	}
 	return ev, nil
+}
+
+// checkoutSessionOf is the checkout session id a page's query carries, as a
+// provider's success URL passes it (Stripe's ?session_id=…, or
+// ?checkout_session_id=…): a server-side sender forwarding the page's URL
+// gets the checkout attributed as the tracking script does. One that is not
+// a valid id is ignored: the event does not depend on it.
+func checkoutSessionOf(u *url.URL) string {
+	q := u.Query()
+	return strings.TrimSpace(cmp.Or(q.Get("session_id"), q.Get("checkout_session_id")))
+}
+
+func validCheckoutSession(cs string) bool {
+	return cs != "" && len(cs) <= maxCheckoutSessionLen && !strings.ContainsFunc(cs, func(r rune) bool { return r < 0x21 || r > 0x7e })
 }
 
 const (

@@ -85,3 +85,25 @@ func TestValidateAccepts(t *testing.T) {
 		t.Errorf("name %q pageview %v", ev.name, ev.pageview)
 	}
 }
+
+// The checkout session id comes from the field, else from the page's query
+// (session_id, then checkout_session_id); one in the query that is no valid
+// id is left out rather than refusing the event.
+func TestCheckoutSessionFromTheURL(t *testing.T) {
+	for _, tc := range []struct {
+		field, url, want string
+	}{
+		{"", "https://example.com/thanks?session_id=cs_1", "cs_1"},
+		{"", "https://example.com/thanks?checkout_session_id=cs_2", "cs_2"},
+		{"", "https://example.com/thanks?session_id=cs_1&checkout_session_id=cs_2", "cs_1"},
+		{"cs_field", "https://example.com/thanks?session_id=cs_1", "cs_field"},
+		{"", "https://example.com/thanks?session_id=" + strings.Repeat("x", 256), ""},
+		{"", "https://example.com/thanks?session_id=a%20b", ""},
+		{"", "https://example.com/thanks", ""},
+	} {
+		ev, err := validate(Input{Pageview: true, SiteID: "site1", URL: tc.url, CheckoutSession: tc.field})
+		if err != nil || ev.checkoutSession != tc.want {
+			t.Errorf("field %q, url %s: %q, %v; want %q", tc.field, tc.url, ev.checkoutSession, err, tc.want)
+		}
+	}
+}
