@@ -7,6 +7,7 @@
 package useragent
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -14,7 +15,15 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/ua-parser/uap-go/uaparser"
 	"github.com/x-way/crawlerdetect"
+	"gopkg.in/yaml.v3"
 )
+
+// uapRegexes are uap-core's rules at the commit data/uap-core/README.md
+// names (scripts/vendor-uap-core.sh refreshes them): newer than the copy
+// uap-go embeds, which lags uap-core by months of browsers.
+//
+//go:embed data/uap-core/regexes.yaml
+var uapRegexes []byte
 
 // DefaultCacheSize is the number of parsed headers a Parser keeps when New is
 // given a size of zero or less.
@@ -67,7 +76,11 @@ func New(cacheSize int) (*Parser, error) {
 	}
 	// uap-go keeps its own small ARC cache per field; it cannot be turned off
 	// (WithCacheSize(0) panics), so it stays at its default behind ours.
-	uap, err := uaparser.New()
+	var def uaparser.RegexDefinitions
+	if err := yaml.Unmarshal(uapRegexes, &def); err != nil {
+		return nil, fmt.Errorf("useragent: read the uap-core rules: %w", err)
+	}
+	uap, err := uaparser.New(uaparser.WithRegexDefinitions(def))
 	if err != nil {
 		return nil, fmt.Errorf("useragent: load uap definitions: %w", err)
 	}
