@@ -79,6 +79,15 @@ func newClassifier(entries []hostEntry) *Classifier {
 			}
 		}
 	}
+	// Networks, messengers and apps the list misses (it wins where it names one).
+	for host, name := range socialHosts {
+		if _, listed := hosts[host]; !listed {
+			hosts[host] = Source{Name: name, Type: Social}
+		}
+	}
+	for pkg, name := range socialApps {
+		hosts[pkg] = Source{Name: name, Type: Social}
+	}
 	// AI assistants win over the list: gemini.google.com is not Google search.
 	for host, name := range aiAssistants {
 		hosts[host] = Source{Name: name, Type: Referral}

@@ -3,7 +3,9 @@
 // host or a utm_source parameter.
 //
 // The host list is the one Ghost maintains for its own analytics (vendored
-// under data/, MIT licensed), plus a short list of AI assistants kept in Go.
+// under data/, MIT licensed), plus what it misses, kept in Go: AI
+// assistants (ai.go); social networks, messengers, their country domains and
+// their Android apps (social.go).
 package referrer
 
 import "strings"
@@ -57,6 +59,12 @@ func (c *Classifier) FromHost(host string) Source {
 		return direct
 	}
 	if s, ok := c.lookupHost(h); ok {
+		return s
+	}
+	if s, ok := socialBrand(h); ok {
+		return s
+	}
+	if s, ok := socialAppFamily(h); ok {
 		return s
 	}
 	return Source{Name: strings.TrimPrefix(h, "www."), Type: Referral}
