@@ -20,7 +20,8 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/tally /usr/local/bin/tally
 COPY --from=build --chown=65532:65532 /out/var/lib/tally /var/lib/tally
 USER 65532:65532
-ENV TALLY_HTTP_ADDR=:8080 \
+ENV TALLY_ENV=production \
+    TALLY_HTTP_ADDR=:8080 \
     TALLY_WAL_DIR=/var/lib/tally/wal
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \

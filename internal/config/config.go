@@ -3,6 +3,7 @@
 package config
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -22,14 +23,11 @@ const (
 	EnvTest        = "test"
 )
 
-// devJWTSecret is used outside production when TALLY_JWT_SECRET is unset, so
-// that a fresh checkout runs; production refuses to start without a secret.
-const devJWTSecret = "tally-development-secret-do-not-use-in-production"
-
 // Config is every setting of tally. Each field documents its variable.
 type Config struct {
-	// Env is production, development or test (TALLY_ENV).
-	Env string `env:"TALLY_ENV" envDefault:"development"`
+	// Env is production, development or test (TALLY_ENV). Unset is
+	// production: a server that was not told otherwise runs safely.
+	Env string `env:"TALLY_ENV" envDefault:"production"`
 	// HTTPAddr is the API's listen address (TALLY_HTTP_ADDR).
 	HTTPAddr string `env:"TALLY_HTTP_ADDR" envDefault:":8080"`
 	// PostgresURL is the Postgres connection URL (TALLY_POSTGRES_URL).
@@ -199,10 +197,13 @@ func (c *Config) validate() ([]string, error) {
 	}
 	switch {
 	case c.JWTSecret == "" && c.Production():
-		problems = append(problems, errors.New("TALLY_JWT_SECRET is required in production"))
+		problems = append(problems, errors.New("TALLY_JWT_SECRET is required (at least 32 characters; "+
+			"for a local server, set TALLY_ENV=development instead)"))
 	case c.JWTSecret == "":
-		c.JWTSecret = devJWTSecret
-		warnings = append(warnings, "TALLY_JWT_SECRET is not set; using the development secret (never do this in production)")
+		// no fixed secret anywhere: a local server signs with one of its own
+		c.JWTSecret = rand.Text() + rand.Text()
+		warnings = append(warnings, "TALLY_JWT_SECRET is not set; login tokens are signed with a secret of this process "+
+			"and end when it stops (TALLY_ENV="+c.Env+")")
 	case len(c.JWTSecret) < 32:
 		problems = append(problems, errors.New("TALLY_JWT_SECRET must be at least 32 characters"))
 	}

@@ -1,0 +1,54 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// A server that was not told its environment is a production one: without
+// a JWT secret it refuses to start, and it takes only live keys, redirects
+// to HTTPS and marks cookies Secure. A development server without a secret
+// signs with one of its own process: no fixed secret exists to forge tokens
+// with. The Dockerfile says production.
+func TestSafeDefaults(t *testing.T) {
+	t.Setenv("TALLY_ENV", "")
+	os.Unsetenv("TALLY_ENV")
+	t.Setenv("TALLY_JWT_SECRET", "")
+	if _, _, err := Load(); err == nil || !strings.Contains(err.Error(), "TALLY_JWT_SECRET is required") {
+		t.Errorf("no TALLY_ENV and no secret: %v, want a refusal to start", err)
+	}
+
+	t.Setenv("TALLY_JWT_SECRET", strings.Repeat("s", 32))
+	cfg, _, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Production() || cfg.KeyEnvironment() != "live" || !cfg.ForceHTTPS() {
+		t.Errorf("no TALLY_ENV: env %q, keys %q, HTTPS redirect %t; want production, live, true", cfg.Env,
+			cfg.KeyEnvironment(), cfg.ForceHTTPS())
+	}
+
+	t.Setenv("TALLY_ENV", EnvDevelopment)
+	t.Setenv("TALLY_JWT_SECRET", "")
+	a, warnings, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.JWTSecret) < 32 || a.JWTSecret == b.JWTSecret || len(warnings) == 0 {
+		t.Errorf("development without a secret: %d-character secret, the same in two processes: %t, warnings %v; "+
+			"want one of 32 or more per process, and a warning", len(a.JWTSecret), a.JWTSecret == b.JWTSecret, warnings)
+	}
+
+	dockerfile, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(dockerfile), "TALLY_ENV=production") {
+		t.Error("the Dockerfile does not set TALLY_ENV=production")
+	}
+}
