@@ -22,6 +22,19 @@ func stripeWebhook(t *testing.T, h *harness, site, secret string, event map[stri
 	return postWebhook(t, h, "provider_a", site, body, webhookSigners["provider_a"](secret, body, h.clock.Now()))
 }
 
+// checkoutCompleted is Stripe's event of a paid one-time checkout of amount
+// US cents, now.
+func checkoutCompleted(h *harness, event, session, intent string, amount int) map[string]any {
+	return map[string]any{
+		"id": event, "object": "event", "type": "checkout.session.completed", "created": h.clock.Now().Unix(),
+		"data": map[string]any{"object": map[string]any{
+			"id": session, "object": "checkout.session", "mode": "payment", "payment_status": "paid",
+			"status": "complete", "amount_total": amount, "currency": "usd", "payment_intent": intent,
+			"metadata": map[string]any{}, "created": h.clock.Now().Unix(),
+		}},
+	}
+}
+
 // A visitor arrives from google.com with utm_campaign=spring, comes back
 // later directly, reaches the success page with the checkout session id, and
 // the Stripe webhook of that checkout arrives: the revenue is Google's and
@@ -52,14 +65,7 @@ func TestAttributionEndToEnd(t *testing.T) {
 	h.waitCount(2, "SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", site)
 
 	h.clock.Set(t0.Add(2*time.Hour + 6*time.Minute))
-	status, res := stripeWebhook(t, h, site, secret, map[string]any{
-		"id": "evt_1", "object": "event", "type": "checkout.session.completed", "created": h.clock.Now().Unix(),
-		"data": map[string]any{"object": map[string]any{
-			"id": "cs_test_spring", "object": "checkout.session", "mode": "payment", "payment_status": "paid",
-			"status": "complete", "amount_total": 4900, "currency": "usd", "payment_intent": "pi_spring",
-			"metadata": map[string]any{}, "created": h.clock.Now().Unix(),
-		}},
-	})
+	status, res := stripeWebhook(t, h, site, secret, checkoutCompleted(h, "evt_1", "cs_test_spring", "pi_spring", 4900))
 	if status != 200 || !res.Received || res.PaymentID == "" {
 		t.Fatalf("checkout webhook: %d %+v", status, res)
 	}
@@ -151,14 +157,7 @@ func TestServerSideCheckoutAttribution(t *testing.T) {
 	h.waitCount(3, "SELECT count() FROM events WHERE site_id = ?", site)
 
 	h.clock.Set(t0.Add(5 * time.Minute))
-	status, res := stripeWebhook(t, h, site, secret, map[string]any{
-		"id": "evt_s1", "object": "event", "type": "checkout.session.completed", "created": h.clock.Now().Unix(),
-		"data": map[string]any{"object": map[string]any{
-			"id": "cs_test_server", "object": "checkout.session", "mode": "payment", "payment_status": "paid",
-			"status": "complete", "amount_total": 2500, "currency": "usd", "payment_intent": "pi_server",
-			"metadata": map[string]any{}, "created": h.clock.Now().Unix(),
-		}},
-	})
+	status, res := stripeWebhook(t, h, site, secret, checkoutCompleted(h, "evt_s1", "cs_test_server", "pi_server", 2500))
 	if status != 200 || !res.Received || res.PaymentID == "" {
 		t.Fatalf("checkout webhook: %d %+v", status, res)
 	}

@@ -46,24 +46,13 @@ func TestBytesThatAreNotText(t *testing.T) {
 		{"POST", "/api/v1/events/batch", `{"events":[{"type":"pageview","site_id":"a\u0000b","url":"https://example.com/"}]}`, 200},
 		{"POST", "/api/v1/stats/payments", `{"site_id":"a\u0000b","amount":100,"currency":"USD","transaction_id":"t"}`, 400},
 	} {
-		req, err := http.NewRequest(r.method, h.srv.URL+r.path, strings.NewReader(r.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+h.key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != r.want {
-			t.Errorf("%s %s: %d %s, want %d", r.method, r.path, res.StatusCode, body, r.want)
+		status, body := sendRaw(t, h, r.method, r.path, "application/json", r.body)
+		if status != r.want {
+			t.Errorf("%s %s: %d %s, want %d", r.method, r.path, status, body, r.want)
 			continue
 		}
-		if r.want >= 400 && !strings.Contains(string(body), `"error"`) {
-			t.Errorf("%s %s: %d without the error envelope: %s", r.method, r.path, res.StatusCode, body)
+		if r.want >= 400 && !strings.Contains(body, `"error"`) {
+			t.Errorf("%s %s: %d without the error envelope: %s", r.method, r.path, status, body)
 		}
 	}
 }
@@ -98,29 +87,37 @@ func TestBodyMediaTypes(t *testing.T) {
 		{"/e", "text/plain;charset=UTF-8", tracker, 202},
 		{"/e", "application/json", tracker, 202},
 	} {
-		req, err := http.NewRequest("POST", h.srv.URL+r.path, strings.NewReader(r.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+h.key)
-		if r.contentType != "" {
-			req.Header.Set("Content-Type", r.contentType)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != r.want {
-			t.Errorf("POST %s as %q: %d %s, want %d", r.path, r.contentType, res.StatusCode, body, r.want)
+		status, body := sendRaw(t, h, "POST", r.path, r.contentType, r.body)
+		if status != r.want {
+			t.Errorf("POST %s as %q: %d %s, want %d", r.path, r.contentType, status, body, r.want)
 			continue
 		}
-		if r.want == 415 && !strings.Contains(string(body), `"code":"unsupported_media_type"`) {
+		if r.want == 415 && !strings.Contains(body, `"code":"unsupported_media_type"`) {
 			t.Errorf("POST %s as %q: 415 without the error envelope: %s", r.path, r.contentType, body)
 		}
 	}
 	// the six accepted events (the tracker's two without a browser's user
 	// agent are bot events), and none of the refused ones
 	h.waitCount(6, "SELECT (SELECT count() FROM events WHERE site_id = ?) + (SELECT count() FROM bot_events WHERE site_id = ?)", site, site)
+}
+
+// sendRaw sends body as it is, with the harness's key and contentType (none
+// when empty), and returns the status and the answer's body.
+func sendRaw(t *testing.T, h *harness, method, path, contentType, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	answer, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(answer)
 }
