@@ -287,7 +287,7 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 // fetchRates imports the configured ECB file at start and then periodically,
 // and converts the payments that waited for those rates.
 func (a *App) fetchRates(ctx context.Context) {
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := revenue.NewRatesClient()
 	t := time.NewTicker(a.cfg.ECBFetchInterval)
 	defer t.Stop()
 	for {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"strings"
@@ -249,6 +250,12 @@ func (c *Config) validate() ([]string, error) {
 			problems = append(problems, fmt.Errorf("TALLY_TRUSTED_PROXIES: %q is not a CIDR such as 10.0.0.0/8", cidr))
 		}
 	}
+	if c.ECBRatesURL != "" {
+		if u, err := url.Parse(c.ECBRatesURL); err != nil || u.Host == "" ||
+			(u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+			problems = append(problems, errors.New("TALLY_ECB_RATES_URL must be an https URL (http only to this host: localhost, 127.0.0.1, ::1)"))
+		}
+	}
 	if c.ECBFetchInterval < time.Minute {
 		problems = append(problems, errors.New("TALLY_ECB_FETCH_INTERVAL must be at least 1m"))
 	}
@@ -299,4 +306,13 @@ func RedactURL(raw string) string {
 		return "[unparseable]"
 	}
 	return u.Redacted()
+}
+
+// loopback reports whether host names this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -52,3 +52,23 @@ func TestSafeDefaults(t *testing.T) {
 		t.Error("the Dockerfile does not set TALLY_ENV=production")
 	}
 }
+
+// The rates URL is https, or http to this machine only.
+func TestRatesURL(t *testing.T) {
+	t.Setenv("TALLY_ENV", EnvTest)
+	for url, ok := range map[string]bool{
+		"https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.zip": true,
+		"http://127.0.0.1:8000/eurofxref.csv":                          true,
+		"http://localhost/eurofxref.csv":                               true,
+		"http://[::1]:9/x.csv":                                         true,
+		"http://www.ecb.europa.eu/stats/eurofxref/eurofxref.csv":       false,
+		"file:///etc/passwd":                                           false,
+		"gopher://127.0.0.1/x":                                         false,
+		"http://169.254.169.254/latest/meta-data/":                     false,
+	} {
+		t.Setenv("TALLY_ECB_RATES_URL", url)
+		if _, _, err := Load(); (err == nil) != ok {
+			t.Errorf("TALLY_ECB_RATES_URL=%s: %v, want accepted %t", url, err, ok)
+		}
+	}
+}

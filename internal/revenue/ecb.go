@@ -111,7 +111,7 @@ func unzipCSV(data []byte) ([]byte, error) {
 				return nil, fmt.Errorf("ecb: zip: %w", err)
 			}
 			defer rc.Close()
-			return io.ReadAll(io.LimitReader(rc, 64<<20))
+			return readAtMost(rc, maxRatesFile, "the zip's .csv file")
 		}
 	}
 	return nil, errors.New("ecb: the zip holds no .csv file")
@@ -131,9 +131,41 @@ func FetchECB(ctx context.Context, client *http.Client, url string) (ECBFile, er
 	if resp.StatusCode != http.StatusOK {
 		return ECBFile{}, fmt.Errorf("ecb: fetch: status %d", resp.StatusCode)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	data, err := readAtMost(resp.Body, maxRatesFile, "the answer")
 	if err != nil {
 		return ECBFile{}, fmt.Errorf("ecb: fetch: %w", err)
 	}
 	return ParseECB(data)
+}
+
+// maxRatesFile bounds a rates file, compressed or not: the ECB's whole
+// history since 1999 is about 2 MiB of CSV.
+const maxRatesFile = 16 << 20
+
+// readAtMost reads r to its end, or fails once it holds more than n bytes
+// (a zip that expands without bound, an endless answer).
+func readAtMost(r io.Reader, n int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, n+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > n {
+		return nil, fmt.Errorf("ecb: %s is larger than %d MiB; not a rates file", what, n>>20)
+	}
+	return data, nil
+}
+
+// NewRatesClient is the HTTP client rates are fetched with: 30 s a fetch,
+// and a redirect only to https on the same host (a rates URL must not lead
+// the server elsewhere, inside the network least of all).
+func NewRatesClient() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("ecb: more than 5 redirects")
+		}
+		if req.URL.Scheme != "https" || req.URL.Hostname() != via[0].URL.Hostname() {
+			return fmt.Errorf("ecb: redirect off %s or off https refused", via[0].URL.Hostname())
+		}
+		return nil
+	}}
 }

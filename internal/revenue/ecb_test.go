@@ -3,6 +3,10 @@ package revenue
 import (
 	"archive/zip"
 	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +56,50 @@ func TestParseECB(t *testing.T) {
 	} {
 		if _, err := ParseECB([]byte(bad)); err == nil {
 			t.Errorf("%s: parsed without error", name)
+		}
+	}
+}
+
+// A rates file is bounded however it arrives: a zip whose .csv expands past
+// 16 MiB is refused, not read into memory.
+func TestRatesFileBounded(t *testing.T) {
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	w, _ := zw.Create("eurofxref-hist.csv")
+	w.Write([]byte("Date,USD\n"))
+	w.Write(bytes.Repeat([]byte("2026-05-08,1.1\n"), (maxRatesFile/15)+1000))
+	zw.Close()
+	if zbuf.Len() > 1<<20 {
+		t.Fatalf("the test zip is %d bytes; it should expand, not be big", zbuf.Len())
+	}
+	if _, err := ParseECB(zbuf.Bytes()); err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Errorf("a zip expanding past 16 MiB: %v, want a refusal", err)
+	}
+}
+
+// Rates are fetched over redirects to https on the same host only.
+func TestRatesClientRedirects(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/same":
+			http.Redirect(w, r, "/eurofxref.csv", http.StatusFound)
+		case "/plain":
+			http.Redirect(w, r, "http://"+r.Host+"/eurofxref.csv", http.StatusFound)
+		case "/elsewhere":
+			http.Redirect(w, r, "https://169.254.169.254/latest/meta-data/", http.StatusFound)
+		default:
+			w.Write([]byte("Date,USD\n2026-05-08,1.1512\n"))
+		}
+	}))
+	defer srv.Close()
+	client := NewRatesClient()
+	client.Transport = srv.Client().Transport
+	if file, err := FetchECB(context.Background(), client, srv.URL+"/same"); err != nil || len(file.Rates) != 1 {
+		t.Errorf("a redirect on the same host: %+v, %v", file, err)
+	}
+	for _, path := range []string{"/plain", "/elsewhere"} {
+		if _, err := FetchECB(context.Background(), client, srv.URL+path); err == nil || !strings.Contains(err.Error(), "refused") {
+			t.Errorf("%s: %v, want the redirect refused", path, err)
 		}
 	}
 }
