@@ -115,8 +115,11 @@ func (s *Server) metrics(c echo.Context) error {
 		if subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
 			return errs.E(errs.Unauthenticated, "unauthorized", "GET /metrics needs the metrics token as Bearer credential")
 		}
-	} else if !directLoopback(c.Request()) {
-		return errs.E(errs.Forbidden, "forbidden", "metrics are served to loopback clients only unless TALLY_METRICS_TOKEN is set")
+	} else if len(s.deps.TrustedProxies) > 0 || !directLoopback(c.Request()) {
+		// behind a proxy every client may arrive from loopback: only the
+		// token tells them apart
+		return errs.E(errs.Forbidden, "forbidden",
+			"metrics are served to loopback clients only, and only without trusted proxies, unless TALLY_METRICS_TOKEN is set")
 	}
 	s.deps.Metrics.Handler().ServeHTTP(c.Response(), c.Request())
 	return nil

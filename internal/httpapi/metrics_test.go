@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,19 +11,29 @@ import (
 )
 
 // Without a token, /metrics answers only connections from loopback; the
-// client's X-Forwarded-For does not make it local.
+// client's X-Forwarded-For does not make it local. With trusted proxies
+// configured (a reverse proxy, which may run on the same host and connect
+// from loopback for every client) it needs the token.
 func TestMetricsLoopbackOnly(t *testing.T) {
-	s := New(Deps{Auth: stubAuth{}, Ingest: validating{}, Stats: struct{ Stats }{}, Goals: struct{ Goals }{},
-		Limiter: allowAll{}, Log: discardLog(), MaxEventBody: 1024, Metrics: metrics.New()})
+	deps := Deps{Auth: stubAuth{}, Ingest: validating{}, Stats: struct{ Stats }{}, Goals: struct{ Goals }{},
+		Limiter: allowAll{}, Log: discardLog(), MaxEventBody: 1024, Metrics: metrics.New()}
+	direct := New(deps)
+	_, loopbackNet, _ := net.ParseCIDR("127.0.0.0/8")
+	deps.TrustedProxies = []*net.IPNet{loopbackNet}
+	proxied := New(deps)
 	for _, tc := range []struct {
+		s           *Server
 		remote, xff string
 		status      int
 	}{
-		{"127.0.0.1:5000", "", 200},
-		{"[::1]:5000", "", 200},
-		{"192.0.2.7:5000", "", 403},
-		{"192.0.2.7:5000", "127.0.0.1", 403},
+		{direct, "127.0.0.1:5000", "", 200},
+		{direct, "[::1]:5000", "", 200},
+		{direct, "192.0.2.7:5000", "", 403},
+		{direct, "192.0.2.7:5000", "127.0.0.1", 403},
+		{proxied, "127.0.0.1:5000", "", 403},
+		{proxied, "127.0.0.1:5000", "192.0.2.7", 403},
 	} {
+		s := tc.s
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.RemoteAddr = tc.remote
 		if tc.xff != "" {
