@@ -49,11 +49,18 @@ type Service struct {
 	used map[model.KeyID]time.Time // last use of each key, to be flushed
 }
 
-// keyEntry is what an API key resolved to.
+// keyEntry is what an API key resolved to: a key, or (unknownSince set) no
+// key at all.
 type keyEntry struct {
-	principal Principal
-	key       model.APIKey
+	principal    Principal
+	key          model.APIKey
+	unknownSince time.Time
 }
+
+// unknownKeyTTL is how long a key Postgres does not know is refused from
+// the cache: a client retrying a wrong key does not reach Postgres each
+// time. (A key is 256 random bits: none is asked for before it exists.)
+const unknownKeyTTL = 10 * time.Second
 
 // versionedCache keeps what credentials resolved to, each entry valid at the
 // revocation version it was loaded at (a revocation, or a change to a user
@@ -151,6 +158,12 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 
 	version, verErr := s.revs.Version(ctx)
 	cached, hit := s.keys.get(hash)
+	if hit && !cached.value.unknownSince.IsZero() {
+		if s.now().Sub(cached.value.unknownSince) < unknownKeyTTL {
+			return Principal{}, unauthorized("invalid API key")
+		}
+		hit = false
+	}
 	if hit && verErr == nil && cached.version == version {
 		return s.admit(cached.value)
 	}
@@ -159,6 +172,7 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 	case err == nil:
 		s.storeDown.OK()
 	case errs.Is(err, errs.Unauthenticated):
+		s.keys.put(hash, keyEntry{unknownSince: s.now()}, version)
 		return Principal{}, err
 	case hit:
 		// Postgres is unreachable: a key this instance has already seen keeps
