@@ -151,12 +151,13 @@ func (a *App) build(ctx context.Context) (err error) {
 		TrustedProxies: cfg.TrustedProxyNets(), ForceHTTPS: cfg.ForceHTTPS(), Limits: httpapi.Limits{
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
-			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute}})
+			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute,
+			ManagePerHour: cfg.ManagePerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG),
 		Team: accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
-		StatsPerHour: cfg.StatsPerHour})
+		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour})
 	return err
 }
 

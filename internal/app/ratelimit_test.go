@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,5 +198,77 @@ func TestEventsAllowanceIsTheAccounts(t *testing.T) {
 	}
 	if _, err := h.client(k2.Secret).Payment(ctx, pay); err == nil || apiError(t, err).Status != http.StatusTooManyRequests {
 		t.Errorf("a payment past the allowance: %v, want 429", err)
+	}
+}
+
+// Spraying one password over many emails from one address is slowed too:
+// ten times the per-email attempts per address, whatever the emails.
+func TestLoginSprayLimited(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 2 }))
+	ctx := context.Background()
+	for i := range 20 {
+		if _, err := h.client("").Login(ctx, fmt.Sprintf("user%d@example.com", i), "Winter2026!"); apiError(t, err).Status != 401 {
+			t.Fatalf("attempt %d: %v, want 401", i+1, err)
+		}
+	}
+	_, err := h.client("").Login(ctx, "user-new@example.com", "Winter2026!")
+	if e := apiError(t, err); e.Status != 429 || e.Code != "rate_limit_exceeded" {
+		t.Errorf("21st email from the address: %d %s, want 429", e.Status, e.Code)
+	}
+}
+
+// Management calls (sites, goals, credential checks) have an allowance per
+// credential; the conversions report counts against stats, not it.
+func TestManageLimit(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.ManagePerHour = 4; c.StatsPerHour = 100 }))
+	ctx := context.Background()
+	c := h.client(h.key)
+	for i := range 4 {
+		if _, err := c.Goals(ctx, string(h.siteID)); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+		if _, err := c.Conversions(ctx, statsParams(h)); err != nil {
+			t.Fatalf("conversions %d: %v", i+1, err)
+		}
+	}
+	for _, call := range []func() error{
+		func() error { _, err := c.Goals(ctx, string(h.siteID)); return err },
+		func() error { _, err := c.Sites(ctx); return err },
+		func() error { _, err := c.Verify(ctx); return err },
+	} {
+		if e := apiError(t, call()); e.Status != 429 || e.Code != "rate_limit_exceeded" || e.RetryAfter <= 0 {
+			t.Errorf("past the allowance: %d %s retry %v, want 429 with Retry-After", e.Status, e.Code, e.RetryAfter)
+		}
+	}
+	if _, err := c.Conversions(ctx, statsParams(h)); err != nil {
+		t.Errorf("the conversions report after the management allowance: %v", err)
+	}
+}
+
+// The dashboard's forms count against their user's management allowance,
+// shared with the user's login-token calls.
+func TestDashboardFormsLimited(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.ManagePerHour = 3 }))
+	w := newWebUser(t, h)
+	w.login(h.email)
+	for i := range 3 {
+		w.do(http.MethodGet, "/sites/new", nil)
+		form := url.Values{"domain": {fmt.Sprintf("form%d.example.org", i)}, "timezone": {"UTC"}, "currency": {"USD"}, "csrf": {w.csrf}}
+		if status, _, body := w.do(http.MethodPost, "/sites", form); status != http.StatusSeeOther {
+			t.Fatalf("form %d: %d %.200s", i+1, status, body)
+		}
+	}
+	w.do(http.MethodGet, "/sites/new", nil)
+	form := url.Values{"domain": {"form3.example.org"}, "timezone": {"UTC"}, "currency": {"USD"}, "csrf": {w.csrf}}
+	if status, _, _ := w.do(http.MethodPost, "/sites", form); status != http.StatusTooManyRequests {
+		t.Errorf("4th form: %d, want 429", status)
+	}
+	// the user's login token shares the allowance
+	res, err := h.client("").Login(context.Background(), h.email, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client(res.Token).Sites(context.Background()); apiError(t, err).Status != 429 {
+		t.Errorf("the user's token after the forms: %v, want 429", err)
 	}
 }

@@ -113,6 +113,10 @@ type Config struct {
 	// LoginAttempts limits login attempts per email and client address in
 	// 15 minutes, against password guessing (TALLY_LOGIN_ATTEMPTS).
 	LoginAttempts int `env:"TALLY_LOGIN_ATTEMPTS" envDefault:"10"`
+	// ManagePerHour limits management calls — sites, goals, credential
+	// checks, the dashboard's forms — per API key (or login) and rolling
+	// hour (TALLY_MANAGE_PER_HOUR).
+	ManagePerHour int `env:"TALLY_MANAGE_PER_HOUR" envDefault:"1000"`
 	// TrackerPerMinute limits tracking-script events per client address and
 	// minute (TALLY_TRACKER_PER_MINUTE).
 	TrackerPerMinute int `env:"TALLY_TRACKER_PER_MINUTE" envDefault:"600"`
@@ -261,7 +265,7 @@ func (c *Config) validate() ([]string, error) {
 	}
 	for name, v := range map[string]int{"TALLY_FREE_EVENTS_PER_HOUR": c.FreeEventsPerHour, "TALLY_PRO_EVENTS_PER_HOUR": c.ProEventsPerHour,
 		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": c.EnterpriseEventsPerHour, "TALLY_STATS_PER_HOUR": c.StatsPerHour,
-		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts} {
+		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts, "TALLY_MANAGE_PER_HOUR": c.ManagePerHour} {
 		if v <= 0 {
 			problems = append(problems, fmt.Errorf("%s must be positive", name))
 		}

@@ -22,14 +22,17 @@ type Goals interface {
 	Delete(ctx context.Context, p auth.Principal, id model.GoalID) error
 }
 
-func (s *Server) goalRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
-	write := append(mw, bodyLimit(64<<10))
-	g.GET("/goals", s.listGoals, mw...)
+// goalRoutes registers the goal routes behind authn: definitions count
+// against the management allowance, the conversions report against stats.
+func (s *Server) goalRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
+	manage := []echo.MiddlewareFunc{authn, s.limitManage}
+	write := []echo.MiddlewareFunc{authn, s.limitManage, bodyLimit(64 << 10)}
+	g.GET("/goals", s.listGoals, manage...)
 	g.POST("/goals", s.createGoal, write...)
-	g.GET("/goals/conversions", report(stats.Endpoint{}, s.deps.Stats.Conversions), append(mw, s.limitStats)...)
-	g.GET("/goals/:id", s.getGoal, mw...)
+	g.GET("/goals/conversions", report(stats.Endpoint{}, s.deps.Stats.Conversions), authn, s.limitStats)
+	g.GET("/goals/:id", s.getGoal, manage...)
 	g.PUT("/goals/:id", s.updateGoal, write...)
-	g.DELETE("/goals/:id", s.deleteGoal, mw...)
+	g.DELETE("/goals/:id", s.deleteGoal, manage...)
 }
 
 func goalView(g model.Goal) api.Goal {

@@ -1,20 +1,16 @@
 package httpapi
 
 import (
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/httpapi/openapi"
 	"github.com/tally-analytics/tally/internal/ingest"
-	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
@@ -27,11 +23,10 @@ func (s *Server) login(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	// Against password guessing: attempts per email and client address.
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(req.Email)) + "|" + c.RealIP()))
-	lim := ratelimit.Limit{N: s.deps.Limits.LoginAttempts, Period: 15 * time.Minute}
-	if err := s.checkLimit(c, limitLoginName, "login:"+hex.EncodeToString(sum[:12]), lim, 1); err != nil {
-		return err
+	for _, l := range LoginLimits(req.Email, c.RealIP(), s.deps.Limits.LoginAttempts) {
+		if err := s.checkLimit(c, limitLoginName, l.Key, l.Limit, 1); err != nil {
+			return err
+		}
 	}
 	res, err := s.deps.Auth.Login(c.Request().Context(), req.Email, req.Password)
 	if err != nil {

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -120,7 +122,40 @@ const (
 	limitStatsName   = "stats"
 	limitTrackerName = "tracker"
 	limitLoginName   = "login"
+	limitManageName  = "manage"
 )
+
+// KeyedLimit is a limit and the key it counts under.
+type KeyedLimit struct {
+	Key   string
+	Limit ratelimit.Limit
+}
+
+// LoginLimits are what a login attempt counts against, on the API and the
+// dashboard alike: attempts per email and client address (against guessing
+// one account's password), and ten times as many per address across emails
+// (against spraying one password over many accounts, which also slows real
+// logins: every attempt costs a password hash).
+func LoginLimits(email, addr string, attempts int) []KeyedLimit {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email)) + "|" + addr))
+	byAddr := sha256.Sum256([]byte(addr))
+	return []KeyedLimit{
+		{Key: "login:" + hex.EncodeToString(sum[:12]), Limit: ratelimit.Limit{N: attempts, Period: 15 * time.Minute}},
+		{Key: "login:addr:" + hex.EncodeToString(byAddr[:12]), Limit: ratelimit.Limit{N: 10 * attempts, Period: 15 * time.Minute}},
+	}
+}
+
+// ManageLimitKey names the allowance of management calls (sites, goals,
+// credential checks) of a caller; the dashboard's forms count against their
+// user's, as the user's login-token calls do.
+func ManageLimitKey(p auth.Principal) string { return "manage:" + callerKey(p) }
+
+// limitManage applies the management allowance per credential.
+func (s *Server) limitManage(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.rateLimit(limitManageName, func(c echo.Context) (string, ratelimit.Limit) {
+		return ManageLimitKey(principal(c)), ratelimit.PerHour(s.deps.Limits.ManagePerHour)
+	})(next)
+}
 
 // rateLimit limits requests by the key and limit keyOf picks; name labels
 // the limit's refusals in the metrics.

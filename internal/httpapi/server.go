@@ -72,8 +72,12 @@ type Limits struct {
 	// limit (Principal.EventsPerHour) overrides.
 	EventsPerHour map[model.Plan]int
 	StatsPerHour  int
-	// LoginAttempts per email and client address in 15 minutes.
+	// LoginAttempts per email and client address in 15 minutes (ten times
+	// as many per address; see LoginLimits).
 	LoginAttempts int
+	// ManagePerHour bounds management calls (sites, goals, verify) per
+	// credential and rolling hour.
+	ManagePerHour int
 	// TrackerPerMinute per client address.
 	TrackerPerMinute int
 }
@@ -109,7 +113,7 @@ func New(deps Deps) *Server {
 	v1 := e.Group("/api/v1")
 	v1.GET("/openapi.json", s.openAPI)
 	v1.POST("/auth/login", s.login, bodyLimit(64<<10))
-	v1.GET("/auth/verify", s.verify, s.authenticate)
+	v1.GET("/auth/verify", s.verify, s.authenticate, s.limitManage)
 
 	// Middleware is attached per route, not per group: echo answers 404
 	// instead of 405 for a group that has middleware.
@@ -122,7 +126,7 @@ func New(deps Deps) *Server {
 	s.statsRoutes(v1, s.authenticate, s.limitStats)
 	s.goalRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)
-	s.siteRoutes(v1, s.authenticate)
+	s.siteRoutes(v1, s.authenticate, s.limitManage)
 	return s
 }
 

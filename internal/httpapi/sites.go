@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,7 +23,7 @@ type SitesAPI interface {
 }
 
 func (s *Server) siteRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
-	write := append(mw, bodyLimit(64<<10))
+	write := append(slices.Clip(mw), bodyLimit(64<<10))
 	g.GET("/sites", s.listSites, mw...)
 	g.POST("/sites", s.createSite, write...)
 	g.GET("/sites/:id", s.getSite, mw...)

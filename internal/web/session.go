@@ -3,7 +3,6 @@ package web
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 )
@@ -89,8 +89,17 @@ func (s *Server) requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 		}
-		if c.Request().Method == http.MethodPost && !sameToken(c.FormValue("csrf"), u.csrf) {
-			return echo.NewHTTPError(http.StatusForbidden, "the form has expired; reload the page and try again")
+		if c.Request().Method == http.MethodPost {
+			if !sameToken(c.FormValue("csrf"), u.csrf) {
+				return echo.NewHTTPError(http.StatusForbidden, "the form has expired; reload the page and try again")
+			}
+			// a form counts against the user's management allowance
+			key := httpapi.ManageLimitKey(auth.Principal{UserID: u.user.ID})
+			res, err := s.deps.Limiter.AllowN(c.Request().Context(), key, ratelimit.PerHour(s.deps.ManagePerHour), 1)
+			if err == nil && !res.Allowed {
+				return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter,
+					Message: "Too many changes in the last hour; try again in a few minutes."}
+			}
 		}
 		return next(c)
 	}
@@ -140,11 +149,11 @@ func (s *Server) login(c echo.Context) error {
 		return s.renderLogin(c, http.StatusForbidden, p)
 	}
 	ctx := c.Request().Context()
-	sum := sha256.Sum256([]byte(strings.ToLower(email) + "|" + c.RealIP()))
-	lim := ratelimit.Limit{N: s.deps.LoginAttempts, Period: 15 * time.Minute}
-	if res, err := s.deps.Limiter.AllowN(ctx, "login:"+hex.EncodeToString(sum[:12]), lim, 1); err == nil && !res.Allowed {
-		p.Error = "Too many attempts; try again in a few minutes."
-		return s.renderLogin(c, http.StatusTooManyRequests, p)
+	for _, l := range httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts) {
+		if res, err := s.deps.Limiter.AllowN(ctx, l.Key, l.Limit, 1); err == nil && !res.Allowed {
+			p.Error = "Too many attempts; try again in a few minutes."
+			return s.renderLogin(c, http.StatusTooManyRequests, p)
+		}
 	}
 	res, err := s.deps.Auth.Login(ctx, email, password)
 	if err != nil {

@@ -103,11 +103,15 @@ type Deps struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed (for the client address of the login limit).
 	TrustedProxies []*net.IPNet
-	// LoginAttempts per email and client address in 15 minutes.
+	// LoginAttempts per email and client address in 15 minutes (see
+	// httpapi.LoginLimits).
 	LoginAttempts int
 	// StatsPerHour bounds a user's report cards per rolling hour (shared
 	// with the user's stats API calls made with a login token).
 	StatsPerHour int
+	// ManagePerHour bounds a user's form posts per rolling hour (shared
+	// with the user's management API calls made with a login token).
+	ManagePerHour int
 	// SessionTTL is how long a login lasts.
 	SessionTTL time.Duration
 }
