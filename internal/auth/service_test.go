@@ -29,7 +29,7 @@ func (s *countingStore) TouchKeys(context.Context, map[model.KeyID]time.Time) er
 type fixedRevocations struct{}
 
 func (fixedRevocations) Version(context.Context) (int64, error) { return 1, nil }
-func (fixedRevocations) Bump(context.Context) error              { return nil }
+func (fixedRevocations) Bump(context.Context) error             { return nil }
 
 // An unknown key is refused from the cache for 10 s: a client retrying it
 // reaches Postgres once, not on every request.
