@@ -152,7 +152,7 @@ func (a *App) build(ctx context.Context) (err error) {
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
 			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute,
-			ManagePerHour: cfg.ManagePerHour}})
+			ManagePerHour: cfg.ManagePerHour, AuthFailuresPerMinute: cfg.AuthFailuresPerMinute}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG),
 		Team: accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),

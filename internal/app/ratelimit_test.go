@@ -272,3 +272,40 @@ func TestDashboardFormsLimited(t *testing.T) {
 		t.Errorf("the user's token after the forms: %v, want 429", err)
 	}
 }
+
+// An address that keeps failing to authenticate — wrong keys, bad webhook
+// signatures — is answered 429 once past its failures per minute, before
+// any store is asked; each kind of failure has its own count.
+func TestAuthFailuresSlowed(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.AuthFailuresPerMinute = 3 }))
+	ctx := context.Background()
+	for i := range 3 {
+		bad := fmt.Sprintf("sk_test_%048d", i)
+		if _, err := h.client(bad).Verify(ctx); apiError(t, err).Status != 401 {
+			t.Fatalf("wrong key %d: %v, want 401", i+1, err)
+		}
+	}
+	_, err := h.client("sk_test_" + strings.Repeat("9", 48)).Verify(ctx)
+	if e := apiError(t, err); e.Status != 429 || e.Code != "rate_limit_exceeded" || e.RetryAfter <= 0 {
+		t.Errorf("4th wrong key: %d %s retry %v, want 429 with Retry-After", e.Status, e.Code, e.RetryAfter)
+	}
+	// refused before it is checked: a right key from the address waits too
+	if _, err := h.client(h.key).Verify(ctx); apiError(t, err).Status != 429 {
+		t.Errorf("a right key from the refused address: %v, want 429 until the refusal ends", err)
+	}
+
+	const secret = "whsec_test_failures_secret"
+	if err := h.app.Accounts.SetProviderSecret(ctx, h.siteID, model.ProviderA, secret); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"id":"evt_x","object":"event","type":"checkout.session.completed"}`)
+	forged := webhookSigners["provider_a"]("whsec_not_the_secret", body, h.clock.Now())
+	for i := range 3 {
+		if status, _ := postWebhook(t, h, "provider_a", string(h.siteID), body, forged); status != 401 {
+			t.Fatalf("forged webhook %d: %d, want 401 (signatures count apart from credentials)", i+1, status)
+		}
+	}
+	if status, _ := postWebhook(t, h, "provider_a", string(h.siteID), body, forged); status != 429 {
+		t.Errorf("4th forged webhook: %d, want 429", status)
+	}
+}

@@ -117,6 +117,11 @@ type Config struct {
 	// checks, the dashboard's forms — per API key (or login) and rolling
 	// hour (TALLY_MANAGE_PER_HOUR).
 	ManagePerHour int `env:"TALLY_MANAGE_PER_HOUR" envDefault:"1000"`
+	// AuthFailuresPerMinute limits failed authentications — unknown or bad
+	// credentials, webhooks with bad signatures — per client address; past
+	// it the address is answered 429 before any store is asked
+	// (TALLY_AUTH_FAILURES_PER_MINUTE).
+	AuthFailuresPerMinute int `env:"TALLY_AUTH_FAILURES_PER_MINUTE" envDefault:"30"`
 	// TrackerPerMinute limits tracking-script events per client address and
 	// minute (TALLY_TRACKER_PER_MINUTE).
 	TrackerPerMinute int `env:"TALLY_TRACKER_PER_MINUTE" envDefault:"600"`
@@ -265,7 +270,8 @@ func (c *Config) validate() ([]string, error) {
 	}
 	for name, v := range map[string]int{"TALLY_FREE_EVENTS_PER_HOUR": c.FreeEventsPerHour, "TALLY_PRO_EVENTS_PER_HOUR": c.ProEventsPerHour,
 		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": c.EnterpriseEventsPerHour, "TALLY_STATS_PER_HOUR": c.StatsPerHour,
-		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts, "TALLY_MANAGE_PER_HOUR": c.ManagePerHour} {
+		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts, "TALLY_MANAGE_PER_HOUR": c.ManagePerHour,
+		"TALLY_AUTH_FAILURES_PER_MINUTE": c.AuthFailuresPerMinute} {
 		if v <= 0 {
 			problems = append(problems, fmt.Errorf("%s must be positive", name))
 		}

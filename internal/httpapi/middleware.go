@@ -33,9 +33,12 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok || !strings.EqualFold(scheme, "Bearer") {
 			return errs.E(errs.Unauthenticated, "unauthorized", "the Authorization header must be: Bearer <token or API key>")
 		}
+		if err := s.refuseFailing(c, failCredential); err != nil {
+			return err
+		}
 		p, err := s.deps.Auth.Authenticate(c.Request().Context(), cred)
 		if err != nil {
-			return err
+			return s.countFailure(c, failCredential, err)
 		}
 		c.SetRequest(c.Request().WithContext(auth.WithPrincipal(c.Request().Context(), p)))
 		return next(c)

@@ -53,6 +53,9 @@ func (s *Server) payment(c echo.Context) error {
 // webhook reads the raw body (signatures are over the exact bytes) and
 // hands it to the revenue service with the provider and site.
 func (s *Server) webhook(c echo.Context) error {
+	if err := s.refuseFailing(c, failSignature); err != nil {
+		return err
+	}
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		if _, tooBig := err.(*http.MaxBytesError); tooBig {
@@ -63,7 +66,7 @@ func (s *Server) webhook(c echo.Context) error {
 	res, err := s.deps.Revenue.Webhook(c.Request().Context(), s.deps.SiteLookup, c.Param("provider"),
 		model.SiteID(c.QueryParam("site_id")), c.Request().Header, body)
 	if err != nil {
-		return err
+		return s.countFailure(c, failSignature, err)
 	}
 	return c.JSON(http.StatusOK, api.WebhookResponse{Received: res.Received, Ignored: res.Ignored, Reason: res.Reason,
 		PaymentID: res.PaymentID, Duplicate: res.Duplicate})

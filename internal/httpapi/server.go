@@ -78,6 +78,9 @@ type Limits struct {
 	// ManagePerHour bounds management calls (sites, goals, verify) per
 	// credential and rolling hour.
 	ManagePerHour int
+	// AuthFailuresPerMinute bounds failed authentications (credentials,
+	// webhook signatures) per client address.
+	AuthFailuresPerMinute int
 	// TrackerPerMinute per client address.
 	TrackerPerMinute int
 }
@@ -88,6 +91,7 @@ type Server struct {
 	echo *echo.Echo
 	// outages are logged once per interval, not once per request
 	unavailable, limiterDown *outage.Reporter
+	fails                    failGuard
 }
 
 // maxBody limits bodies of routes that set no tighter limit.
