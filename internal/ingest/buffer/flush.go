@@ -58,7 +58,13 @@ func (b *Buffer) Run(ctx context.Context) error {
 	if isHook(storeErr) || (storeErr == nil && isHook(prepErr)) {
 		return cmp.Or(storeErr, prepErr)
 	}
-	if err := cmp.Or(storeErr, prepErr); err != nil {
+	// the stage that failed first names the cause: the other one only saw
+	// its context cancelled
+	err = storeErr
+	if err == nil || (errors.Is(err, context.Canceled) && prepErr != nil && !errors.Is(prepErr, context.Canceled)) {
+		err = prepErr
+	}
+	if err != nil {
 		if work.Err() != nil && !isHook(err) {
 			b.opts.Log.Warn("buffer: stopping with a batch unfinished; the next start finishes it",
 				"wal_bytes", b.log.Size(), "err", err)
