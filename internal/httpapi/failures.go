@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
@@ -32,31 +30,27 @@ const (
 
 const maxBlockedAddresses = 10_000
 
-func failKey(kind, addr string) string {
-	sum := sha256.Sum256([]byte(addr))
-	return "authfail:" + kind + ":" + hex.EncodeToString(sum[:12])
-}
+func failKey(kind, addr string) string { return "authfail:" + kind + ":" + hashed(addr) }
 
 // refuseFailing answers 429 when the client's address is refused for kind.
+// With nobody refused — the common case, on every request — it costs a
+// map length.
 func (s *Server) refuseFailing(c echo.Context, kind string) error {
 	s.fails.mu.Lock()
-	if len(s.fails.until) == 0 { // the common case, on every request: nobody refused
-		s.fails.mu.Unlock()
+	defer s.fails.mu.Unlock()
+	if len(s.fails.until) == 0 {
 		return nil
 	}
-	s.fails.mu.Unlock()
 	key := failKey(kind, c.RealIP())
-	s.fails.mu.Lock()
 	until, ok := s.fails.until[key]
-	if ok && !time.Now().Before(until) {
-		delete(s.fails.until, key)
-		ok = false
-	}
-	s.fails.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	return tooManyFailures(time.Until(until))
+	if left := time.Until(until); left > 0 {
+		return tooManyFailures(left)
+	}
+	delete(s.fails.until, key)
+	return nil
 }
 
 // countFailure counts err, an authentication failure of kind, against the

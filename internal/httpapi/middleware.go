@@ -140,12 +140,17 @@ type KeyedLimit struct {
 // (against spraying one password over many accounts, which also slows real
 // logins: every attempt costs a password hash).
 func LoginLimits(email, addr string, attempts int) []KeyedLimit {
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email)) + "|" + addr))
-	byAddr := sha256.Sum256([]byte(addr))
 	return []KeyedLimit{
-		{Key: "login:" + hex.EncodeToString(sum[:12]), Limit: ratelimit.Limit{N: attempts, Period: 15 * time.Minute}},
-		{Key: "login:addr:" + hex.EncodeToString(byAddr[:12]), Limit: ratelimit.Limit{N: 10 * attempts, Period: 15 * time.Minute}},
+		{Key: "login:" + hashed(strings.ToLower(strings.TrimSpace(email))+"|"+addr), Limit: ratelimit.Limit{N: attempts, Period: 15 * time.Minute}},
+		{Key: "login:addr:" + hashed(addr), Limit: ratelimit.Limit{N: 10 * attempts, Period: 15 * time.Minute}},
 	}
+}
+
+// hashed is how a client address (or an email) enters a limit's key: a
+// digest, so that Redis never holds it in the clear.
+func hashed(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:12])
 }
 
 // ManageLimitKey names the allowance of management calls (sites, goals,

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -56,8 +54,7 @@ func (s *Server) preflight(c echo.Context) error {
 // Redis key: addresses are never stored in the clear).
 func (s *Server) limitByClient(next echo.HandlerFunc) echo.HandlerFunc {
 	return s.rateLimit(limitTrackerName, func(c echo.Context) (string, ratelimit.Limit) {
-		sum := sha256.Sum256([]byte(c.RealIP()))
-		return "e:" + hex.EncodeToString(sum[:12]), ratelimit.PerMinute(s.deps.Limits.TrackerPerMinute)
+		return "e:" + hashed(c.RealIP()), ratelimit.PerMinute(s.deps.Limits.TrackerPerMinute)
 	})(next)
 }
 
