@@ -53,11 +53,17 @@ func NewAccess(store accessStore, now func() time.Time) *Access {
 
 // Role is user's role on site, or an error wrapping errs.ErrNotFound.
 func (a *Access) Role(ctx context.Context, user model.UserID, site model.SiteID) (model.Role, error) {
+	if !site.Text() {
+		return "", errs.ErrNotFound
+	}
 	return lookup(a, a.roles, roleKey{site, user}, func() (model.Role, error) { return a.store.MemberRole(ctx, site, user) })
 }
 
 // Site is the site with id, or an error wrapping errs.ErrNotFound.
 func (a *Access) Site(ctx context.Context, id model.SiteID) (model.Site, error) {
+	if !id.Text() {
+		return model.Site{}, errs.ErrNotFound
+	}
 	return lookup(a, a.sites, id, func() (model.Site, error) { return a.store.SiteByID(ctx, id) })
 }
 
@@ -76,11 +82,7 @@ func lookup[K comparable, T any](a *Access, m map[K]cached[T], k K, load func() 
 		}
 	}
 	v, err := load()
-	// an id that is not text (a NUL, bytes that are not UTF-8) names nothing
-	notFound := errors.Is(err, errs.ErrNotFound) || errs.KindOf(err) == errs.Invalid
-	if notFound {
-		err = errs.ErrNotFound
-	}
+	notFound := errors.Is(err, errs.ErrNotFound)
 	if err != nil && !notFound {
 		if hit {
 			return c.result() // the store is down: a stale answer beats none

@@ -98,8 +98,11 @@ func NormalizeDomain(domain string) (string, error) {
 // Site returns a site the user can reach with their role; a missing site and
 // a site of someone else are the same NotFound, so existence does not leak.
 func (s *Service) Site(ctx context.Context, user model.UserID, id model.SiteID) (model.Site, model.Role, error) {
+	if !id.Text() {
+		return model.Site{}, "", errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
+	}
 	role, err := s.store.MemberRole(ctx, id, user)
-	if errors.Is(err, errs.ErrNotFound) || errs.KindOf(err) == errs.Invalid { // an id that is not text names no site
+	if errors.Is(err, errs.ErrNotFound) {
 		return model.Site{}, "", errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
 	}
 	if err != nil {

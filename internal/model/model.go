@@ -4,7 +4,10 @@ package model
 
 import (
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // UserID identifies a user (a UUID string).
@@ -12,6 +15,13 @@ type UserID string
 
 // SiteID identifies a site; it is the site_id of the API.
 type SiteID string
+
+// Text reports whether id can name a site at all: printable UTF-8 text. An
+// id that is not (a NUL, control characters, bytes that are not UTF-8)
+// names no site, and no store is asked about it.
+func (id SiteID) Text() bool {
+	return utf8.ValidString(string(id)) && !strings.ContainsFunc(string(id), unicode.IsControl)
+}
 
 // KeyID is the public identifier of an API key (never the secret).
 type KeyID string
