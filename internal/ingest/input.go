@@ -168,6 +168,9 @@ func validate(in Input) (event, error) {
 // gets the checkout attributed as the tracking script does. One that is not
 // a valid id is ignored: the event does not depend on it.
 func checkoutSessionOf(u *url.URL) string {
+	if u.RawQuery == "" {
+		return ""
+	}
 	q := u.Query()
 	return strings.TrimSpace(cmp.Or(q.Get("session_id"), q.Get("checkout_session_id")))
 }
