@@ -10,6 +10,7 @@ require (
 	github.com/bojanz/currency v1.4.2
 	github.com/caarlos0/env/v11 v11.4.2
 	github.com/chromedp/chromedp v0.22.1
+	github.com/dlclark/regexp2 v1.12.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-cmp v0.7.0
@@ -23,7 +24,6 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/spf13/cobra v1.10.2
 	github.com/ua-parser/uap-go v0.0.0-20260529044130-17c35e68e58c
-	github.com/x-way/crawlerdetect v0.2.31
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/text v0.43.0

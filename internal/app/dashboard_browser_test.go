@@ -202,6 +202,16 @@ func checkMetrics(t *testing.T, b context.Context, want api.OverviewResponse) {
 			t.Errorf("%s: the dashboard shows %q, the API %s", name, got[name], v)
 		}
 	}
+	if want.Meta.FilteredBotTraffic == 0 {
+		return
+	}
+	by := want.Meta.FilteredBotTrafficByCategory
+	for name, v := range map[string]int64{"bots_crawler": by.Crawler, "bots_ai_agent": by.AIAgent, "bots_monitor": by.Monitor,
+		"bots_automation": by.Automation, "bots_other": by.Other} {
+		if got[name] != strconv.FormatInt(v, 10) {
+			t.Errorf("%s: the dashboard shows %q, the API %d", name, got[name], v)
+		}
+	}
 }
 
 // audit runs the axe-core accessibility checks (WCAG 2 A and AA) on the

@@ -39,11 +39,11 @@ import (
 //	       May 7 23:30 UTC /landing → bounce (May 8 in Tokyo: outside the range there)
 //	hank   direct, Desktop Chrome, Apr 30 23:30 UTC /landing → bounce (May 1 in Tokyo only)
 //	ivy    direct, Desktop Chrome, Apr 25 10:00 /landing → bounce (previous period)
-//	bots   Googlebot: 3 pageviews May 5 12:00, 1 on Apr 20
+//	bots   May 5 12:00: Googlebot (crawler), GPTBot (AI agent), HeadlessChrome (automation); Apr 20: Googlebot
 type scenarioEvent struct {
 	at       string // UTC, "2006-01-02 15:04:05"
 	visitor  string
-	ua       int    // index into fixtureUAs
+	ua       int    // index into fixtureUAs; -n: botUAs[n-1]
 	ip       string // "" = none sent
 	url      string
 	referrer string
@@ -69,14 +69,19 @@ var scenario = []scenarioEvent{
 	{"2026-05-04 23:50:00", "erin", 4, "67.43.156.9", "https://example.com/blog/post-1", "https://news.ycombinator.com/item?id=1", ""},
 	{"2026-05-05 00:10:00", "erin", 4, "67.43.156.9", "https://example.com/blog/post-2", "https://example.com/blog/post-1", ""},
 	{"2026-05-05 12:00:00", "", -1, "", "https://example.com/a", "", ""},
-	{"2026-05-05 12:00:00", "", -1, "", "https://example.com/b", "", ""},
-	{"2026-05-05 12:00:00", "", -1, "", "https://example.com/c", "", ""},
+	{"2026-05-05 12:00:00", "", -2, "", "https://example.com/b", "", ""},
+	{"2026-05-05 12:00:00", "", -3, "", "https://example.com/c", "", ""},
 	{"2026-05-06 15:00:00", "frank", 5, "", "https://example.com/pricing", "https://myblog.example.org/p/1", ""},
 	{"2026-05-06 15:01:00", "frank", 5, "", "https://example.com/pricing", "", "download"},
 	{"2026-05-07 23:30:00", "gina", 4, "81.2.70.30", "https://example.com/landing", "https://www.google.com/search?q=x", ""},
 }
 
 const googlebotUA = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+
+// botUAs are the scenario's bots, by -ua-1: a crawler, an AI agent, automation.
+var botUAs = []string{googlebotUA,
+	"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
+	"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.6099.28 Safari/537.36"}
 
 // scenarioSite ingests the scenario through the API of one instance and
 // returns a client for the stats of its site, and the site id.
@@ -106,7 +111,7 @@ func scenarioSite(t *testing.T) (*harness, *client.Client, string) {
 		h.clock.Set(at)
 		req := api.PageviewRequest{SiteID: string(site.ID), URL: ev.url, Referrer: ev.referrer, IPAddress: ev.ip, VisitorID: ev.visitor}
 		if ev.ua < 0 {
-			req.UserAgent = googlebotUA
+			req.UserAgent = botUAs[-ev.ua-1]
 			bots++
 		} else {
 			req.UserAgent = fixtureUAs[ev.ua].ua
@@ -167,7 +172,7 @@ func TestStatsScenario(t *testing.T) {
 			t.Errorf("overview (-want +got):\n%s", diff)
 		}
 		wantMeta := api.OverviewMeta{StatsMeta: api.StatsMeta{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07", Timezone: "UTC"},
-			FilteredBotTraffic: 3}
+			FilteredBotTraffic: 3, FilteredBotTrafficByCategory: api.BotTraffic{Crawler: 1, AIAgent: 1, Automation: 1}}
 		if diff := cmp.Diff(wantMeta, res.Meta); diff != "" {
 			t.Errorf("meta (-want +got):\n%s", diff)
 		}

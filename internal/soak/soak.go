@@ -146,6 +146,7 @@ func (s *Sender) Tracker(ctx context.Context, visitor string) error {
 	}
 	req.Header.Set("Content-Type", "text/plain")
 	req.Header.Set("User-Agent", ua)
+	req.Header.Set("Accept-Language", "en-GB,en;q=0.9")
 	res, err := s.HTTP.Do(req)
 	if err == nil {
 		res.Body.Close()

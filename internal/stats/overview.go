@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
@@ -20,11 +21,12 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (ap
 	days := int(r.DateTo.Sub(r.DateFrom).Hours()/24+0.5) + 1
 	prevFrom, prevTo := r.DateFrom.AddDate(0, 0, -days), r.DateFrom.AddDate(0, 0, -1)
 	var cur periodStats
-	var bots []float64
+	var bots []Row
 	fns := []func(context.Context) error{
 		func(ctx context.Context) (err error) { cur, err = s.period(ctx, sc, r.DateFrom, r.DateTo); return err },
 		func(ctx context.Context) (err error) {
-			bots, err = s.total(ctx, Query{Table: BotEvents, Site: sc.site.ID, From: sc.from, To: sc.to, Metrics: []Metric{EventCount}})
+			bots, err = s.rows(ctx, Query{Table: BotEvents, Site: sc.site.ID, From: sc.from, To: sc.to,
+				Dimensions: []Dimension{BotReason}, Metrics: []Metric{EventCount}})
 			return err
 		},
 	}
@@ -41,8 +43,32 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (ap
 			Metrics: prev.metrics, Timeseries: prev.series, Change: change(cur.metrics, prev.metrics),
 		}
 	}
-	res.Meta = api.OverviewMeta{StatsMeta: sc.meta(), FilteredBotTraffic: count(bots[0])}
+	res.Meta = api.OverviewMeta{StatsMeta: sc.meta()}
+	res.Meta.FilteredBotTraffic, res.Meta.FilteredBotTrafficByCategory = botTraffic(bots)
 	return res, nil
+}
+
+// botTraffic adds up bot events by reason into their categories.
+func botTraffic(rows []Row) (int64, api.BotTraffic) {
+	var total int64
+	var by api.BotTraffic
+	for _, r := range rows {
+		n := count(r.Metrics[0])
+		total += n
+		switch model.BotCategory(r.Dims[0]) {
+		case model.BotAIAgent:
+			by.AIAgent += n
+		case model.BotMonitor:
+			by.Monitor += n
+		case model.BotAutomation:
+			by.Automation += n
+		case model.BotOther:
+			by.Other += n
+		default:
+			by.Crawler += n
+		}
+	}
+	return total, by
 }
 
 type periodStats struct {

@@ -75,7 +75,9 @@ var (
 	PrevPathname = Dimension{Name: "prev_pathname", exprs: map[Table]string{Events: "prev_pathname"}}
 	EventName    = Dimension{Name: "event_name", exprs: map[Table]string{Events: "name"}}
 	// IsPageview is 1 for pageviews, 0 for custom events.
-	IsPageview  = Dimension{Name: "is_pageview", exprs: map[Table]string{Events: "is_pageview"}}
+	IsPageview = Dimension{Name: "is_pageview", exprs: map[Table]string{Events: "is_pageview"}}
+	// BotReason is what a bot event was recognised as (model.BotCategory).
+	BotReason   = Dimension{Name: "reason", exprs: map[Table]string{BotEvents: "reason"}}
 	EntryPage   = Dimension{Name: "entry_page", exprs: map[Table]string{Sessions: "entry_page"}}
 	ExitPage    = Dimension{Name: "exit_page", exprs: map[Table]string{Sessions: "exit_page"}, mutable: true}
 	Source      = Dimension{Name: "source", exprs: both("referrer_source")}

@@ -14,10 +14,22 @@ type StatsMeta struct {
 	Sampled bool `json:"sampled"`
 }
 
-// OverviewMeta adds the count of filtered bot events.
+// OverviewMeta adds the count of filtered bot events, in all and by category.
 type OverviewMeta struct {
 	StatsMeta
 	FilteredBotTraffic int64 `json:"filtered_bot_traffic"`
+	// FilteredBotTrafficByCategory splits FilteredBotTraffic; its counts add
+	// up to it.
+	FilteredBotTrafficByCategory BotTraffic `json:"filtered_bot_traffic_by_category"`
+}
+
+// BotTraffic counts bot events by category.
+type BotTraffic struct {
+	Crawler    int64 `json:"crawler"`    // search engines, SEO tools, archivers, link previews, feed readers
+	AIAgent    int64 `json:"ai_agent"`   // AI crawlers and assistants fetching pages
+	Monitor    int64 `json:"monitor"`    // uptime and performance checks
+	Automation int64 `json:"automation"` // headless browsers and test drivers
+	Other      int64 `json:"other"`      // HTTP libraries, scanners, probes, requests no browser sends
 }
 
 // Metrics are the headline numbers. Durations in seconds; rates 0–100.

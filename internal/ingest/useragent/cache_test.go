@@ -68,7 +68,7 @@ func TestParseCacheIsBounded(t *testing.T) {
 		t.Errorf("cache holds %d entries, want 4", n)
 	}
 	// An evicted entry parses again to the same answer.
-	want := Info{Browser: "curl", BrowserVersion: "8.0", Bot: true, BotReason: ReasonCrawlerDetect}
+	want := Info{Browser: "curl", BrowserVersion: "8.0", Bot: true, BotCategory: OtherBot}
 	if diff := cmp.Diff(want, p.Parse("curl/8.0")); diff != "" {
 		t.Errorf("re-parse mismatch (-want +got):\n%s", diff)
 	}

@@ -1,7 +1,7 @@
 // Package useragent turns User-Agent headers into the browser, OS and device
 // an analytics dashboard shows, and flags bots.
 //
-// Parsing with uap-go and crawlerdetect costs about a millisecond per new
+// Parsing with uap-go and the bot lists costs about a millisecond per new
 // header, so a Parser keeps the final Info of recently seen headers in an LRU
 // cache; real traffic repeats a small set of headers, so most calls are hits.
 package useragent
@@ -14,7 +14,6 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/ua-parser/uap-go/uaparser"
-	"github.com/x-way/crawlerdetect"
 	"gopkg.in/yaml.v3"
 )
 
@@ -34,14 +33,6 @@ const DefaultCacheSize = 30_000
 // padded headers cannot blow up parse time or cache memory.
 const MaxLength = 512
 
-// Bot reasons reported in Info.BotReason.
-const (
-	// ReasonCrawlerDetect means the crawlerdetect pattern list matched.
-	ReasonCrawlerDetect = "crawlerdetect"
-	// ReasonSpider means uap-core classified the device family as "Spider".
-	ReasonSpider = "spider"
-)
-
 // Device classes reported in Info.Device.
 const (
 	Desktop = "Desktop"
@@ -57,14 +48,14 @@ type Info struct {
 	OSVersion      string // major[.minor], e.g. "10", "17.1"
 	Device         string // Desktop, Mobile or Tablet
 	Bot            bool
-	BotReason      string // ReasonCrawlerDetect or ReasonSpider when Bot
+	BotCategory    string // Crawler, AIAgent, Monitor, Automation or OtherBot when Bot
 }
 
 // Parser parses User-Agent headers. It is safe for concurrent use; one Parser
 // per process is enough, since building it compiles hundreds of regexps.
 type Parser struct {
 	uap   *uaparser.Parser
-	bots  *crawlerdetect.CrawlerDetect
+	bots  *botRules
 	cache *lru.Cache[string, Info]
 }
 
@@ -84,17 +75,21 @@ func New(cacheSize int) (*Parser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("useragent: load uap definitions: %w", err)
 	}
+	bots, err := newBotRules()
+	if err != nil {
+		return nil, err
+	}
 	cache, err := lru.New[string, Info](cacheSize)
 	if err != nil {
 		return nil, fmt.Errorf("useragent: create cache: %w", err)
 	}
-	return &Parser{uap: uap, bots: crawlerdetect.New(), cache: cache}, nil
+	return &Parser{uap: uap, bots: bots, cache: cache}, nil
 }
 
 // Parse returns the Info for a User-Agent header. An empty header gives the
 // zero Info, which is not a bot: the caller decides how to treat it.
 func (p *Parser) Parse(ua string) Info {
-	ua = truncate(strings.TrimSpace(ua), MaxLength)
+	ua = clean(ua)
 	if ua == "" {
 		return Info{}
 	}
@@ -122,13 +117,20 @@ func (p *Parser) parse(ua string) Info {
 		info.OSVersion = ""
 	}
 	info.Device = device(ua, info.OS, c.Device.Family)
-	switch {
-	case p.bots.IsCrawler(ua):
-		info.Bot, info.BotReason = true, ReasonCrawlerDetect
-	case c.Device.Family == "Spider":
-		info.Bot, info.BotReason = true, ReasonSpider
-	}
+	info.BotCategory = p.bots.category(ua)
+	info.Bot = info.BotCategory != ""
 	return info
+}
+
+// clean trims a header and cuts it to MaxLength. A header with no space
+// but words joined by "+" is a form-encoded copy (from a log file, through
+// the Events API): its spaces come back, so it parses as what it names.
+func clean(ua string) string {
+	ua = strings.TrimSpace(ua)
+	if !strings.Contains(ua, " ") && strings.Contains(ua, "+(") {
+		ua = strings.ReplaceAll(ua, "+", " ")
+	}
+	return truncate(ua, MaxLength)
 }
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence.

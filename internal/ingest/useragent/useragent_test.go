@@ -29,8 +29,8 @@ func TestParse(t *testing.T) {
 	tablet := func(browser, bv, os, osv string) Info {
 		return Info{Browser: browser, BrowserVersion: bv, OS: os, OSVersion: osv, Device: Tablet}
 	}
-	bot := func(browser, bv string) Info {
-		return Info{Browser: browser, BrowserVersion: bv, Bot: true, BotReason: ReasonCrawlerDetect}
+	bot := func(browser, bv, category string) Info {
+		return Info{Browser: browser, BrowserVersion: bv, Bot: true, BotCategory: category}
 	}
 	tests := []struct {
 		name string
@@ -83,21 +83,22 @@ func TestParse(t *testing.T) {
 			desktop("Chrome", "120.0", "ChromeOS", "14541.0")},
 		{"ie8 with tablet pc marker", "Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; Trident/4.0; SLCC2; .NET CLR 2.0.50727; Media Center PC 6.0; Tablet PC 2.0)",
 			desktop("IE", "8.0", "Windows", "7")},
-		{"googlebot", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", bot("Googlebot", "2.1")},
+		{"googlebot", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", bot("Googlebot", "2.1", Crawler)},
 		{"googlebot smartphone", "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.71 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
-			Info{Browser: "Googlebot", BrowserVersion: "2.1", OS: "Android", OSVersion: "6.0", Device: Mobile, Bot: true, BotReason: ReasonCrawlerDetect}},
-		{"bingbot", "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)", bot("bingbot", "2.0")},
-		{"ahrefsbot", "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)", bot("AhrefsBot", "7.0")},
-		{"gptbot", "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.0; +https://openai.com/gptbot)", bot("GPTBot", "1.0")},
-		{"curl", "curl/8.5.0", bot("curl", "8.5")},
-		{"python requests", "python-requests/2.31.0", bot("Python Requests", "2.31")},
+			Info{Browser: "Googlebot", BrowserVersion: "2.1", OS: "Android", OSVersion: "6.0", Device: Mobile, Bot: true, BotCategory: Crawler}},
+		{"bingbot", "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)", bot("bingbot", "2.0", Crawler)},
+		{"ahrefsbot", "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)", bot("AhrefsBot", "7.0", Crawler)},
+		{"gptbot", "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.0; +https://openai.com/gptbot)", bot("GPTBot", "1.0", AIAgent)},
+		{"curl", "curl/8.5.0", bot("curl", "8.5", OtherBot)},
+		{"python requests", "python-requests/2.31.0", bot("Python Requests", "2.31", OtherBot)},
 		{"headless chrome", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.6099.28 Safari/537.36",
-			Info{Browser: "HeadlessChrome", BrowserVersion: "120.0", OS: "Linux", Device: Desktop, Bot: true, BotReason: ReasonCrawlerDetect}},
-		// crawlerdetect lets WinHTTP through; uap-core calls it a Spider.
-		{"spider only", "WinHTTP", Info{Browser: "WinHTTP", Bot: true, BotReason: ReasonSpider}},
+			Info{Browser: "HeadlessChrome", BrowserVersion: "120.0", OS: "Linux", Device: Desktop, Bot: true, BotCategory: Automation}},
+		// No crawler list names WinHTTP; isbot's patterns of a bare product token do.
+		{"library without a list entry", "WinHTTP", Info{Browser: "WinHTTP", Bot: true, BotCategory: OtherBot}},
 		{"long ua truncated", chromeWindows + strings.Repeat(" Ext/1.0", 80), desktop("Chrome", "120.0", "Windows", "10")},
 		{"surrounding space", "  " + chromeWindows + "\t", desktop("Chrome", "120.0", "Windows", "10")},
-		{"garbage", "asdf qwerty 123", Info{}},
+		// No browser sends words alone.
+		{"garbage", "asdf qwerty 123", Info{Bot: true, BotCategory: OtherBot}},
 		{"empty", "", Info{}},
 		{"blank", "   ", Info{}},
 	}
