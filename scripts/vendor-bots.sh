@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # vendor-bots.sh refreshes the bot lists that internal/ingest/useragent embeds
-# and the public corpora its tests measure them against.
+# and the public corpora its tests measure them (and the device classes)
+# against.
 #
 #   data/crawler-user-agents/  crawler-user-agents (MIT): bot patterns by tag
 #   data/isbot/                isbot (Unlicense): broad patterns of the long tail
@@ -38,7 +39,7 @@ unpack isbot "${ISBOT}"
 unpack user-agents "${USER_AGENTS}"
 unpack top-user-agents "${TOP_USER_AGENTS}"
 for f in Tests/fixtures/bots.yml Tests/fixtures/desktop.yml Tests/fixtures/smartphone.yml Tests/fixtures/tablet.yml \
-	Tests/Parser/Client/fixtures/browser.yml LICENSE; do
+	Tests/fixtures/tv.yml Tests/fixtures/console.yml Tests/Parser/Client/fixtures/browser.yml LICENSE; do
 	curl -fsSL --retry 3 -o "${tmp}/matomo-$(basename "${f}")" \
 		"https://raw.githubusercontent.com/matomo-org/device-detector/${MATOMO}/${f}" ||
 		{ echo "vendor-bots: cannot download ${f} at ${MATOMO}" >&2; exit 1; }
@@ -63,6 +64,6 @@ cp "${tmp}/isbot/LICENSE" "${ua}/data/isbot/LICENSE"
 cp "${tmp}/user-agents.json" "${tmp}/user-agents/LICENSE" "${ua}/testdata/user-agents/"
 cp "${tmp}/top-user-agents/src/index.json" "${ua}/testdata/top-user-agents/top-user-agents.json"
 cp "${tmp}/top-user-agents/LICENSE.md" "${ua}/testdata/top-user-agents/"
-for f in bots desktop smartphone tablet browser; do cp "${tmp}/matomo-${f}.yml" "${ua}/testdata/matomo/${f}.yml"; done
+for f in bots desktop smartphone tablet tv console browser; do cp "${tmp}/matomo-${f}.yml" "${ua}/testdata/matomo/${f}.yml"; done
 cp "${tmp}/matomo-LICENSE" "${ua}/testdata/matomo/LICENSE"
 echo "vendored crawler-user-agents ${CRAWLER_USER_AGENTS}, isbot ${ISBOT}; corpora user-agents ${USER_AGENTS}, top-user-agents ${TOP_USER_AGENTS}, device-detector ${MATOMO}"

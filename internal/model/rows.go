@@ -99,6 +99,19 @@ type BotEventRow struct {
 	Reason    string    `json:"reason"`
 }
 
+// Device classes: what EventRow.Device holds ("" when unknown) and the
+// device filter accepts.
+const (
+	DeviceDesktop = "Desktop"
+	DeviceMobile  = "Mobile"
+	DeviceTablet  = "Tablet"
+	DeviceTV      = "TV"
+	DeviceConsole = "Console"
+)
+
+// DeviceClasses lists the device classes.
+var DeviceClasses = []string{DeviceDesktop, DeviceMobile, DeviceTablet, DeviceTV, DeviceConsole}
+
 // Bot categories: what BotEventRow.Reason holds and reports group bots by.
 const (
 	BotCrawler    = "crawler"    // search engines, SEO tools, archivers, previews, feed readers

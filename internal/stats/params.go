@@ -74,7 +74,7 @@ var FilterParams = []struct {
 	{"country", Country, countryParam, "an ISO 3166-1 alpha-2 code such as US"},
 	{"region", Region, regionParam, "an ISO 3166-2 code such as US-CA"},
 	{"city", City, plain, "1 to 256 characters"},
-	{"device", Device, canonicalDevice, "Desktop, Mobile or Tablet"},
+	{"device", Device, canonicalDevice, "Desktop, Mobile, Tablet, TV or Console"},
 	{"browser", Browser, plain, "1 to 256 characters"},
 	{"os", OS, plain, "1 to 256 characters"},
 }
@@ -264,7 +264,7 @@ func parseInt(v url.Values, name string, def, lo, hi int) (int, error) {
 }
 
 func canonicalDevice(s string) (string, bool) {
-	for _, d := range []string{"Desktop", "Mobile", "Tablet"} {
+	for _, d := range model.DeviceClasses {
 		if strings.EqualFold(s, d) {
 			return d, true
 		}

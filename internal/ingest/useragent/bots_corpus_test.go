@@ -40,6 +40,9 @@ type matomoCase struct {
 	Client struct {
 		Type string `yaml:"type"`
 	} `yaml:"client"`
+	Device struct {
+		Type string `yaml:"type"`
+	} `yaml:"device"`
 }
 
 func matomo(t *testing.T, name string) []matomoCase {
@@ -109,6 +112,7 @@ func browsing(uas []string) []string {
 // Bots are filtered as two public corpora of real bot user agents say, and
 // real browsers (three corpora, thousands of user agents) are not.
 func TestBotCorpora(t *testing.T) {
+	t.Parallel()
 	p, err := New(0)
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ func uapFixtures(t *testing.T, name string) []struct {
 // dashboard's folding of per-platform names, which applies to both sides)
 // for at least 99 % of them.
 func TestUAPCoreFixturesAgree(t *testing.T) {
+	t.Parallel()
 	p, err := New(0)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/ua-parser/uap-go/uaparser"
 	"gopkg.in/yaml.v3"
 )
@@ -33,11 +34,13 @@ const DefaultCacheSize = 30_000
 // padded headers cannot blow up parse time or cache memory.
 const MaxLength = 512
 
-// Device classes reported in Info.Device.
+// Device classes reported in Info.Device (model's).
 const (
-	Desktop = "Desktop"
-	Mobile  = "Mobile"
-	Tablet  = "Tablet"
+	Desktop = model.DeviceDesktop
+	Mobile  = model.DeviceMobile
+	Tablet  = model.DeviceTablet
+	TV      = model.DeviceTV
+	Console = model.DeviceConsole
 )
 
 // Info is what tally stores about a User-Agent. Empty strings mean unknown.
@@ -46,7 +49,7 @@ type Info struct {
 	BrowserVersion string // major.minor, e.g. "120.0"
 	OS             string // e.g. "Windows", "macOS", "iOS", "Android", "Linux"
 	OSVersion      string // major[.minor], e.g. "10", "17.1"
-	Device         string // Desktop, Mobile or Tablet
+	Device         string // Desktop, Mobile, Tablet, TV or Console
 	Bot            bool
 	BotCategory    string // Crawler, AIAgent, Monitor, Automation or OtherBot when Bot
 }

@@ -95,6 +95,15 @@ func TestParse(t *testing.T) {
 			Info{Browser: "HeadlessChrome", BrowserVersion: "120.0", OS: "Linux", Device: Desktop, Bot: true, BotCategory: Automation}},
 		// No crawler list names WinHTTP; isbot's patterns of a bare product token do.
 		{"library without a list entry", "WinHTTP", Info{Browser: "WinHTTP", Bot: true, BotCategory: OtherBot}},
+		{"roku", "Roku/DVP-9.10 (519.10E04111A)", Info{Browser: "Roku", BrowserVersion: "9.10", OS: "Roku", OSVersion: "9.10", Device: TV}},
+		{"fire tv", "Mozilla/5.0 (Linux; Android 9; AFTMM Build/PS7233; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/112.0.5615.136 Mobile Safari/537.36",
+			Info{Browser: "Chrome", BrowserVersion: "112.0", OS: "Android", OSVersion: "9", Device: TV}},
+		{"xbox", "Mozilla/5.0 (Windows NT 10.0; Win64; x64; Xbox; Xbox One) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 Edge/44.18363.8131",
+			Info{Browser: "Edge", BrowserVersion: "44.18363", OS: "Windows", OSVersion: "10", Device: Console}},
+		{"android chromebook", "Mozilla/5.0 (Linux; Android 9; HP Chromebook 13 G1) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/80.0.3987.162 Safari/537.36",
+			Info{Browser: "Chrome", BrowserVersion: "80.0", OS: "Android", OSVersion: "9", Device: Desktop}},
+		{"android tablet saying Mobile", "Mozilla/5.0 (Linux; Android 11; SM-T505) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36",
+			tablet("Chrome", "120.0", "Android", "11")},
 		{"long ua truncated", chromeWindows + strings.Repeat(" Ext/1.0", 80), desktop("Chrome", "120.0", "Windows", "10")},
 		{"surrounding space", "  " + chromeWindows + "\t", desktop("Chrome", "120.0", "Windows", "10")},
 		// No browser sends words alone.
