@@ -162,6 +162,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 	audit(t, b, "dashboard")
 	screenshots(t, b, "dashboard")
+	checkDownloadLink(t, b, "/sites/"+site+"/download?range=7d")
 
 	// filter by a source: click it
 	run("filter by Google", chromedp.Click(css(`#card-sources tr[data-row="Google"] a`), chromedp.NodeVisible),
@@ -179,12 +180,28 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("the API counts %d visitors from Google, want 2", overview.Data.Metrics.Visitors)
 	}
 	checkMetrics(t, b, overview)
+	checkDownloadLink(t, b, "/sites/"+site+"/download?range=7d&source=Google")
 
 	// log out: the dashboard is closed again
 	run("log out", chromedp.Click(css(`form.logout button`)), chromedp.WaitVisible(css(`#email`)))
 	run("after logout", chromedp.Navigate(h.srv.URL+"/sites/"+site), chromedp.WaitVisible(css(`#email`)))
 	if u := location(); !strings.HasPrefix(u, "/login") {
 		t.Errorf("after logging out, the dashboard went to %s", u)
+	}
+}
+
+// checkDownloadLink checks that the dashboard's download link goes to the
+// zip of the view (want) and that the browser gets a zip from it.
+func checkDownloadLink(t *testing.T, b context.Context, want string) {
+	t.Helper()
+	link := evalJS[[]string](t, b, `[...document.querySelectorAll('a#download')].map(a => a.getAttribute('href') + ' ' + a.textContent)`)
+	if len(link) != 1 || link[0] != want+" Download CSV" {
+		t.Errorf("download links %q, want one to %s", link, want)
+	}
+	got, err := chromedp.Run(b, chromedp.Evaluate[string](`fetch(document.querySelector('a#download').href, {credentials: 'same-origin'})
+		.then(r => r.status + ' ' + r.headers.get('Content-Type') + ' ' + r.headers.get('Content-Disposition'))`, chromedp.EvalAwaitPromise))
+	if err != nil || !strings.HasPrefix(got, "200 application/zip attachment; filename=\"reports-") {
+		t.Errorf("the download link answers %q, %v; want a zip attachment", got, err)
 	}
 }
 

@@ -3,10 +3,12 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"path"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/export"
 	"github.com/tally-analytics/tally/internal/stats"
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -51,9 +53,15 @@ func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 }
 
 // report is the one handler shape of every stats endpoint: parse the query
-// string, call the service, answer 200 with its result.
-func report[T any](e stats.Endpoint, call func(context.Context, auth.Principal, stats.Request) (T, error)) echo.HandlerFunc {
+// string, call the service, answer 200 with its result: JSON, or CSV (see
+// wantsCSV) named after the last segment of the route's path.
+func report[T export.Table](e stats.Endpoint, call func(context.Context, auth.Principal, stats.Request) (T, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
+		asCSV, err := wantsCSV(c.Request())
+		if err != nil {
+			return err
+		}
 		req, err := stats.ParseRequest(c.QueryParams(), e)
 		if err != nil {
 			return err
@@ -61,6 +69,9 @@ func report[T any](e stats.Endpoint, call func(context.Context, auth.Principal, 
 		res, err := call(c.Request().Context(), principal(c), req)
 		if err != nil {
 			return err
+		}
+		if asCSV {
+			return respondCSV(c, export.FileName(path.Base(c.Path()), req), res)
 		}
 		return c.JSON(http.StatusOK, res)
 	}

@@ -19,6 +19,9 @@ const (
 	MaxPage       = 100_000
 	MaxRangeYears = 5
 	maxParamLen   = 256
+	// DefaultUTMBy is the UTM parameter of the campaigns report when the
+	// request names none.
+	DefaultUTMBy = "utm_campaign"
 )
 
 // Request is a validated set of stats parameters.
@@ -133,6 +136,11 @@ type Endpoint struct {
 	AcceptCompare   bool // overview
 	Revenue         bool // breakdown and model
 	AcceptUTMBy     bool // campaigns
+	// OneDay lets date_to equal date_from (the raw export of one day).
+	OneDay bool
+	// NoFilters refuses the filter parameters rather than applying them
+	// (the raw export, which has none).
+	NoFilters bool
 }
 
 // ParseRequest validates the query string of a stats endpoint. Every problem
@@ -157,7 +165,10 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 	if r.DateTo, err = parseDate(v, "date_to"); err != nil {
 		return r, err
 	}
-	if !r.DateFrom.Before(r.DateTo) {
+	if e.OneDay && r.DateTo.Before(r.DateFrom) {
+		return r, errs.E(errs.Invalid, "invalid_date_range", "date_from must not be after date_to").WithField("date_from")
+	}
+	if !e.OneDay && !r.DateFrom.Before(r.DateTo) {
 		return r, errs.E(errs.Invalid, "invalid_date_range", "date_from must be before date_to").WithField("date_from")
 	}
 	if r.DateTo.After(r.DateFrom.AddDate(MaxRangeYears, 0, 0)) {
@@ -169,7 +180,13 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		}
 		r.Timezone = tz
 	}
-	if r.Filters, err = ParseFilters(v); err != nil {
+	if e.NoFilters {
+		for _, f := range FilterParams {
+			if _, ok := v[f.Param]; ok {
+				return r, errs.InvalidField(f.Param, "this endpoint takes no filters")
+			}
+		}
+	} else if r.Filters, err = ParseFilters(v); err != nil {
 		return r, err
 	}
 	if e.AcceptCompare {
@@ -192,7 +209,7 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		return r, errs.InvalidField("region", "region is required (an ISO 3166-2 code such as US-CA)")
 	}
 	if e.AcceptUTMBy {
-		r.UTMBy = "utm_campaign"
+		r.UTMBy = DefaultUTMBy
 		if by, ok := v["by"]; ok {
 			if _, known := UTMDimensions[by[0]]; !known {
 				return r, errs.InvalidField("by", "must be utm_campaign, utm_source, utm_medium or utm_content")

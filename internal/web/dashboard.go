@@ -133,7 +133,7 @@ func (s *Server) card(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.limitStats(c, p); err != nil {
+	if err := s.limitStats(c, p, 1); err != nil {
 		return err
 	}
 	v, err := parseView(c.QueryParams(), m.Site, s.deps.Now())
@@ -171,14 +171,15 @@ func (s *Server) card(c echo.Context) error {
 	return errs.E(errs.NotFound, "not_found", "no such card")
 }
 
-// limitStats counts a card against its user's stats allowance, the one
-// their API calls with a login token use. If Redis cannot answer, the card
-// is served.
-func (s *Server) limitStats(c echo.Context, p auth.Principal) error {
+// limitStats counts n reports (a card, or the files of a download) against
+// their user's stats allowance, the one their API calls with a login token
+// use. If Redis cannot answer, the reports are served.
+func (s *Server) limitStats(c echo.Context, p auth.Principal, n int) error {
 	if s.deps.StatsPerHour <= 0 {
 		return nil
 	}
-	res, err := s.deps.Limiter.AllowN(c.Request().Context(), httpapi.StatsLimitKey(p), ratelimit.PerHour(s.deps.StatsPerHour), 1)
+	n = min(n, s.deps.StatsPerHour) // a download bigger than the allowance takes all of it, not forever
+	res, err := s.deps.Limiter.AllowN(c.Request().Context(), httpapi.StatsLimitKey(p), ratelimit.PerHour(s.deps.StatsPerHour), n)
 	if err != nil || res.Allowed {
 		return nil
 	}

@@ -169,6 +169,7 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/sites/:site/goals", s.createGoal)
 	in(http.MethodGet, "/sites/:site/goals/:goal", s.goalForm)
 	in(http.MethodPost, "/sites/:site/goals/:goal", s.updateGoal)
+	in(http.MethodGet, "/sites/:site/download", s.download)
 	in(http.MethodPost, "/sites/:site/goals/:goal/delete", s.deleteGoal)
 	in(http.MethodPost, "/sites/:site/secrets", s.setSecret)
 	in(http.MethodPost, "/sites/:site/members", s.setMember)

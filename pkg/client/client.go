@@ -113,11 +113,32 @@ func (c *Client) Batch(ctx context.Context, events []api.CustomEventRequest) (ap
 // do sends a request with an optional JSON body and decodes a JSON answer
 // into out; a non-2xx answer becomes *Error.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	resp, err := c.send(ctx, method, path, query, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("tally: read answer: %w", err)
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("tally: decode answer: %w", err)
+	}
+	return nil
+}
+
+// send sends a request with an optional JSON body and returns a 2xx answer
+// for the caller to read and close; a non-2xx answer becomes *Error.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return fmt.Errorf("tally: encode request: %w", err)
+			return nil, fmt.Errorf("tally: encode request: %w", err)
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -127,7 +148,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return fmt.Errorf("tally: %w", err)
+		return nil, fmt.Errorf("tally: %w", err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -137,29 +158,23 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("tally: %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("tally: %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return resp, nil
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	apiErr := &Error{Status: resp.StatusCode}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return fmt.Errorf("tally: read answer: %w", err)
+		return nil, fmt.Errorf("tally: read answer: %w", err)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		apiErr := &Error{Status: resp.StatusCode}
-		var env api.Error
-		if json.Unmarshal(data, &env) == nil {
-			apiErr.ErrorDetail = env.Error
-		}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
-			apiErr.RetryAfter = time.Duration(s) * time.Second
-		}
-		return apiErr
+	var env api.Error
+	if json.Unmarshal(data, &env) == nil {
+		apiErr.ErrorDetail = env.Error
 	}
-	if out == nil || len(data) == 0 {
-		return nil
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+		apiErr.RetryAfter = time.Duration(s) * time.Second
 	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("tally: decode answer: %w", err)
-	}
-	return nil
+	return nil, apiErr
 }

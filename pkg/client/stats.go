@@ -2,6 +2,9 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -149,4 +152,30 @@ func (c *Client) Events(ctx context.Context, p StatsParams) (api.EventsResponse,
 // Realtime returns the visitors of the last five minutes.
 func (c *Client) Realtime(ctx context.Context, siteID string) (api.RealtimeResponse, error) {
 	return getStats[api.RealtimeResponse](ctx, c, "realtime", StatsParams{SiteID: siteID})
+}
+
+// CSV writes a report as CSV (format=csv: a header of the JSON field names,
+// a row per item of the report's list) to w, and returns the file name the
+// server gives it (<report>-<site_id>-<date_from>-<date_to>.csv). report
+// is the last segment of the report's path: overview, pages, entry-pages,
+// exit-pages, sources, campaigns, devices, browsers, operating-systems,
+// countries, regions, cities, events, realtime, revenue, or conversions
+// (the goals report).
+func (c *Client) CSV(ctx context.Context, report string, p StatsParams, w io.Writer) (string, error) {
+	path := "/api/v1/stats/" + url.PathEscape(report)
+	if report == "conversions" {
+		path = "/api/v1/goals/conversions"
+	}
+	q := p.values()
+	q.Set("format", "csv")
+	resp, err := c.send(ctx, http.MethodGet, path, q, nil)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return "", fmt.Errorf("tally: read answer: %w", err)
+	}
+	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Disposition"))
+	return params["filename"], nil
 }
