@@ -18,9 +18,29 @@ type SiteStore interface {
 }
 
 // SiteChange is the input of the Sites API; empty fields keep their value
-// (on create: the defaults UTC and USD).
+// (on create: the defaults UTC, USD, client revenue apart and capped at
+// model.DefaultClientRevenueCap).
 type SiteChange struct {
 	Domain, Timezone, BaseCurrency string
+	ClientRevenueIncluded          *bool
+	ClientRevenueCap               *int64 // minor units of the base currency
+}
+
+// maxClientRevenueCap bounds the cap a site may set: 10^12 minor units.
+const maxClientRevenueCap = 1_000_000_000_000
+
+// applyClientRevenue sets the client revenue policy in ch on site.
+func applyClientRevenue(site *model.Site, ch SiteChange) error {
+	if ch.ClientRevenueIncluded != nil {
+		site.ClientRevenue.Included = *ch.ClientRevenueIncluded
+	}
+	if c := ch.ClientRevenueCap; c != nil {
+		if *c < 0 || *c > maxClientRevenueCap {
+			return errs.InvalidField("client_revenue.cap", "must be from 0 to %d minor units of the base currency", int64(maxClientRevenueCap))
+		}
+		site.ClientRevenue.Cap = *c
+	}
+	return nil
 }
 
 // Sites is the Sites API: every operation needs the sites:manage scope.
@@ -49,6 +69,9 @@ func (s *Sites) Create(ctx context.Context, p auth.Principal, in SiteChange) (mo
 	if err != nil {
 		return model.Membership{}, err
 	}
+	if err := applyClientRevenue(&site, in); err != nil {
+		return model.Membership{}, err
+	}
 	site.ID = model.SiteID(auth.RandomString(12, idAlphabet))
 	created, err := s.Service.store.CreateSite(ctx, site, p.UserID)
 	return model.Membership{Site: created, Role: model.RoleOwner}, err
@@ -63,8 +86,8 @@ func (s *Sites) Get(ctx context.Context, p auth.Principal, id model.SiteID) (mod
 	return model.Membership{Site: site, Role: role}, err
 }
 
-// Update changes a site's domain, time zone or base currency (owners and
-// admins). The base currency is fixed once payments were converted into it.
+// Update changes a site's domain, time zone, base currency or client revenue
+// policy (owners and admins). The base currency is fixed once payments were converted into it.
 func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, in SiteChange) (model.Membership, error) {
 	if err := p.Require(model.ScopeSitesManage); err != nil {
 		return model.Membership{}, err
@@ -78,6 +101,10 @@ func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, i
 	}
 	next, err := ValidateSite(or(in.Domain, site.Domain), or(in.Timezone, site.Timezone), or(in.BaseCurrency, site.BaseCurrency))
 	if err != nil {
+		return model.Membership{}, err
+	}
+	next.ClientRevenue = site.ClientRevenue
+	if err := applyClientRevenue(&next, in); err != nil {
 		return model.Membership{}, err
 	}
 	if next.BaseCurrency != site.BaseCurrency {

@@ -59,7 +59,8 @@ func ValidateSite(domain, timezone, baseCurrency string) (model.Site, error) {
 	if !currency.IsValid(cur) {
 		return model.Site{}, errs.InvalidField("base_currency", "must be an ISO 4217 currency code such as EUR")
 	}
-	return model.Site{Domain: d, Timezone: timezone, BaseCurrency: cur}, nil
+	return model.Site{Domain: d, Timezone: timezone, BaseCurrency: cur,
+		ClientRevenue: model.ClientRevenue{Cap: model.DefaultClientRevenueCap}}, nil
 }
 
 // NormalizeDomain lowercases a site domain and checks that it is a bare host

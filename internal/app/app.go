@@ -140,7 +140,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
 	rev.Service = a.Revenue
-	a.Ingest = ingest.NewService(access, enricher, a.Buffer, a.PG, a.now, log, a.Metrics)
+	a.Ingest = ingest.NewService(access, enricher, a.Buffer, a.PG, a.Revenue, a.now, log, a.Metrics)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix),
 		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, PageRollups: cfg.PageRollups}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
@@ -152,9 +152,11 @@ func (a *App) build(ctx context.Context) (err error) {
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
 			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute,
-			ManagePerHour: cfg.ManagePerHour, AuthFailuresPerMinute: cfg.AuthFailuresPerMinute}})
+			ManagePerHour: cfg.ManagePerHour, AuthFailuresPerMinute: cfg.AuthFailuresPerMinute,
+			ClientRevenuePerHour: cfg.ClientRevenuePerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG),
-		Team: accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Stats: a.Stats, Limiter: a.Limiter,
+		Revenue: clientRevenue{a.Revenue, a.Accounts},
+		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
 		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour})
@@ -165,6 +167,17 @@ func (a *App) build(ctx context.Context) (err error) {
 // the revenue service, which is built after the buffer (it writes the
 // events of payments into it). It is set before the buffer runs.
 type lateRevenue struct{ *revenue.Service }
+
+// clientRevenue gives the dashboard the revenue service's purge, with the
+// accounts' answer to who may do it.
+type clientRevenue struct {
+	rev   *revenue.Service
+	sites revenue.Sites
+}
+
+func (c clientRevenue) PurgeClientRevenue(ctx context.Context, p auth.Principal, site model.SiteID) (int64, error) {
+	return c.rev.PurgeClientRevenue(ctx, c.sites, p, site)
+}
 
 // CHOptions are the ClickHouse connection options of cfg.
 func CHOptions(cfg *config.Config) chstore.Options {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
 )
 
@@ -58,6 +59,10 @@ func TestTrackerInABrowser(t *testing.T) {
 	ctx := context.Background()
 	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "localhost"})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// the EUR purchase below is held to the USD site's cap at the latest rate
+	if err := h.app.PG.UpsertRates(ctx, []model.Rate{{Currency: "USD", Day: h.clock.Now(), Rate: "1.08"}}); err != nil {
 		t.Fatal(err)
 	}
 	page := `<!doctype html><html><head><title>shop</title>

@@ -84,6 +84,7 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/sites/{site}", scope: model.ScopeSitesManage},
 	{method: "PUT", path: "/api/v1/sites/{site}", body: `{"timezone":"Europe/Paris"}`, scope: model.ScopeSitesManage, write: true},
 	{method: "DELETE", path: "/api/v1/sites/{site}", scope: model.ScopeSitesManage, fresh: true, write: true, ownerOnly: true},
+	{method: "DELETE", path: "/api/v1/sites/{site}/client-revenue", scope: model.ScopeSitesManage, write: true},
 }
 
 // matrixAccount is a user with a site, a goal on it, and one key per scope.

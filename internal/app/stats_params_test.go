@@ -110,7 +110,7 @@ func TestStatsParameterErrors(t *testing.T) {
 		{"pages", []string{"page", "0"}, "invalid_request", "page"},
 		{"pages", []string{"page", "-3"}, "invalid_request", "page"},
 		{"browsers", []string{"device", "Phone"}, "invalid_request", "device"},
-		{"operating-systems", []string{"device", "TV"}, "invalid_request", "device"},
+		{"operating-systems", []string{"device", "Watch"}, "invalid_request", "device"},
 		{"regions", []string{"country", "<delete>"}, "invalid_request", "country"},
 		{"regions", []string{"country", "USA"}, "invalid_request", "country"},
 		{"cities", []string{"region", "<delete>"}, "invalid_request", "region"},

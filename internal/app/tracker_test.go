@@ -1,12 +1,14 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/internal/tracker"
 )
@@ -34,6 +36,10 @@ func postE(t *testing.T, h *harness, body string, header ...string) *http.Respon
 func TestTrackerEndpoint(t *testing.T) {
 	h := newHarness(t)
 	site := string(h.siteID)
+	// the EUR revenue below is held to the USD site's cap at the latest rate
+	if err := h.app.PG.UpsertRates(context.Background(), []model.Rate{{Currency: "USD", Day: h.clock.Now(), Rate: "1.08"}}); err != nil {
+		t.Fatal(err)
+	}
 	body := func(url string, extra string) string {
 		return `{"site_id":"` + site + `","event_name":"pageview","url":"` + url + `","visitor_id":"abc"` + extra + `}`
 	}

@@ -167,6 +167,15 @@ func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
 	return nil
 }
 
+// DeletePayments removes a site's payments from one provider (or source)
+// from the revenue table (a mutation: it finishes in the background).
+func (s *Store) DeletePayments(ctx context.Context, site model.SiteID, provider string) error {
+	if err := s.conn.Exec(ctx, "ALTER TABLE payments DELETE WHERE site_id = ? AND provider = ?", string(site), provider); err != nil {
+		return fmt.Errorf("chstore: delete payments: %w", translate(err))
+	}
+	return nil
+}
+
 // OptimizeFinal merges every part of table now, so that rows which collapse
 // (sessions) or sum (rollups) are collapsed or summed on disk. Merges run
 // in the background anyway; tests use this to see their effect at once.

@@ -125,6 +125,9 @@ type Config struct {
 	// TrackerPerMinute limits tracking-script events per client address and
 	// minute (TALLY_TRACKER_PER_MINUTE).
 	TrackerPerMinute int `env:"TALLY_TRACKER_PER_MINUTE" envDefault:"600"`
+	// ClientRevenuePerHour limits the tracking-script events that carry
+	// revenue, per site and rolling hour (TALLY_CLIENT_REVENUE_PER_HOUR).
+	ClientRevenuePerHour int `env:"TALLY_CLIENT_REVENUE_PER_HOUR" envDefault:"100"`
 	// ECBRatesURL, when set, is fetched at start and every ECBFetchInterval
 	// for exchange rates (the ECB's daily or history file, CSV or zip)
 	// (TALLY_ECB_RATES_URL, TALLY_ECB_FETCH_INTERVAL).
@@ -271,7 +274,7 @@ func (c *Config) validate() ([]string, error) {
 	for name, v := range map[string]int{"TALLY_FREE_EVENTS_PER_HOUR": c.FreeEventsPerHour, "TALLY_PRO_EVENTS_PER_HOUR": c.ProEventsPerHour,
 		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": c.EnterpriseEventsPerHour, "TALLY_STATS_PER_HOUR": c.StatsPerHour,
 		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts, "TALLY_MANAGE_PER_HOUR": c.ManagePerHour,
-		"TALLY_AUTH_FAILURES_PER_MINUTE": c.AuthFailuresPerMinute} {
+		"TALLY_AUTH_FAILURES_PER_MINUTE": c.AuthFailuresPerMinute, "TALLY_CLIENT_REVENUE_PER_HOUR": c.ClientRevenuePerHour} {
 		if v <= 0 {
 			problems = append(problems, fmt.Errorf("%s must be positive", name))
 		}

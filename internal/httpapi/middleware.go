@@ -124,8 +124,10 @@ const (
 	limitEventsName  = "events"
 	limitStatsName   = "stats"
 	limitTrackerName = "tracker"
-	limitLoginName   = "login"
-	limitManageName  = "manage"
+	// limitClientRevenueName: tracker events with revenue, per site.
+	limitClientRevenueName = "client_revenue"
+	limitLoginName         = "login"
+	limitManageName        = "manage"
 )
 
 // KeyedLimit is a limit and the key it counts under.
@@ -198,7 +200,7 @@ func (s *Server) checkLimit(c echo.Context, name, key string, lim ratelimit.Limi
 	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
 	if !res.Allowed {
 		s.deps.Metrics.RateLimited(name)
-		if name == limitEventsName || name == limitTrackerName {
+		if name == limitEventsName || name == limitTrackerName || name == limitClientRevenueName {
 			s.deps.Metrics.CountEvents(metrics.OutcomeRateLimited, n)
 		}
 		return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter,

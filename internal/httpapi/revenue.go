@@ -19,6 +19,7 @@ import (
 type Revenue interface {
 	RecordAPI(ctx context.Context, sites revenue.Sites, p auth.Principal, in revenue.PaymentInput) (revenue.Recorded, error)
 	Webhook(ctx context.Context, sites revenue.SiteLookup, provider string, site model.SiteID, h http.Header, body []byte) (revenue.WebhookResult, error)
+	PurgeClientRevenue(ctx context.Context, sites revenue.Sites, p auth.Principal, site model.SiteID) (int64, error)
 }
 
 // maxWebhookBody bounds a provider notification (they are a few KiB).
@@ -29,6 +30,19 @@ func (s *Server) revenueRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	g.POST("/stats/payments", s.payment, append(mw, s.limitEvents, bodyLimit(64<<10))...)
 	g.GET("/stats/revenue", report(stats.Endpoint{Revenue: true}, s.deps.Stats.Revenue), append(mw, s.limitStats)...)
 	g.POST("/webhooks/:provider", s.webhook, bodyLimit(maxWebhookBody))
+	g.DELETE("/sites/:id/client-revenue", s.purgeClientRevenue, append(mw, s.limitManage)...)
+}
+
+// purgeClientRevenue deletes the revenue the tracking script reported to a site.
+func (s *Server) purgeClientRevenue(c echo.Context) error {
+	id := model.SiteID(c.Param("id"))
+	n, err := s.deps.Revenue.PurgeClientRevenue(c.Request().Context(), s.deps.Sites, principal(c), id)
+	if err != nil {
+		return err
+	}
+	var res api.ClientRevenuePurge
+	res.Data.SiteID, res.Data.Purged = string(id), n
+	return c.JSON(http.StatusOK, res)
 }
 
 func (s *Server) payment(c echo.Context) error {

@@ -83,6 +83,8 @@ type Limits struct {
 	AuthFailuresPerMinute int
 	// TrackerPerMinute per client address.
 	TrackerPerMinute int
+	// ClientRevenuePerHour bounds the tracker's events with revenue per site.
+	ClientRevenuePerHour int
 }
 
 // Server is the HTTP API.

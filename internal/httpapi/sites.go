@@ -33,11 +33,16 @@ func (s *Server) siteRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 
 func siteView(m model.Membership) api.Site {
 	return api.Site{SiteID: string(m.Site.ID), Domain: m.Site.Domain, Timezone: m.Site.Timezone,
-		BaseCurrency: m.Site.BaseCurrency, Role: string(m.Role), CreatedAt: m.Site.CreatedAt.UTC()}
+		BaseCurrency: m.Site.BaseCurrency, Role: string(m.Role), CreatedAt: m.Site.CreatedAt.UTC(),
+		ClientRevenue: api.ClientRevenue{Included: m.Site.ClientRevenue.Included, Cap: m.Site.ClientRevenue.Cap}}
 }
 
 func siteChange(r api.SiteRequest) accounts.SiteChange {
-	return accounts.SiteChange{Domain: r.Domain, Timezone: r.Timezone, BaseCurrency: r.BaseCurrency}
+	ch := accounts.SiteChange{Domain: r.Domain, Timezone: r.Timezone, BaseCurrency: r.BaseCurrency}
+	if cr := r.ClientRevenue; cr != nil {
+		ch.ClientRevenueIncluded, ch.ClientRevenueCap = cr.Included, cr.Cap
+	}
+	return ch
 }
 
 func (s *Server) listSites(c echo.Context) error {

@@ -65,6 +65,13 @@ func (s *Server) trackerEvent(c echo.Context) error {
 	if err := decodeJSON(c, &req, "text/plain"); err != nil {
 		return err
 	}
+	if req.Revenue != nil {
+		// unsigned revenue: a site takes a bounded number per hour
+		key := "client-revenue:" + hashed(req.SiteID)
+		if err := s.checkLimit(c, limitClientRevenueName, key, ratelimit.PerHour(s.deps.Limits.ClientRevenuePerHour), 1); err != nil {
+			return err
+		}
+	}
 	in := ingest.Input{Pageview: req.EventName == ingest.PageviewName, SiteID: req.SiteID, URL: req.URL, Referrer: req.Referrer,
 		VisitorID: req.VisitorID, EventName: req.EventName, Props: req.Props, CheckoutSession: req.CheckoutSessionID,
 		UserAgent: c.Request().UserAgent(), IPAddress: c.RealIP(), Revenue: revenueInput(req.Revenue),

@@ -34,10 +34,16 @@ type Writer interface {
 	WriteMany(ctx context.Context, recs []model.Record) error
 }
 
-// Checkouts remembers which visitor opened a payment provider's checkout
-// session, for the revenue attribution of its webhook.
+// Checkouts remembers which visitors claimed a payment provider's checkout
+// session (and when), for the revenue attribution of its webhook.
 type Checkouts interface {
-	RememberCheckout(ctx context.Context, site model.SiteID, checkoutSession string, visitor uint64) error
+	RememberCheckout(ctx context.Context, site model.SiteID, checkoutSession string, visitor uint64, at time.Time) error
+}
+
+// ClientRevenue holds revenue the tracking script reports to the site's
+// policy (the revenue service).
+type ClientRevenue interface {
+	CheckClientRevenue(ctx context.Context, site model.Site, amount int64, currency string) error
 }
 
 // Service is the ingest pipeline.
@@ -46,6 +52,7 @@ type Service struct {
 	enricher  *Enricher
 	writer    Writer
 	checkouts Checkouts
+	revenue   ClientRevenue
 	now       func() time.Time
 	log       *slog.Logger
 	metrics   *metrics.Metrics
@@ -54,9 +61,9 @@ type Service struct {
 }
 
 // NewService wires the pipeline; m may be nil.
-func NewService(access SiteAccess, enricher *Enricher, writer Writer, checkouts Checkouts,
+func NewService(access SiteAccess, enricher *Enricher, writer Writer, checkouts Checkouts, revenue ClientRevenue,
 	now func() time.Time, log *slog.Logger, m *metrics.Metrics) *Service {
-	return &Service{access: access, enricher: enricher, writer: writer, checkouts: checkouts, now: now, log: log,
+	return &Service{access: access, enricher: enricher, writer: writer, checkouts: checkouts, revenue: revenue, now: now, log: log,
 		metrics: m, checkoutsDown: outage.New(log, "ingest: checkout sessions cannot be remembered (Postgres unavailable)", 0)}
 }
 
@@ -95,6 +102,11 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input) (string, error) {
 	}
 	if !OnDomain(ev.url.Hostname(), site.Domain) {
 		return "", s.refused(errs.InvalidField("url", "the page is not on the site's domain"), 1)
+	}
+	if ev.revenueAmount > 0 {
+		if err := s.revenue.CheckClientRevenue(ctx, site, ev.revenueAmount, ev.revenueCurrency); err != nil {
+			return "", s.refused(err, 1)
+		}
 	}
 	return s.acceptOne(ctx, site, ev)
 }
@@ -211,7 +223,7 @@ func (s *Service) prepare(ctx context.Context, it *accepted) error {
 		RevenueAmount: ev.revenueAmount, RevenueCurrency: ev.revenueCurrency}
 	it.rec = model.Record{Event: it.row}
 	if ev.revenueAmount > 0 {
-		it.rec.BaseCurrency = it.site.BaseCurrency
+		it.rec.BaseCurrency, it.rec.ClientRevenue = it.site.BaseCurrency, ev.browser
 	}
 	return nil
 }
@@ -223,7 +235,7 @@ func (s *Service) rememberCheckout(ctx context.Context, it *accepted) {
 	if it.ev.checkoutSession == "" || it.row == nil {
 		return
 	}
-	if err := s.checkouts.RememberCheckout(ctx, it.site.ID, it.ev.checkoutSession, it.d.visitor); err != nil {
+	if err := s.checkouts.RememberCheckout(ctx, it.site.ID, it.ev.checkoutSession, it.d.visitor, it.d.at); err != nil {
 		s.checkoutsDown.Fail(1, err)
 		return
 	}

@@ -26,7 +26,8 @@ const (
 const (
 	hasEvent byte = 1 << iota
 	hasBot
-	noSession // v2
+	noSession     // v2
+	clientRevenue // v2: the event's revenue came from the tracking script
 )
 
 // ErrCorruptRecord reports bytes that do not decode as a Record or an Attribution.
@@ -45,6 +46,9 @@ func AppendRecord(b []byte, r Record) []byte {
 	}
 	if r.NoSession {
 		flags |= noSession
+	}
+	if r.ClientRevenue {
+		flags |= clientRevenue
 	}
 	b = append(b, recordV2, flags)
 	if e := r.Event; e != nil {
@@ -84,7 +88,7 @@ func DecodeRecord(p []byte) (Record, error) {
 	}
 	d := Decoder{p: p[2:]}
 	flags := p[1]
-	r.NoSession = flags&noSession != 0
+	r.NoSession, r.ClientRevenue = flags&noSession != 0, flags&clientRevenue != 0
 	if flags&hasEvent != 0 {
 		e := &EventRow{}
 		e.SiteID = SiteID(d.ReadString())

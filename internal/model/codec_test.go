@@ -41,6 +41,8 @@ func sampleRecords() map[string]model.Record {
 			Name: "Signup", VisitorID: 1<<64 - 1, Pathname: "/pricing", Attribution: sampleAttribution(),
 			PropKeys: []string{"plan", "n"}, PropValues: []string{"pro", "1.5"}, RevenueAmount: 1999, RevenueCurrency: "EUR"},
 			BaseCurrency: "USD"},
+		"revenue from the tracking script": {Event: &model.EventRow{SiteID: "s1", Timestamp: t0, EventID: "e4", Name: "Purchase",
+			RevenueAmount: 4999, RevenueCurrency: "EUR"}, BaseCurrency: "EUR", ClientRevenue: true},
 		"pageview": {Event: &model.EventRow{SiteID: "s1", Timestamp: t0, EventID: "e2", Name: "pageview", Pathname: "/"}},
 		"payment event": {Event: &model.EventRow{SiteID: "s1", Timestamp: t0, EventID: "p1", Name: "payment", VisitorID: 7,
 			RevenueAmount: 500, RevenueCurrency: "USD"}, NoSession: true},

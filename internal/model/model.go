@@ -109,8 +109,27 @@ type Site struct {
 	Domain       string
 	Timezone     string
 	BaseCurrency string
-	CreatedAt    time.Time
+	// ClientRevenue is what the site does with revenue the tracking script
+	// reports.
+	ClientRevenue ClientRevenue
+	CreatedAt     time.Time
 }
+
+// ClientRevenue is a site's policy for revenue the tracking script reports:
+// unsigned, so anyone who knows the site id can send it. It is kept apart
+// from verified revenue (provider webhooks, the payments API, the Events API)
+// unless Included.
+type ClientRevenue struct {
+	// Included counts it in the revenue figures with verified revenue; else
+	// the reports show it beside them (client_reported).
+	Included bool
+	// Cap is the most one event may report, in minor units of the base
+	// currency; 0 refuses all of it.
+	Cap int64
+}
+
+// DefaultClientRevenueCap is a new site's cap: 10,000.00 of its base currency.
+const DefaultClientRevenueCap = 1_000_000
 
 // APIKey is a stored API key; the secret itself is never kept, only its hash.
 type APIKey struct {

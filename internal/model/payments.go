@@ -46,11 +46,28 @@ type PaymentAttribution struct {
 	First Touch `json:"first"`
 }
 
+// Sources of payments that are not a payment provider's webhook.
+const (
+	ProviderAPI    = "api"    // the payments API
+	ProviderEvents = "events" // revenue of a custom event sent to the Events API
+	// ProviderTracker is revenue the tracking script reported: unsigned,
+	// anyone who knows the site id can send it. Reports keep it apart from
+	// verified revenue unless the site includes it (Site.ClientRevenue).
+	ProviderTracker = "tracker"
+)
+
+// CheckoutClaim is a visitor's claim of a checkout session: the tracking
+// script saw its id in the URL of one of their pages at At.
+type CheckoutClaim struct {
+	Visitor uint64
+	At      time.Time
+}
+
 // Payment is one entry of the payments ledger. Amounts are minor units.
 type Payment struct {
 	ID            string
 	SiteID        SiteID
-	Provider      string // "api", "tracker", or a provider_x
+	Provider      string // ProviderAPI, ProviderEvents, ProviderTracker, or a provider_x
 	TransactionID string
 	Kind          PaymentKind
 	Amount        int64 // positive, minor units of Currency

@@ -147,6 +147,9 @@ type Record struct {
 	// BaseCurrency is the site's base currency when the event was accepted,
 	// for the payments ledger when the event carries revenue.
 	BaseCurrency string `json:"-"`
+	// ClientRevenue marks revenue the tracking script reported (unsigned),
+	// which the ledger keeps apart from verified revenue.
+	ClientRevenue bool `json:"-"`
 	// Resolved marks a record of an earlier release, whose event already
 	// carries its session and whose session rows are in Sessions.
 	Resolved bool         `json:"-"`

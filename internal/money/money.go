@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/bojanz/currency"
@@ -39,6 +40,16 @@ func MinorUnits(amount, code string) (int64, error) {
 		return 0, fmt.Errorf("%s is too large", amount)
 	}
 	return n, nil
+}
+
+// Major writes minor units of a currency as a plain decimal in major units:
+// Major(1000000, "EUR") = "10000.00", Major(1000, "JPY") = "1000".
+func Major(amount int64, code string) string {
+	a, err := currency.NewAmountFromInt64(amount, code)
+	if err != nil {
+		return strconv.FormatInt(amount, 10)
+	}
+	return a.Number()
 }
 
 // Convert turns minor units of from into minor units of to, given how many

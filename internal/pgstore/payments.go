@@ -163,6 +163,13 @@ func (s *Store) CountPending(ctx context.Context, site model.SiteID, from, to ti
 	return n, translate("pgstore: count pending", err)
 }
 
+// DeletePayments deletes a site's payments from one provider (or source)
+// and says how many went.
+func (s *Store) DeletePayments(ctx context.Context, site model.SiteID, provider string) (int64, error) {
+	tag, err := s.pool.Exec(ctx, "DELETE FROM payments WHERE site_id = $1 AND provider = $2", string(site), provider)
+	return tag.RowsAffected(), translate("pgstore: delete payments", err)
+}
+
 // SetConversion records the converted amount of a pending payment.
 func (s *Store) SetConversion(ctx context.Context, id string, baseAmount int64, rate string, day time.Time) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE payments SET base_amount = $2, fx_rate = $3, fx_day = $4

@@ -8,12 +8,17 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 )
 
-const siteColumns = "id, domain, timezone, base_currency, created_at"
+const siteColumns = "id, domain, timezone, base_currency, client_revenue_included, client_revenue_cap, created_at"
 
-func scanSite(row interface{ Scan(...any) error }) (model.Site, error) {
+// siteFields are siteColumns of the table aliased s.
+const siteFields = "s.id, s.domain, s.timezone, s.base_currency, s.client_revenue_included, s.client_revenue_cap, s.created_at"
+
+// scanSite reads siteColumns (or siteFields), then extra.
+func scanSite(row interface{ Scan(...any) error }, extra ...any) (model.Site, error) {
 	var s model.Site
 	var id string
-	err := row.Scan(&id, &s.Domain, &s.Timezone, &s.BaseCurrency, &s.CreatedAt)
+	err := row.Scan(append([]any{&id, &s.Domain, &s.Timezone, &s.BaseCurrency, &s.ClientRevenue.Included,
+		&s.ClientRevenue.Cap, &s.CreatedAt}, extra...)...)
 	s.ID = model.SiteID(id)
 	return s, err
 }
@@ -23,9 +28,10 @@ func (s *Store) CreateSite(ctx context.Context, site model.Site, owner model.Use
 	var created model.Site
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		created, err = scanSite(tx.QueryRow(ctx, `INSERT INTO sites (id, domain, timezone, base_currency)
-			VALUES ($1, $2, $3, $4) RETURNING `+siteColumns,
-			string(site.ID), site.Domain, site.Timezone, site.BaseCurrency))
+		created, err = scanSite(tx.QueryRow(ctx, `INSERT INTO sites (id, domain, timezone, base_currency,
+			client_revenue_included, client_revenue_cap)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+siteColumns,
+			string(site.ID), site.Domain, site.Timezone, site.BaseCurrency, site.ClientRevenue.Included, site.ClientRevenue.Cap))
 		if err != nil {
 			return err
 		}
@@ -44,7 +50,7 @@ func (s *Store) SiteByID(ctx context.Context, id model.SiteID) (model.Site, erro
 
 // SitesByUser lists the sites a user is a member of, oldest first.
 func (s *Store) SitesByUser(ctx context.Context, user model.UserID) ([]model.Site, error) {
-	rows, err := s.pool.Query(ctx, `SELECT s.id, s.domain, s.timezone, s.base_currency, s.created_at
+	rows, err := s.pool.Query(ctx, `SELECT `+siteFields+`
 		FROM sites s JOIN site_members m ON m.site_id = s.id
 		WHERE m.user_id = $1 ORDER BY s.created_at, s.id`, string(user))
 	if err != nil {
@@ -86,10 +92,13 @@ func (s *Store) ProviderSecret(ctx context.Context, site model.SiteID, p model.P
 	return secret, translate("pgstore: provider secret", err)
 }
 
-// UpdateSite replaces a site's domain, time zone and base currency.
+// UpdateSite replaces a site's domain, time zone, base currency and client
+// revenue policy.
 func (s *Store) UpdateSite(ctx context.Context, site model.Site) (model.Site, error) {
-	updated, err := scanSite(s.pool.QueryRow(ctx, `UPDATE sites SET domain = $2, timezone = $3, base_currency = $4
-		WHERE id = $1 RETURNING `+siteColumns, string(site.ID), site.Domain, site.Timezone, site.BaseCurrency))
+	updated, err := scanSite(s.pool.QueryRow(ctx, `UPDATE sites SET domain = $2, timezone = $3, base_currency = $4,
+		client_revenue_included = $5, client_revenue_cap = $6
+		WHERE id = $1 RETURNING `+siteColumns, string(site.ID), site.Domain, site.Timezone, site.BaseCurrency,
+		site.ClientRevenue.Included, site.ClientRevenue.Cap))
 	return updated, translate("pgstore: update site", err)
 }
 
@@ -142,7 +151,7 @@ func (s *Store) FinishDeletion(ctx context.Context, site model.SiteID) error {
 
 // Memberships lists the sites a user is a member of with their role, oldest first.
 func (s *Store) Memberships(ctx context.Context, user model.UserID) ([]model.Membership, error) {
-	rows, err := s.pool.Query(ctx, `SELECT s.id, s.domain, s.timezone, s.base_currency, s.created_at, m.role
+	rows, err := s.pool.Query(ctx, `SELECT `+siteFields+`, m.role
 		FROM sites s JOIN site_members m ON m.site_id = s.id
 		WHERE m.user_id = $1 ORDER BY s.created_at, s.id`, string(user))
 	if err != nil {
@@ -150,9 +159,9 @@ func (s *Store) Memberships(ctx context.Context, user model.UserID) ([]model.Mem
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.Membership, error) {
 		var m model.Membership
-		var id, role string
-		err := r.Scan(&id, &m.Site.Domain, &m.Site.Timezone, &m.Site.BaseCurrency, &m.Site.CreatedAt, &role)
-		m.Site.ID, m.Role = model.SiteID(id), model.Role(role)
+		var role string
+		site, err := scanSite(r, &role)
+		m.Site, m.Role = site, model.Role(role)
 		return m, err
 	})
 	return out, translate("pgstore: memberships", err)

@@ -65,7 +65,7 @@ func (s *Service) RecordAPI(ctx context.Context, sites Sites, p auth.Principal, 
 }
 
 func (s *Service) validateAPI(in PaymentInput) (Incoming, error) {
-	inc := Incoming{Provider: "api", EmitEvent: in.EventName != ""}
+	inc := Incoming{Provider: model.ProviderAPI, EmitEvent: in.EventName != ""}
 	if strings.TrimSpace(in.SiteID) == "" {
 		return inc, errs.InvalidField("site_id", "site_id is required")
 	}

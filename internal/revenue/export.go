@@ -10,8 +10,8 @@ import (
 const exportBatch = 1000
 
 // RunExporter moves converted ledger rows to ClickHouse (on every new
-// payment, and every few seconds) and converts payments that waited for a
-// rate (every minute), until ctx ends.
+// payment, and every few seconds), converts payments that waited for a rate
+// and forgets expired checkout claims (every minute), until ctx ends.
 func (s *Service) RunExporter(ctx context.Context) {
 	export := time.NewTicker(2 * time.Second)
 	convert := time.NewTicker(time.Minute)
@@ -29,6 +29,9 @@ func (s *Service) RunExporter(ctx context.Context) {
 		case <-convert.C:
 			if _, err := s.ConvertPending(ctx); err != nil {
 				s.log.Warn("revenue: converting pending payments", "err", err)
+			}
+			if _, err := s.ledger.ForgetClaims(ctx, s.now().Add(-ClaimTTL), subscriptionPrefix); err != nil {
+				s.log.Warn("revenue: forgetting expired checkout claims", "err", err)
 			}
 		case <-s.exported:
 		case <-export.C:

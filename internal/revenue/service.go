@@ -29,7 +29,10 @@ type Ledger interface {
 	SetConversion(ctx context.Context, id string, baseAmount int64, rate string, day time.Time) error
 	RateOn(ctx context.Context, currency string, day time.Time) (string, time.Time, bool, error)
 	CheckoutVisitor(ctx context.Context, site model.SiteID, checkoutSession string) (uint64, error)
-	RememberCheckout(ctx context.Context, site model.SiteID, checkoutSession string, visitor uint64) error
+	CheckoutClaims(ctx context.Context, site model.SiteID, checkoutSession string, since time.Time) ([]model.CheckoutClaim, error)
+	RememberCheckout(ctx context.Context, site model.SiteID, checkoutSession string, visitor uint64, at time.Time) error
+	ForgetClaims(ctx context.Context, before time.Time, keep string) (int64, error)
+	DeletePayments(ctx context.Context, site model.SiteID, provider string) (int64, error)
 	ProviderSecret(ctx context.Context, site model.SiteID, p model.Provider) (string, error)
 }
 
@@ -38,6 +41,7 @@ type Warehouse interface {
 	VisitorSessions(ctx context.Context, site model.SiteID, visitor uint64, from, to time.Time) ([]model.SessionTouch, error)
 	InsertPayments(ctx context.Context, rows []model.Payment, writtenAt time.Time) error
 	ExistingPaymentIDs(ctx context.Context, ids []string) (map[string]bool, error)
+	DeletePayments(ctx context.Context, site model.SiteID, provider string) error
 }
 
 // EventWriter stores event rows (the ingest write buffer), for payments that
@@ -54,6 +58,7 @@ type Service struct {
 	now       func() time.Time
 	log       *slog.Logger
 	exported  chan struct{} // wakes the exporter
+	rates     rateCache     // latest rates, to hold client revenue to a site's cap
 }
 
 // NewService wires the revenue service.
@@ -181,26 +186,58 @@ func (s *Service) visitor(ctx context.Context, in Incoming) (uint64, error) {
 	if in.ClientVisitorID != "" {
 		return clientVisitor(in.Site.ID, in.ClientVisitorID), nil
 	}
-	for _, key := range []string{in.CheckoutSession, subscriptionKey(in.SubscriptionID)} {
-		if key == "" {
-			continue
+	if in.CheckoutSession != "" {
+		v, err := s.claimant(ctx, in.Site.ID, in.CheckoutSession)
+		if v != 0 || err != nil {
+			return v, err
 		}
-		v, err := s.ledger.CheckoutVisitor(ctx, in.Site.ID, key)
-		if err == nil {
-			return v, nil
+	}
+	if in.SubscriptionID == "" {
+		return 0, nil
+	}
+	v, err := s.ledger.CheckoutVisitor(ctx, in.Site.ID, subscriptionKey(in.SubscriptionID))
+	if errors.Is(err, errs.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("revenue: subscription visitor: %w", err)
+	}
+	return v, nil
+}
+
+// ClaimTTL is how long a visitor's claim of a checkout session stands.
+const ClaimTTL = 7 * 24 * time.Hour
+
+// claimant is the buyer of a checkout session: of the visitors who claimed
+// it through the tracking script (unsigned: anyone who knows the id can),
+// the first who had viewed a page of the site before claiming it, within
+// ClaimTTL. 0 when none did.
+func (s *Service) claimant(ctx context.Context, site model.SiteID, checkoutSession string) (uint64, error) {
+	claims, err := s.ledger.CheckoutClaims(ctx, site, checkoutSession, s.now().Add(-ClaimTTL))
+	if err != nil {
+		return 0, fmt.Errorf("revenue: checkout claims: %w", err)
+	}
+	for _, c := range claims {
+		earlier, err := s.warehouse.VisitorSessions(ctx, site, c.Visitor, c.At.Add(-AttributionWindow), c.At.Add(-time.Second))
+		if err != nil {
+			return 0, fmt.Errorf("revenue: checkout claims: %w", err)
 		}
-		if !errors.Is(err, errs.ErrNotFound) {
-			return 0, fmt.Errorf("revenue: checkout visitor: %w", err)
+		if len(earlier) > 0 {
+			return c.Visitor, nil
 		}
 	}
 	return 0, nil
 }
 
+// subscriptionPrefix starts the keys linking a subscription to its visitor,
+// beside the checkout sessions' claims.
+const subscriptionPrefix = "subscription:"
+
 func subscriptionKey(id string) string {
 	if id == "" {
 		return ""
 	}
-	return "subscription:" + id
+	return subscriptionPrefix + id
 }
 
 // attribute applies the attribution rule: the last session with a
@@ -285,12 +322,18 @@ func (s *Service) wake() {
 	}
 }
 
-// RecordTracked records the revenue of a custom event (the tracker's
-// analytics('event', name, {revenue}) or the Events API) as a payment, so it
-// counts in the revenue reports. The event id deduplicates.
+// RecordTracked records the revenue of a custom event as a payment, so it
+// counts in the revenue reports: from the tracking script's
+// analytics('event', name, {revenue}) when client (model.ProviderTracker,
+// kept apart from verified revenue unless the site includes it), else from
+// the Events API. The event id deduplicates.
 func (s *Service) RecordTracked(ctx context.Context, site model.Site, eventID string, at time.Time, visitor uint64,
-	name string, amount int64, currency string, hint *model.Touch) error {
-	_, err := s.Record(ctx, Incoming{Site: site, Provider: "tracker", TransactionID: eventID, Kind: model.KindPayment,
+	name string, amount int64, currency string, hint *model.Touch, client bool) error {
+	provider := model.ProviderEvents
+	if client {
+		provider = model.ProviderTracker
+	}
+	_, err := s.Record(ctx, Incoming{Site: site, Provider: provider, TransactionID: eventID, Kind: model.KindPayment,
 		Amount: amount, Currency: currency, OccurredAt: at, PaymentRef: eventID, Visitor: visitor, EventName: name, Hint: hint})
 	return err
 }

@@ -94,7 +94,7 @@ func (s *Service) rememberSubscription(ctx context.Context, site model.Site, n p
 	if err != nil || visitor == 0 {
 		return
 	}
-	if err := s.ledger.RememberCheckout(ctx, site.ID, subscriptionKey(sub), visitor); err != nil {
+	if err := s.ledger.RememberCheckout(ctx, site.ID, subscriptionKey(sub), visitor, s.now()); err != nil {
 		s.log.Warn("revenue: could not link a subscription to its visitor", "err", err)
 	}
 }

@@ -126,7 +126,7 @@ func Verify(ctx context.Context, ch *chstore.Store, pay Payments, site string, l
 	if err := verifyBots(ctx, ch, site, bots, &c); err != nil {
 		return c, err
 	}
-	payments, err := pay.PaymentCounts(ctx, model.SiteID(site), "tracker")
+	payments, err := pay.PaymentCounts(ctx, model.SiteID(site), model.ProviderEvents)
 	if err != nil {
 		return c, fmt.Errorf("soak: verify revenue: %w", err)
 	}

@@ -41,7 +41,7 @@ func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api
 	if sc.req.Filters, err = paymentFilters(sc.req.Filters, r.Model == FirstTouch); err != nil {
 		return res, err
 	}
-	metrics := []Metric{Revenue, Refunds, PaymentCount, RefundCount, PayingVisitors}
+	metrics := revenueMetrics(sc.site.ClientRevenue.Included)
 	base := Eq(BaseCurrency, sc.site.BaseCurrency)
 	q := sc.query(Payments, []Dimension{Day(sc.tz)}, metrics, base)
 	q.WithTotals = true
@@ -70,10 +70,23 @@ func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api
 	for d := r.DateFrom; !d.After(r.DateTo); d = d.AddDate(0, 0, 1) {
 		key := d.Format(time.DateOnly)
 		t := revenueTotals(byDay[key])
-		res.Data.Timeseries = append(res.Data.Timeseries, api.RevenuePoint{Date: key, Revenue: t.Revenue, Refunds: t.Refunds, Net: t.Net})
+		res.Data.Timeseries = append(res.Data.Timeseries, api.RevenuePoint{Date: key, Revenue: t.Revenue, Refunds: t.Refunds, Net: t.Net,
+			ClientReported: t.ClientReported})
 	}
-	res.Meta = api.RevenueMeta{StatsMeta: sc.meta(), Breakdown: r.Breakdown, Model: r.Model, PendingConversion: pending}
+	res.Meta = api.RevenueMeta{StatsMeta: sc.meta(), Breakdown: r.Breakdown, Model: r.Model, PendingConversion: pending,
+		ClientRevenueIncluded: sc.site.ClientRevenue.Included}
 	return res, nil
+}
+
+// revenueMetrics are the revenue report's metrics, in the order
+// revenueTotals reads them: revenue, payments and paying visitors count what
+// the tracking script reported only when the site includes it;
+// client_reported always counts it.
+func revenueMetrics(includeClient bool) []Metric {
+	if includeClient {
+		return []Metric{Revenue, Refunds, PaymentCount, RefundCount, PayingVisitors, ClientReported}
+	}
+	return []Metric{VerifiedRevenue, Refunds, VerifiedCount, RefundCount, VerifiedPaying, ClientReported}
 }
 
 // paymentColumns are the payments' attribution columns a filter dimension
@@ -119,11 +132,11 @@ func filterParam(d Dimension) string {
 }
 
 func revenueTotals(m []float64) api.RevenueTotals {
-	if len(m) < 5 {
+	if len(m) < 6 {
 		return api.RevenueTotals{}
 	}
 	t := api.RevenueTotals{Revenue: count(m[0]), Refunds: count(m[1]), Payments: count(m[2]), RefundCount: count(m[3]),
-		PayingVisitors: count(m[4])}
+		PayingVisitors: count(m[4]), ClientReported: count(m[5])}
 	t.Net = t.Revenue - t.Refunds
 	return t
 }
@@ -148,6 +161,7 @@ func revenueRows(rows []Row, want bool) []api.RevenueRow {
 			o := &out[i].RevenueTotals
 			o.Revenue, o.Refunds, o.Net = o.Revenue+t.Revenue, o.Refunds+t.Refunds, o.Net+t.Net
 			o.Payments, o.RefundCount, o.PayingVisitors = o.Payments+t.Payments, o.RefundCount+t.RefundCount, o.PayingVisitors+t.PayingVisitors
+			o.ClientReported += t.ClientReported
 			continue
 		}
 		merged[value] = len(out)

@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"fmt"
+
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
 )
@@ -124,18 +126,34 @@ func Converters(g model.Goal) Metric {
 		exprs: map[Table]string{Events: "uniqCombinedIf(visitor_id, " + cond + ")"}, args: args}
 }
 
-// Revenue metrics, in minor units of the base currency.
+// Revenue metrics, in minor units of the base currency. Revenue,
+// PaymentCount and PayingVisitors count every payment; their Verified
+// variants leave out what the tracking script reported (unsigned), which
+// ClientReported counts.
 var (
-	Revenue        = Metric{Name: "revenue", exprs: map[Table]string{Payments: "sumIf(base_amount, kind = 'payment')"}}
-	Refunds        = Metric{Name: "refunds", exprs: map[Table]string{Payments: "sumIf(base_amount, kind = 'refund')"}}
-	PaymentCount   = Metric{Name: "payments", exprs: map[Table]string{Payments: "countIf(kind = 'payment')"}}
-	RefundCount    = Metric{Name: "refund_count", exprs: map[Table]string{Payments: "countIf(kind = 'refund')"}}
-	PayingVisitors = Metric{Name: "paying_visitors", exprs: map[Table]string{Payments: "uniqCombinedIf(visitor_id, kind = 'payment' AND visitor_id != 0)"}}
+	Revenue         = paymentMetric("revenue", "sumIf(base_amount, kind = 'payment'%s)", "")
+	VerifiedRevenue = paymentMetric("revenue", "sumIf(base_amount, kind = 'payment'%s)", verified)
+	Refunds         = Metric{Name: "refunds", exprs: map[Table]string{Payments: "sumIf(base_amount, kind = 'refund')"}}
+	PaymentCount    = paymentMetric("payments", "countIf(kind = 'payment'%s)", "")
+	VerifiedCount   = paymentMetric("payments", "countIf(kind = 'payment'%s)", verified)
+	RefundCount     = Metric{Name: "refund_count", exprs: map[Table]string{Payments: "countIf(kind = 'refund')"}}
+	PayingVisitors  = paymentMetric("paying_visitors", "uniqCombinedIf(visitor_id, kind = 'payment' AND visitor_id != 0%s)", "")
+	VerifiedPaying  = paymentMetric("paying_visitors", "uniqCombinedIf(visitor_id, kind = 'payment' AND visitor_id != 0%s)", verified)
+	ClientReported  = paymentMetric("client_reported", "sumIf(base_amount, kind = 'payment'%s)", " AND provider = '"+model.ProviderTracker+"'")
 	// BaseCurrency is the currency payments were converted into.
 	BaseCurrency = Dimension{Name: "base_currency", exprs: map[Table]string{Payments: "base_currency"}}
 	// Attributed is 1 for payments tally could tie to a visit.
 	Attributed = Dimension{Name: "attributed", exprs: map[Table]string{Payments: "attributed"}}
 )
+
+// verified leaves out payments the tracking script reported.
+const verified = " AND provider != '" + model.ProviderTracker + "'"
+
+// paymentMetric is a metric of the payments table whose expression takes a
+// further condition (format's %s).
+func paymentMetric(name, format, cond string) Metric {
+	return Metric{Name: name, exprs: map[Table]string{Payments: fmt.Sprintf(format, cond)}}
+}
 
 // RevenueBreakdowns name the attribution columns of the payments table, by
 // breakdown, for the last and the first touch.

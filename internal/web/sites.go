@@ -15,6 +15,7 @@ import (
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/money"
 )
 
 type sitesPage struct {
@@ -106,7 +107,8 @@ var providerNames = []struct {
 var notices = map[string]string{
 	"created": "Your site is ready. Install the snippet below on every page to start counting.",
 	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "secret": "Webhook secret saved.",
-	"member": "Member saved.", "member_removed": "Member removed.",
+	"member": "Member saved.", "member_removed": "Member removed.", "client_revenue": "Client revenue settings saved.",
+	"client_revenue_purged": "Revenue reported by the tracking script deleted.",
 }
 
 func (s *Server) settings(c echo.Context) error {
@@ -293,6 +295,35 @@ func (s *Server) setSecret(c echo.Context) error {
 		return s.settingsError(c, "revenue", err)
 	}
 	return s.settingsRedirect(c, "secret", "revenue")
+}
+
+// setClientRevenue saves what the site does with revenue the tracking
+// script reports: counted with verified revenue or apart, and its cap per
+// event (in major units of the base currency in the form).
+func (s *Server) setClientRevenue(c echo.Context) error {
+	m, pr, err := s.membership(c)
+	if err != nil {
+		return err
+	}
+	capped, err := money.MinorUnits(c.FormValue("cap"), m.Site.BaseCurrency)
+	if err != nil {
+		return s.settingsError(c, "revenue", errs.InvalidField("client_revenue.cap", "the cap must be an amount of %s: %v", m.Site.BaseCurrency, err))
+	}
+	included := c.FormValue("included") == "on"
+	in := accounts.SiteChange{ClientRevenueIncluded: &included, ClientRevenueCap: &capped}
+	if _, err := s.deps.Sites.Update(c.Request().Context(), pr, m.Site.ID, in); err != nil {
+		return s.settingsError(c, "revenue", err)
+	}
+	return s.settingsRedirect(c, "client_revenue", "revenue")
+}
+
+// purgeClientRevenue deletes the revenue the tracking script reported.
+func (s *Server) purgeClientRevenue(c echo.Context) error {
+	u, _ := session(c)
+	if _, err := s.deps.Revenue.PurgeClientRevenue(c.Request().Context(), u.principal(), model.SiteID(c.Param("site"))); err != nil {
+		return s.settingsError(c, "revenue", err)
+	}
+	return s.settingsRedirect(c, "client_revenue_purged", "revenue")
 }
 
 func (s *Server) setMember(c echo.Context) error {

@@ -40,6 +40,7 @@ var funcs = template.FuncMap{
 	"pct":      formatPercent,
 	"duration": formatDuration,
 	"money":    money.Format,
+	"major":    money.Major,
 	"change":   formatChange,
 	"changeClass": func(v *float64) string {
 		switch {

@@ -81,12 +81,18 @@ type Limiter interface {
 	AllowN(ctx context.Context, key string, lim ratelimit.Limit, n int) (ratelimit.Result, error)
 }
 
+// ClientRevenue purges the revenue the tracking script reported to a site.
+type ClientRevenue interface {
+	PurgeClientRevenue(ctx context.Context, p auth.Principal, site model.SiteID) (int64, error)
+}
+
 // Deps are what the dashboard uses.
 type Deps struct {
 	Auth     Authenticator
 	Sessions SessionStore
 	Sites    Sites
 	Team     Team
+	Revenue  ClientRevenue
 	Keys     Keys
 	Goals    Goals
 	Stats    Stats
@@ -163,15 +169,17 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/sites", s.createSite)
 	in(http.MethodGet, "/sites/:site", s.dashboard)
 	in(http.MethodGet, "/sites/:site/cards/:card", s.card)
+	in(http.MethodGet, "/sites/:site/download", s.download)
 	in(http.MethodGet, "/sites/:site/settings", s.settings)
 	in(http.MethodPost, "/sites/:site/settings", s.updateSite)
 	in(http.MethodPost, "/sites/:site/delete", s.deleteSite)
 	in(http.MethodPost, "/sites/:site/goals", s.createGoal)
 	in(http.MethodGet, "/sites/:site/goals/:goal", s.goalForm)
 	in(http.MethodPost, "/sites/:site/goals/:goal", s.updateGoal)
-	in(http.MethodGet, "/sites/:site/download", s.download)
 	in(http.MethodPost, "/sites/:site/goals/:goal/delete", s.deleteGoal)
 	in(http.MethodPost, "/sites/:site/secrets", s.setSecret)
+	in(http.MethodPost, "/sites/:site/client-revenue", s.setClientRevenue)
+	in(http.MethodPost, "/sites/:site/client-revenue/purge", s.purgeClientRevenue)
 	in(http.MethodPost, "/sites/:site/members", s.setMember)
 	in(http.MethodPost, "/sites/:site/members/:user/remove", s.removeMember)
 	in(http.MethodGet, "/account/keys", s.keyList)

@@ -5,19 +5,39 @@ import "time"
 // SiteRequest is the body of POST /api/v1/sites and PUT /api/v1/sites/:id.
 // On PUT, fields left out keep their value.
 type SiteRequest struct {
-	Domain       string `json:"domain,omitempty"`
-	Timezone     string `json:"timezone,omitempty"`
-	BaseCurrency string `json:"base_currency,omitempty"`
+	Domain        string                `json:"domain,omitempty"`
+	Timezone      string                `json:"timezone,omitempty"`
+	BaseCurrency  string                `json:"base_currency,omitempty"`
+	ClientRevenue *ClientRevenueRequest `json:"client_revenue,omitempty"`
+}
+
+// ClientRevenueRequest changes a site's client revenue policy; fields left
+// out keep their value.
+type ClientRevenueRequest struct {
+	Included *bool  `json:"included,omitempty"`
+	Cap      *int64 `json:"cap,omitempty"`
 }
 
 // Site is a site as the API returns it, with the caller's role on it.
 type Site struct {
-	SiteID       string    `json:"site_id"`
-	Domain       string    `json:"domain"`
-	Timezone     string    `json:"timezone"`
-	BaseCurrency string    `json:"base_currency"`
-	Role         string    `json:"role"`
-	CreatedAt    time.Time `json:"created_at"`
+	SiteID        string        `json:"site_id"`
+	Domain        string        `json:"domain"`
+	Timezone      string        `json:"timezone"`
+	BaseCurrency  string        `json:"base_currency"`
+	ClientRevenue ClientRevenue `json:"client_revenue"`
+	Role          string        `json:"role"`
+	CreatedAt     time.Time     `json:"created_at"`
+}
+
+// ClientRevenue is a site's policy for revenue the tracking script reports
+// (unsigned: anyone who knows the site id can send it).
+type ClientRevenue struct {
+	// Included counts it in the revenue figures; else reports show it apart
+	// as client_reported.
+	Included bool `json:"included"`
+	// Cap is the most one event may report, in minor units of the base
+	// currency; 0 refuses all of it.
+	Cap int64 `json:"cap"`
 }
 
 // SiteResponse wraps one site.
@@ -39,4 +59,14 @@ type SiteDeletion struct {
 		Status string `json:"status"` // "deleting"
 	} `json:"data"`
 	Message string `json:"message"`
+}
+
+// ClientRevenuePurge answers DELETE /api/v1/sites/:id/client-revenue: the
+// payments the tracking script reported to the site are gone from the ledger
+// and the revenue reports.
+type ClientRevenuePurge struct {
+	Data struct {
+		SiteID string `json:"site_id"`
+		Purged int64  `json:"purged"` // payments deleted
+	} `json:"data"`
 }

@@ -314,6 +314,10 @@ type RevenueTotals struct {
 	Payments       int64 `json:"payments"`
 	RefundCount    int64 `json:"refund_count"`
 	PayingVisitors int64 `json:"paying_visitors"`
+	// ClientReported is the revenue the tracking script reported (unsigned).
+	// It is part of Revenue, Net, Payments and PayingVisitors only when the
+	// site includes it (meta.client_revenue_included).
+	ClientReported int64 `json:"client_reported"`
 }
 
 // RevenueRow is a row of a revenue breakdown.
@@ -324,10 +328,11 @@ type RevenueRow struct {
 
 // RevenuePoint is one day of revenue.
 type RevenuePoint struct {
-	Date    string `json:"date"`
-	Revenue int64  `json:"revenue"`
-	Refunds int64  `json:"refunds"`
-	Net     int64  `json:"net"`
+	Date           string `json:"date"`
+	Revenue        int64  `json:"revenue"`
+	Refunds        int64  `json:"refunds"`
+	Net            int64  `json:"net"`
+	ClientReported int64  `json:"client_reported"`
 }
 
 // RevenueReport is data of GET /api/v1/stats/revenue.
@@ -348,6 +353,10 @@ type RevenueMeta struct {
 	// PendingConversion counts payments of the range that wait for the
 	// exchange rate of their day and are not in the figures yet.
 	PendingConversion int64 `json:"pending_conversion"`
+	// ClientRevenueIncluded says whether revenue the tracking script
+	// reported counts in revenue, net, payments and paying visitors (the
+	// site's setting); client_reported shows it either way.
+	ClientRevenueIncluded bool `json:"client_revenue_included"`
 }
 
 // RevenueResponse is the body of GET /api/v1/stats/revenue.

@@ -42,3 +42,11 @@ func (c *Client) DeleteSite(ctx context.Context, id string) (api.SiteDeletion, e
 	err := c.do(ctx, http.MethodDelete, "/api/v1/sites/"+url.PathEscape(id), nil, nil, &res)
 	return res, err
 }
+
+// PurgeClientRevenue deletes the revenue the tracking script reported to a
+// site and returns how many payments went.
+func (c *Client) PurgeClientRevenue(ctx context.Context, id string) (int64, error) {
+	var res api.ClientRevenuePurge
+	err := c.do(ctx, http.MethodDelete, "/api/v1/sites/"+url.PathEscape(id)+"/client-revenue", nil, nil, &res)
+	return res.Data.Purged, err
+}

@@ -36,12 +36,13 @@ type batch struct {
 	revenue  []tracked // the events carrying revenue, for the payments ledger
 }
 
-// tracked is an event with revenue, the base currency of its site, and the
-// session it happened in.
+// tracked is an event with revenue, the base currency of its site, the
+// session it happened in, and whether the tracking script reported it.
 type tracked struct {
 	event   *model.EventRow
 	base    string
 	session session.Assigned
+	client  bool
 }
 
 // add decodes a log record into bt. The log's CRC held, so a record that
@@ -109,7 +110,7 @@ func (bt *batch) build() {
 				k++
 				a.Apply(&row)
 				if row.RevenueAmount > 0 {
-					bt.revenue = append(bt.revenue, tracked{event: rec.Event, base: rec.BaseCurrency, session: a})
+					bt.revenue = append(bt.revenue, tracked{event: rec.Event, base: rec.BaseCurrency, session: a, client: rec.ClientRevenue})
 				}
 			}
 			bt.events = append(bt.events, row)

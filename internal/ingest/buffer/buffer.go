@@ -61,11 +61,11 @@ type Sessions interface {
 	Forget(ctx context.Context, snap *session.Snapshot)
 }
 
-// Revenue records the revenue of custom events in the payments ledger; a
-// repeated event id is recorded once.
+// Revenue records the revenue of custom events in the payments ledger (client
+// when the tracking script reported it); a repeated event id is recorded once.
 type Revenue interface {
 	RecordTracked(ctx context.Context, site model.Site, eventID string, at time.Time, visitor uint64, name string,
-		amount int64, currency string, hint *model.Touch) error
+		amount int64, currency string, hint *model.Touch, client bool) error
 }
 
 // Options configure a Buffer.

@@ -173,7 +173,7 @@ func testSessions(t *testing.T) *session.Manager {
 // noRevenue is a ledger that must not be called.
 type noRevenue struct{ t *testing.T }
 
-func (n noRevenue) RecordTracked(context.Context, model.Site, string, time.Time, uint64, string, int64, string, *model.Touch) error {
+func (n noRevenue) RecordTracked(context.Context, model.Site, string, time.Time, uint64, string, int64, string, *model.Touch, bool) error {
 	n.t.Error("revenue recorded for events without revenue")
 	return nil
 }

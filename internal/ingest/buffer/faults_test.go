@@ -210,7 +210,7 @@ type ledger struct {
 }
 
 func (l *ledger) RecordTracked(_ context.Context, site model.Site, eventID string, _ time.Time, _ uint64, _ string,
-	amount int64, currency string, hint *model.Touch) error {
+	amount int64, currency string, hint *model.Touch, _ bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.down {

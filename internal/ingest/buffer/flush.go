@@ -345,7 +345,7 @@ func (b *Buffer) recordRevenue(ctx context.Context, bt *batch) error {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.InsertTimeout)
 			defer cancel()
 			err := b.revenue.RecordTracked(rctx, site, e.EventID, e.Timestamp, e.VisitorID, e.Name,
-				e.RevenueAmount, e.RevenueCurrency, t.session.Touch())
+				e.RevenueAmount, e.RevenueCurrency, t.session.Touch(), t.client)
 			if kind := errs.KindOf(err); err != nil && kind != errs.Internal && kind != errs.Unavailable {
 				// no retry can make it count (e.g. the site was deleted)
 				b.opts.Log.Warn("buffer: an event's revenue cannot be recorded", "site_id", e.SiteID, "err", err)
