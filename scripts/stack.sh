@@ -468,6 +468,7 @@ compose() {
 	# never starts; placeholders satisfy the interpolation. The dev override makes
 	# ClickHouse passwordless and Postgres trust loopback, like the native stack.
 	TALLY_JWT_SECRET=${TALLY_JWT_SECRET:-$(cat "$DATA/jwt_secret" 2>/dev/null || echo unused)} \
+		TALLY_SECRETS_KEY=${TALLY_SECRETS_KEY:-$(cat "$DATA/secrets_key" 2>/dev/null || echo unused)} \
 		TALLY_CLICKHOUSE_PASSWORD=${TALLY_CLICKHOUSE_PASSWORD:-unused-locally} \
 		TALLY_POSTGRES_PASSWORD=${TALLY_POSTGRES_PASSWORD:-unused-locally} \
 		TALLY_STACK_CH_PORT=$CH_PORT TALLY_STACK_CH_HTTP_PORT=$CH_HTTP_PORT \
@@ -498,6 +499,17 @@ ensure_jwt_secret() {
 	[[ -s $f ]] && return 0
 	log "generating a JWT secret in $f"
 	(umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$f.tmp")
+	mv "$f.tmp" "$f"
+	chmod 600 "$f"
+}
+
+# ensure_secrets_key makes the key that seals webhook secrets in Postgres
+# (32 bytes), kept with the data so that they open after a restart.
+ensure_secrets_key() {
+	local f="$DATA/secrets_key"
+	[[ -s $f ]] && return 0
+	log "generating a key for webhook secrets in $f"
+	(umask 077 && head -c 32 /dev/urandom | base64 -w0 >"$f.tmp")
 	mv "$f.tmp" "$f"
 	chmod 600 "$f"
 }
@@ -563,6 +575,7 @@ write_env_file() {
 		emit TALLY_CLICKHOUSE_DATABASE "$DB_NAME"
 		emit TALLY_REDIS_URL "redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
 		emit TALLY_JWT_SECRET "$(<"$DATA/jwt_secret")"
+		emit TALLY_SECRETS_KEY "$(<"$DATA/secrets_key")"
 		emit TALLY_WAL_DIR "$DATA/wal-$PROFILE"
 		emit TALLY_GEOIP_PATH "$geo"
 		if [[ $PROFILE == test ]]; then
@@ -571,7 +584,7 @@ write_env_file() {
 			emit TALLY_TEST_AXE "$AXE_JS"
 		fi
 	} >"$f.tmp"
-	chmod 600 "$f.tmp" # holds the JWT secret
+	chmod 600 "$f.tmp" # holds the JWT secret and the secrets key
 	mv "$f.tmp" "$f"
 }
 
@@ -582,6 +595,7 @@ cmd_up() {
 	lock
 	resolve_mode
 	ensure_jwt_secret
+	ensure_secrets_key
 	if [[ $MODE == docker ]]; then
 		docker_up
 	else

@@ -17,7 +17,12 @@ func newMigrateCmd() *cobra.Command {
 and ClickHouse (creating the ClickHouse database if needed). It is safe to run
 repeatedly. Run it once, before tally servers start or are upgraded: a
 migration that builds a rollup from the stored events (0005_page_rollups)
-would count events inserted while it runs twice.`,
+would count events inserted while it runs twice.
+
+It also seals again, with TALLY_SECRETS_KEY, every webhook signing secret
+stored before secrets were sealed or sealed with a key now listed in
+TALLY_SECRETS_OLD_KEYS: to rotate the key, set the new one, move the old one
+to TALLY_SECRETS_OLD_KEYS, run migrate, then drop the old key.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := loadEnv(cmd)
@@ -28,7 +33,8 @@ would count events inserted while it runs twice.`,
 			if err != nil {
 				return err
 			}
-			text := fmt.Sprintf("postgres: %s\nclickhouse: %s", describeApplied(res.Postgres), describeApplied(res.ClickHouse))
+			text := fmt.Sprintf("postgres: %s\nclickhouse: %s\nwebhook secrets sealed again with the current key: %d",
+				describeApplied(res.Postgres), describeApplied(res.ClickHouse), res.SecretsResealed)
 			return e.print(asJSON, res, text)
 		},
 	}
@@ -39,6 +45,9 @@ would count events inserted while it runs twice.`,
 type migrateResult struct {
 	Postgres   []string `json:"postgres"`
 	ClickHouse []string `json:"clickhouse"`
+	// SecretsResealed counts the webhook secrets sealed again with the
+	// current TALLY_SECRETS_KEY (stored before sealing, or with an old key).
+	SecretsResealed int `json:"secrets_resealed"`
 }
 
 func migrateAll(ctx context.Context, e *env) (migrateResult, error) {
@@ -52,6 +61,12 @@ func migrateAll(ctx context.Context, e *env) (migrateResult, error) {
 	res.Postgres = append(res.Postgres, applied...)
 	if err != nil {
 		return res, err
+	}
+	// a key made up for this process would leave the secrets unreadable
+	if !e.cfg.SecretsKeyEphemeral() {
+		if res.SecretsResealed, err = pg.ResealSecrets(ctx); err != nil {
+			return res, err
+		}
 	}
 	ch, err := e.clickhouse(ctx)
 	if err != nil {

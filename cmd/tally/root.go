@@ -66,7 +66,11 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 }
 
 func (e *env) postgres(ctx context.Context) (*pgstore.Store, error) {
-	return pgstore.Open(ctx, e.cfg.PostgresURL)
+	box, err := e.cfg.SecretBox()
+	if err != nil {
+		return nil, err
+	}
+	return pgstore.Open(ctx, e.cfg.PostgresURL, pgstore.WithSecrets(box))
 }
 
 func (e *env) clickhouse(ctx context.Context) (*chstore.Store, error) {

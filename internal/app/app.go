@@ -96,7 +96,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ...Opti
 func (a *App) build(ctx context.Context) (err error) {
 	cfg, log := a.cfg, a.log
 	a.Metrics = metrics.New()
-	if a.PG, err = pgstore.Open(ctx, cfg.PostgresURL); err != nil {
+	box, err := cfg.SecretBox()
+	if err != nil {
+		return err
+	}
+	if a.PG, err = pgstore.Open(ctx, cfg.PostgresURL, pgstore.WithSecrets(box)); err != nil {
 		return err
 	}
 	chOpts := CHOptions(cfg)

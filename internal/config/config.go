@@ -4,6 +4,7 @@ package config
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/tally-analytics/tally/internal/secretbox"
 )
 
 // Environments. A production server accepts only sk_live_ keys, any other only
@@ -48,6 +51,14 @@ type Config struct {
 	RedisPrefix string `env:"TALLY_REDIS_PREFIX" envDefault:"tally:"`
 	// JWTSecret signs login tokens (HS256); required in production (TALLY_JWT_SECRET).
 	JWTSecret string `env:"TALLY_JWT_SECRET" secret:"true"`
+	// SecretsKey seals the payment providers' webhook signing secrets in
+	// Postgres (AES-256-GCM; 32 bytes in base64); required in production
+	// (TALLY_SECRETS_KEY). SecretsOldKeys are earlier keys, comma-separated,
+	// still read during a rotation (TALLY_SECRETS_OLD_KEYS).
+	SecretsKey     string `env:"TALLY_SECRETS_KEY" secret:"true"`
+	SecretsOldKeys string `env:"TALLY_SECRETS_OLD_KEYS" secret:"true"`
+	// secretsKeyMadeUp: SecretsKey was made up for this process.
+	secretsKeyMadeUp bool
 	// GeoIPPath is a GeoIP2/GeoLite2 City database; empty = no geo (TALLY_GEOIP_PATH).
 	GeoIPPath string `env:"TALLY_GEOIP_PATH"`
 	// WALDir holds the write-ahead log of accepted events (TALLY_WAL_DIR).
@@ -200,9 +211,51 @@ func (c *Config) KeyEnvironment() string {
 	return "test"
 }
 
+// SecretsKeyEphemeral reports that no TALLY_SECRETS_KEY was set and this
+// process seals with a key of its own.
+func (c *Config) SecretsKeyEphemeral() bool { return c.secretsKeyMadeUp }
+
+// SecretBox is the box that seals the providers' webhook secrets, from
+// TALLY_SECRETS_KEY and TALLY_SECRETS_OLD_KEYS (validated by Load).
+func (c *Config) SecretBox() (*secretbox.Box, error) {
+	current, err := secretbox.ParseKey(c.SecretsKey)
+	if err != nil {
+		return nil, fmt.Errorf("TALLY_SECRETS_KEY: %w", err)
+	}
+	var old [][]byte
+	for _, s := range strings.Split(c.SecretsOldKeys, ",") {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		k, err := secretbox.ParseKey(s)
+		if err != nil {
+			return nil, fmt.Errorf("TALLY_SECRETS_OLD_KEYS: %w", err)
+		}
+		old = append(old, k)
+	}
+	return secretbox.New(current, old...)
+}
+
 func (c *Config) validate() ([]string, error) {
 	var warnings []string
 	var problems []error
+	switch {
+	case c.SecretsKey == "" && c.Production():
+		problems = append(problems, errors.New("TALLY_SECRETS_KEY is required: 32 bytes in base64, e.g. "+
+			"head -c 32 /dev/urandom | base64 (for a local server, set TALLY_ENV=development instead)"))
+	case c.SecretsKey == "":
+		// no fixed key anywhere: a local server seals with one of its own
+		k := make([]byte, secretbox.KeySize)
+		rand.Read(k)
+		c.SecretsKey, c.secretsKeyMadeUp = base64.StdEncoding.EncodeToString(k), true
+		warnings = append(warnings, "TALLY_SECRETS_KEY is not set; webhook secrets saved now are sealed with a key of "+
+			"this process and cannot be read after it stops (TALLY_ENV="+c.Env+")")
+		fallthrough
+	default:
+		if _, err := c.SecretBox(); err != nil {
+			problems = append(problems, err)
+		}
+	}
 	switch c.Env {
 	case EnvProduction, EnvDevelopment, EnvTest:
 	default:

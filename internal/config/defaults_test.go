@@ -7,19 +7,26 @@ import (
 )
 
 // A server that was not told its environment is a production one: without
-// a JWT secret it refuses to start, and it takes only live keys, redirects
-// to HTTPS and marks cookies Secure. A development server without a secret
-// signs with one of its own process: no fixed secret exists to forge tokens
-// with. The Dockerfile says production.
+// a JWT secret or a key to seal webhook secrets with it refuses to start,
+// and it takes only live keys, redirects to HTTPS and marks cookies Secure.
+// A development server without them uses ones of its own process: no fixed
+// secret exists to forge tokens or open stored secrets with. The Dockerfile
+// says production.
 func TestSafeDefaults(t *testing.T) {
 	t.Setenv("TALLY_ENV", "")
 	os.Unsetenv("TALLY_ENV")
 	t.Setenv("TALLY_JWT_SECRET", "")
-	if _, _, err := Load(); err == nil || !strings.Contains(err.Error(), "TALLY_JWT_SECRET is required") {
-		t.Errorf("no TALLY_ENV and no secret: %v, want a refusal to start", err)
+	t.Setenv("TALLY_SECRETS_KEY", "")
+	_, _, err := Load()
+	if err == nil || !strings.Contains(err.Error(), "TALLY_JWT_SECRET is required") || !strings.Contains(err.Error(), "TALLY_SECRETS_KEY is required") {
+		t.Errorf("no TALLY_ENV and no secrets: %v, want a refusal to start naming both", err)
 	}
-
+	t.Setenv("TALLY_SECRETS_KEY", "too-short")
 	t.Setenv("TALLY_JWT_SECRET", strings.Repeat("s", 32))
+	if _, _, err := Load(); err == nil || !strings.Contains(err.Error(), "TALLY_SECRETS_KEY") {
+		t.Errorf("a key that is not 32 bytes: %v, want a refusal", err)
+	}
+	t.Setenv("TALLY_SECRETS_KEY", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
 	cfg, _, err := Load()
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +38,7 @@ func TestSafeDefaults(t *testing.T) {
 
 	t.Setenv("TALLY_ENV", EnvDevelopment)
 	t.Setenv("TALLY_JWT_SECRET", "")
+	t.Setenv("TALLY_SECRETS_KEY", "")
 	a, warnings, err := Load()
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +46,9 @@ func TestSafeDefaults(t *testing.T) {
 	b, _, err := Load()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if a.SecretsKey == "" || a.SecretsKey == b.SecretsKey || len(warnings) < 2 {
+		t.Errorf("development without a secrets key: the same in two processes: %t, warnings %v", a.SecretsKey == b.SecretsKey, warnings)
 	}
 	if len(a.JWTSecret) < 32 || a.JWTSecret == b.JWTSecret || len(warnings) == 0 {
 		t.Errorf("development without a secret: %d-character secret, the same in two processes: %t, warnings %v; "+

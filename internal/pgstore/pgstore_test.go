@@ -4,25 +4,42 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
+	"github.com/tally-analytics/tally/internal/secretbox"
 	"github.com/tally-analytics/tally/internal/testenv"
 )
 
 func open(t *testing.T) *pgstore.Store {
 	t.Helper()
-	s, err := pgstore.Open(context.Background(), testenv.Postgres(t))
+	return openWith(t, testenv.Postgres(t), testKey(1))
+}
+
+// openWith opens the database at url sealing secrets with the first key
+// and opening them with any.
+func openWith(t *testing.T, url string, keys ...[]byte) *pgstore.Store {
+	t.Helper()
+	box, err := secretbox.New(keys[0], keys[1:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := pgstore.Open(context.Background(), url, pgstore.WithSecrets(box))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	return s
 }
+
+func testKey(b byte) []byte { return bytes.Repeat([]byte{b}, secretbox.KeySize) }
 
 func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 	s := open(t) // testenv migrated it once already
@@ -100,6 +117,78 @@ func TestUsersSitesMembers(t *testing.T) {
 	}
 	if sec, err := s.ProviderSecret(ctx, "site1", model.ProviderA); err != nil || sec != "whsec_2" {
 		t.Errorf("ProviderSecret = %q, %v; want the replaced secret", sec, err)
+	}
+}
+
+// Webhook signing secrets are sealed at rest: before, the column held
+// "whsec_..." as sent. A secret stored in the clear before sealing existed
+// still opens and is sealed by ResealSecrets; a key rotation reseals with the
+// new key; a sealed value moved to another row does not open.
+func TestProviderSecretsSealed(t *testing.T) {
+	url := testenv.Postgres(t)
+	s := openWith(t, url, testKey(1))
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, model.User{Email: "sec@example.com", Name: "S", PasswordHash: "h", Plan: model.PlanPro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateSite(ctx, model.Site{ID: "s1", Domain: "example.com", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(ctx)
+	column := func(p model.Provider) string {
+		t.Helper()
+		var v string
+		if err := raw.QueryRow(ctx, "SELECT secret FROM site_provider_secrets WHERE site_id = 's1' AND provider = $1", string(p)).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if err := s.SetProviderSecret(ctx, "s1", model.ProviderA, "whsec_plain_a"); err != nil {
+		t.Fatal(err)
+	}
+	if v := column(model.ProviderA); strings.Contains(v, "whsec") || !strings.HasPrefix(v, "v1:"+secretbox.KeyID(testKey(1))+":") {
+		t.Errorf("stored secret %q: not sealed with the key", v)
+	}
+	// stored in the clear by an earlier release
+	if _, err := raw.Exec(ctx, "INSERT INTO site_provider_secrets (site_id, provider, secret) VALUES ('s1', $1, 'whsec_legacy_b')",
+		string(model.ProviderB)); err != nil {
+		t.Fatal(err)
+	}
+	if sec, err := s.ProviderSecret(ctx, "s1", model.ProviderB); err != nil || sec != "whsec_legacy_b" {
+		t.Errorf("legacy secret: %q, %v", sec, err)
+	}
+	if n, err := s.ResealSecrets(ctx); err != nil || n != 1 {
+		t.Errorf("ResealSecrets = %d, %v; want the legacy one", n, err)
+	}
+	if v := column(model.ProviderB); strings.Contains(v, "whsec") {
+		t.Errorf("legacy secret still in the clear after resealing: %q", v)
+	}
+	// rotation: key 2 seals, key 1 still opens
+	rotated := openWith(t, url, testKey(2), testKey(1))
+	if n, err := rotated.ResealSecrets(ctx); err != nil || n != 2 {
+		t.Errorf("ResealSecrets after rotation = %d, %v; want 2", n, err)
+	}
+	onlyNew := openWith(t, url, testKey(2))
+	for p, want := range map[model.Provider]string{model.ProviderA: "whsec_plain_a", model.ProviderB: "whsec_legacy_b"} {
+		if sec, err := onlyNew.ProviderSecret(ctx, "s1", p); err != nil || sec != want {
+			t.Errorf("after rotation, %s: %q, %v", p, sec, err)
+		}
+	}
+	if _, err := s.ProviderSecret(ctx, "s1", model.ProviderA); err == nil {
+		t.Error("the old key alone opened a secret sealed with the new one")
+	}
+	// a sealed value copied to another row
+	if _, err := raw.Exec(ctx, "INSERT INTO site_provider_secrets (site_id, provider, secret) VALUES ('s1', $1, $2)",
+		string(model.ProviderC), column(model.ProviderA)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := onlyNew.ProviderSecret(ctx, "s1", model.ProviderC); err == nil {
+		t.Error("a sealed secret moved to another provider's row opened")
 	}
 }
 

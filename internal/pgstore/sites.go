@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -76,21 +78,90 @@ func (s *Store) MemberRole(ctx context.Context, site model.SiteID, user model.Us
 	return model.Role(role), translate("pgstore: member role", err)
 }
 
-// SetProviderSecret stores (or replaces) a site's webhook signing secret for a provider.
+// SetProviderSecret stores (or replaces) a site's webhook signing secret for
+// a provider, sealed (see WithSecrets).
 func (s *Store) SetProviderSecret(ctx context.Context, site model.SiteID, p model.Provider, secret string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO site_provider_secrets (site_id, provider, secret) VALUES ($1, $2, $3)
+	if s.secrets == nil {
+		return errNoSecretsKey
+	}
+	sealed, err := s.secrets.Seal(secret, secretRow(site, p))
+	if err != nil {
+		return fmt.Errorf("pgstore: set provider secret: %w", err)
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO site_provider_secrets (site_id, provider, secret) VALUES ($1, $2, $3)
 		ON CONFLICT (site_id, provider) DO UPDATE SET secret = EXCLUDED.secret, updated_at = now()`,
-		string(site), string(p), secret)
+		string(site), string(p), sealed)
 	return translate("pgstore: set provider secret", err)
 }
 
 // ProviderSecret returns a site's webhook signing secret for a provider.
 func (s *Store) ProviderSecret(ctx context.Context, site model.SiteID, p model.Provider) (string, error) {
-	var secret string
+	if s.secrets == nil {
+		return "", errNoSecretsKey
+	}
+	var sealed string
 	err := s.pool.QueryRow(ctx, "SELECT secret FROM site_provider_secrets WHERE site_id = $1 AND provider = $2",
-		string(site), string(p)).Scan(&secret)
-	return secret, translate("pgstore: provider secret", err)
+		string(site), string(p)).Scan(&sealed)
+	if err != nil {
+		return "", translate("pgstore: provider secret", err)
+	}
+	secret, _, err := s.secrets.Open(sealed, secretRow(site, p))
+	if err != nil {
+		return "", fmt.Errorf("pgstore: provider secret of %s/%s: %w", site, p, err)
+	}
+	return secret, nil
 }
+
+// ResealSecrets seals again, with the current key, every provider secret
+// sealed with an earlier key or stored before secrets were sealed, and says
+// how many it changed. A secret no configured key opens is an error.
+func (s *Store) ResealSecrets(ctx context.Context) (int, error) {
+	if s.secrets == nil {
+		return 0, errNoSecretsKey
+	}
+	rows, err := s.pool.Query(ctx, "SELECT site_id, provider, secret FROM site_provider_secrets")
+	if err != nil {
+		return 0, translate("pgstore: reseal secrets", err)
+	}
+	type row struct{ site, provider, secret string }
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
+		var x row
+		err := r.Scan(&x.site, &x.provider, &x.secret)
+		return x, err
+	})
+	if err != nil {
+		return 0, translate("pgstore: reseal secrets", err)
+	}
+	n := 0
+	for _, x := range all {
+		aad := secretRow(model.SiteID(x.site), model.Provider(x.provider))
+		plain, current, err := s.secrets.Open(x.secret, aad)
+		if err != nil {
+			return n, fmt.Errorf("pgstore: reseal the secret of %s/%s: %w", x.site, x.provider, err)
+		}
+		if current {
+			continue
+		}
+		sealed, err := s.secrets.Seal(plain, aad)
+		if err != nil {
+			return n, fmt.Errorf("pgstore: reseal secrets: %w", err)
+		}
+		// only if unchanged meanwhile
+		tag, err := s.pool.Exec(ctx, `UPDATE site_provider_secrets SET secret = $4
+			WHERE site_id = $1 AND provider = $2 AND secret = $3`, x.site, x.provider, x.secret, sealed)
+		if err != nil {
+			return n, translate("pgstore: reseal secrets", err)
+		}
+		n += int(tag.RowsAffected())
+	}
+	return n, nil
+}
+
+// errNoSecretsKey: the store was opened without WithSecrets.
+var errNoSecretsKey = errors.New("pgstore: no key to seal provider secrets with (TALLY_SECRETS_KEY)")
+
+// secretRow binds a sealed secret to its row.
+func secretRow(site model.SiteID, p model.Provider) string { return string(site) + "/" + string(p) }
 
 // UpdateSite replaces a site's domain, time zone, base currency and client
 // revenue policy.

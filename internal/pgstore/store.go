@@ -16,15 +16,25 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/secretbox"
 )
 
 // Store wraps a pgx connection pool.
 type Store struct {
 	pool *pgxpool.Pool
+	// secrets seals the providers' webhook signing secrets at rest.
+	secrets *secretbox.Box
 }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithSecrets seals the providers' webhook signing secrets with box; without
+// it they can be neither stored nor read.
+func WithSecrets(box *secretbox.Box) Option { return func(s *Store) { s.secrets = box } }
+
 // Open connects to Postgres and checks the connection.
-func Open(ctx context.Context, url string) (*Store, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: parse url: %w", errors.New("invalid postgres url"))
@@ -43,7 +53,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("pgstore: ping: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	s := &Store{pool: pool}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // Close closes the pool.
