@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"errors"
+	"net/mail"
 	"strings"
 
 	"github.com/tally-analytics/tally/internal/errs"
@@ -12,7 +13,8 @@ import (
 // TeamStore is what managing a site's members and secrets needs beyond Store.
 type TeamStore interface {
 	SiteMembers(ctx context.Context, site model.SiteID) ([]model.Member, error)
-	RemoveMember(ctx context.Context, site model.SiteID, user model.UserID) error
+	InviteMember(ctx context.Context, site model.SiteID, email string, role model.Role) error
+	RemoveMember(ctx context.Context, site model.SiteID, email string) error
 	ProviderSecretStates(ctx context.Context, site model.SiteID) ([]model.ProviderSecretState, error)
 }
 
@@ -47,8 +49,10 @@ func (t *Team) Members(ctx context.Context, user model.UserID, site model.SiteID
 	return t.store.SiteMembers(ctx, site)
 }
 
-// SetMember gives the user with email the role admin or viewer on site
-// (adding them, or changing their role).
+// SetMember gives email the role admin or viewer on site: at once when it
+// has an account (adding the user, or changing their role), else when an
+// account with that email is created. The answer is the same either way, so
+// the form tells nobody which emails have accounts.
 func (t *Team) SetMember(ctx context.Context, user model.UserID, site model.SiteID, email string, role model.Role) error {
 	if err := t.manager(ctx, user, site); err != nil {
 		return err
@@ -56,11 +60,15 @@ func (t *Team) SetMember(ctx context.Context, user model.UserID, site model.Site
 	if role != model.RoleAdmin && role != model.RoleViewer {
 		return errs.InvalidField("role", "must be admin or viewer")
 	}
-	target, err := t.svc.UserByEmail(ctx, strings.TrimSpace(email))
+	email = strings.ToLower(strings.TrimSpace(email))
+	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || len(email) > 254 {
+		return errs.InvalidField("email", "must be a valid email address")
+	}
+	target, err := t.svc.UserByEmail(ctx, email)
+	if errs.KindOf(err) == errs.NotFound {
+		return t.store.InviteMember(ctx, site, email, role)
+	}
 	if err != nil {
-		if errs.KindOf(err) == errs.NotFound {
-			return errs.E(errs.NotFound, "user_not_found", "no tally user has this email; they need an account first").WithField("email")
-		}
 		return err
 	}
 	if err := t.notOwner(ctx, site, target.ID); err != nil {
@@ -69,17 +77,21 @@ func (t *Team) SetMember(ctx context.Context, user model.UserID, site model.Site
 	return t.svc.store.AddMember(ctx, site, target.ID, role)
 }
 
-// RemoveMember takes a member's access to site away.
-func (t *Team) RemoveMember(ctx context.Context, user model.UserID, site model.SiteID, member model.UserID) error {
+// RemoveMember takes the role of the member (or invited email) with email
+// on site away; the owner's stays.
+func (t *Team) RemoveMember(ctx context.Context, user model.UserID, site model.SiteID, email string) error {
 	if err := t.manager(ctx, user, site); err != nil {
 		return err
 	}
-	if err := t.notOwner(ctx, site, member); err != nil {
-		return err
+	email = strings.ToLower(strings.TrimSpace(email))
+	if target, err := t.svc.UserByEmail(ctx, email); err == nil {
+		if err := t.notOwner(ctx, site, target.ID); err != nil {
+			return err
+		}
 	}
-	err := t.store.RemoveMember(ctx, site, member)
+	err := t.store.RemoveMember(ctx, site, email)
 	if errors.Is(err, errs.ErrNotFound) {
-		return errs.E(errs.NotFound, "not_found", "this user is not a member of the site")
+		return errs.E(errs.NotFound, "not_found", "this email has no role on the site").WithField("email")
 	}
 	return err
 }

@@ -299,7 +299,7 @@ func TestDashboardRefusesBadInput(t *testing.T) {
 		site + "/goals/x/delete":    {},
 		site + "/secrets":           {"provider": {"provider_z"}, "secret": {long}},
 		site + "/members":           {"email": {"nobody@example.com"}, "role": {"owner"}},
-		site + "/members/x/remove":  {},
+		site + "/members/remove":    {"email": {"nobody@example.com"}},
 		site + "/delete":            {"confirm": {"wrong.example"}},
 		"/account/keys":             {"name": {long}, "scopes": {"root"}, "expires": {"tomorrow"}},
 		"/account/keys/x/revoke":    {},
@@ -389,4 +389,61 @@ func TestDashboardGoalOfAnotherSite(t *testing.T) {
 		t.Fatalf("the other site's goal after requests through the wrong site: %+v, %v", got, err)
 	}
 	w.expect(http.MethodPost, "/sites/"+string(other.ID)+"/goals/"+g.GoalID+"/delete", url.Values{"csrf": {w.csrf}}, http.StatusSeeOther)
+}
+
+// The member form tells nobody which emails have accounts. Before, an email
+// without one answered 404 user_not_found ("they need an account first") and
+// one with an account was added with its name shown; now both answer the same
+// redirect and are listed alike (email and role), and the email without an
+// account gets its role when its account is created.
+func TestMemberFormRevealsNoAccounts(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	if _, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: "known@example.com", Password: password, Name: "Known Person"}); err != nil {
+		t.Fatal(err)
+	}
+	site := "/sites/" + string(h.siteID)
+	owner := newWebUser(t, h)
+	owner.login(h.email)
+	answers := map[string][2]string{}
+	for _, email := range []string{"known@example.com", "Unknown@Example.com"} {
+		owner.expect(http.MethodGet, site+"/settings", nil, http.StatusOK)
+		status, loc, body := owner.do(http.MethodPost, site+"/members", url.Values{"email": {email}, "role": {"viewer"}, "csrf": {owner.csrf}})
+		answers[email] = [2]string{strconv.Itoa(status) + " " + loc, body}
+	}
+	if answers["known@example.com"] != answers["Unknown@Example.com"] {
+		t.Errorf("the member form answers differently for an email with an account (%q) and without (%q)",
+			answers["known@example.com"], answers["Unknown@Example.com"])
+	}
+	page := owner.expect(http.MethodGet, site+"/settings", nil, http.StatusOK)
+	for _, row := range []string{`<tr data-member="known@example.com">`, `<tr data-member="unknown@example.com">`} {
+		if !strings.Contains(page, row) {
+			t.Errorf("the members list lacks %s", row)
+		}
+	}
+	if strings.Contains(page, "Known Person") {
+		t.Error("the members list shows a member's name, which an email without an account could not have")
+	}
+	// the account is created: the role is there at once
+	u, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: "unknown@example.com", Password: password, Name: "New"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, role, err := h.app.Accounts.Site(ctx, u.ID, h.siteID); err != nil || role != model.RoleViewer {
+		t.Errorf("the invited email's new account: role %q, %v; want viewer", role, err)
+	}
+	// an invitation can be taken back before the account exists
+	owner.expect(http.MethodPost, site+"/members", url.Values{"email": {"later@example.com"}, "role": {"admin"}, "csrf": {owner.csrf}}, http.StatusSeeOther)
+	owner.expect(http.MethodGet, site+"/settings", nil, http.StatusOK)
+	owner.expect(http.MethodPost, site+"/members/remove", url.Values{"email": {"later@example.com"}, "csrf": {owner.csrf}}, http.StatusSeeOther)
+	later, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: "later@example.com", Password: password, Name: "Later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.app.Accounts.Site(ctx, later.ID, h.siteID); err == nil {
+		t.Error("a withdrawn invitation still gave a role")
+	}
+	// the owner stays
+	owner.expect(http.MethodGet, site+"/settings", nil, http.StatusOK)
+	owner.expect(http.MethodPost, site+"/members/remove", url.Values{"email": {h.email}, "csrf": {owner.csrf}}, http.StatusForbidden)
 }

@@ -193,12 +193,12 @@ type DashboardSession struct {
 	ExpiresAt time.Time
 }
 
-// Member is a user's membership of a site, as the site's settings list it.
+// Member is a role on a site, as the site's settings list it: a user's, or
+// an email's that has no account yet (invited); the two look the same, so the
+// list tells nobody which emails have accounts.
 type Member struct {
-	UserID UserID
-	Email  string
-	Name   string
-	Role   Role
+	Email string
+	Role  Role
 }
 
 // ProviderSecretState tells whether a site has a provider's webhook secret

@@ -39,27 +39,50 @@ func (s *Store) DeleteDashboardSession(ctx context.Context, tokenHash []byte) er
 	return translate("pgstore: delete dashboard session", err)
 }
 
-// SiteMembers lists a site's members: owner first, then by email.
+// SiteMembers lists a site's members and the emails invited to it (which
+// look the same): owner first, then by email.
 func (s *Store) SiteMembers(ctx context.Context, site model.SiteID) ([]model.Member, error) {
-	rows, err := s.pool.Query(ctx, `SELECT u.id, u.email, u.name, m.role FROM site_members m JOIN users u ON u.id = m.user_id
-		WHERE m.site_id = $1 ORDER BY m.role = 'owner' DESC, lower(u.email)`, string(site))
+	rows, err := s.pool.Query(ctx, `SELECT email, role FROM (
+			SELECT lower(u.email) AS email, m.role FROM site_members m JOIN users u ON u.id = m.user_id WHERE m.site_id = $1
+			UNION ALL SELECT email, role FROM site_invitations WHERE site_id = $1) AS roles
+		ORDER BY role = 'owner' DESC, email`, string(site))
 	if err != nil {
 		return nil, translate("pgstore: site members", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.Member, error) {
 		var m model.Member
-		var id, role string
-		err := r.Scan(&id, &m.Email, &m.Name, &role)
-		m.UserID, m.Role = model.UserID(id), model.Role(role)
+		var role string
+		err := r.Scan(&m.Email, &role)
+		m.Role = model.Role(role)
 		return m, err
 	})
 	return out, translate("pgstore: site members", err)
 }
 
-// RemoveMember takes a user's role on a site away.
-func (s *Store) RemoveMember(ctx context.Context, site model.SiteID, user model.UserID) error {
-	tag, err := s.pool.Exec(ctx, "DELETE FROM site_members WHERE site_id = $1 AND user_id = $2", string(site), string(user))
-	if err == nil && tag.RowsAffected() == 0 {
+// InviteMember gives email, which has no account, role on site once an
+// account with that email is created (replacing an earlier invitation).
+func (s *Store) InviteMember(ctx context.Context, site model.SiteID, email string, role model.Role) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO site_invitations (site_id, email, role) VALUES ($1, lower($2), $3)
+		ON CONFLICT (site_id, email) DO UPDATE SET role = EXCLUDED.role, created_at = now()`,
+		string(site), email, string(role))
+	return translate("pgstore: invite member", err)
+}
+
+// RemoveMember takes the role of the member or invitation with email on
+// site away (never the owner's); errs.ErrNotFound when there is none.
+func (s *Store) RemoveMember(ctx context.Context, site model.SiteID, email string) error {
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		a, err := tx.Exec(ctx, `DELETE FROM site_members m USING users u
+			WHERE m.site_id = $1 AND m.user_id = u.id AND lower(u.email) = lower($2) AND m.role <> 'owner'`, string(site), email)
+		if err != nil {
+			return err
+		}
+		b, err := tx.Exec(ctx, "DELETE FROM site_invitations WHERE site_id = $1 AND email = lower($2)", string(site), email)
+		n = a.RowsAffected() + b.RowsAffected()
+		return err
+	})
+	if err == nil && n == 0 {
 		err = pgx.ErrNoRows
 	}
 	return translate("pgstore: remove member", err)

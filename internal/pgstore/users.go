@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -23,10 +25,24 @@ func (s *Store) CreateUser(ctx context.Context, u model.User) (model.User, error
 	if u.EventsPerHour > 0 {
 		limit = &u.EventsPerHour
 	}
-	row := s.pool.QueryRow(ctx, `INSERT INTO users (email, name, password_hash, plan, events_per_hour)
-		VALUES ($1, $2, $3, $4, $5) RETURNING `+userColumns,
-		u.Email, u.Name, u.PasswordHash, string(u.Plan), limit)
-	created, err := scanUser(row)
+	var created model.User
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		created, err = scanUser(tx.QueryRow(ctx, `INSERT INTO users (email, name, password_hash, plan, events_per_hour)
+			VALUES ($1, $2, $3, $4, $5) RETURNING `+userColumns,
+			u.Email, u.Name, u.PasswordHash, string(u.Plan), limit))
+		if err != nil {
+			return err
+		}
+		// the sites this email was invited to
+		if _, err := tx.Exec(ctx, `INSERT INTO site_members (site_id, user_id, role)
+			SELECT site_id, $1, role FROM site_invitations WHERE email = lower($2)
+			ON CONFLICT (site_id, user_id) DO NOTHING`, string(created.ID), created.Email); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "DELETE FROM site_invitations WHERE email = lower($1)", created.Email)
+		return err
+	})
 	return created, translate("pgstore: create user", err)
 }
 

@@ -338,7 +338,7 @@ func (s *Server) setMember(c echo.Context) error {
 
 func (s *Server) removeMember(c echo.Context) error {
 	u, _ := session(c)
-	err := s.deps.Team.RemoveMember(c.Request().Context(), u.user.ID, model.SiteID(c.Param("site")), model.UserID(c.Param("user")))
+	err := s.deps.Team.RemoveMember(c.Request().Context(), u.user.ID, model.SiteID(c.Param("site")), c.FormValue("email"))
 	if err != nil {
 		return s.settingsError(c, "members", err)
 	}

@@ -52,7 +52,7 @@ type Sites = httpapi.SitesAPI
 type Team interface {
 	Members(ctx context.Context, user model.UserID, site model.SiteID) ([]model.Member, error)
 	SetMember(ctx context.Context, user model.UserID, site model.SiteID, email string, role model.Role) error
-	RemoveMember(ctx context.Context, user model.UserID, site model.SiteID, member model.UserID) error
+	RemoveMember(ctx context.Context, user model.UserID, site model.SiteID, email string) error
 	SecretStates(ctx context.Context, user model.UserID, site model.SiteID) ([]model.ProviderSecretState, error)
 	SetSecret(ctx context.Context, user model.UserID, site model.SiteID, p model.Provider, secret string) error
 }
@@ -181,7 +181,7 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/sites/:site/client-revenue", s.setClientRevenue)
 	in(http.MethodPost, "/sites/:site/client-revenue/purge", s.purgeClientRevenue)
 	in(http.MethodPost, "/sites/:site/members", s.setMember)
-	in(http.MethodPost, "/sites/:site/members/:user/remove", s.removeMember)
+	in(http.MethodPost, "/sites/:site/members/remove", s.removeMember)
 	in(http.MethodGet, "/account/keys", s.keyList)
 	in(http.MethodPost, "/account/keys", s.createKey)
 	in(http.MethodPost, "/account/keys/:key/revoke", s.revokeKey)
