@@ -6,66 +6,89 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tally-analytics/tally/internal/accounts"
-	"github.com/tally-analytics/tally/internal/demo"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
 func newDemoCmd() *cobra.Command {
-	var opts demo.Options
-	var site string
-	var asJSON bool
+	var run demoRun
 	cmd := &cobra.Command{
-		Use:   "demo [--events N] [--site SITE_ID] [--days D]",
-		Short: "Demo data: the demo account (setup) and synthetic traffic (--events)",
-		Long: `demo --events N loads about N synthetic events (with their sessions) straight
-into ClickHouse for a site, spread over the last --days days: realistic
-sources, campaigns, devices, locations, pages and custom events, for demos and
-benchmarks. Without --site it uses the demo site (see "tally demo setup").`,
-		Example: `  tally demo --events 10000000 --days 30`,
-		Args:    cobra.NoArgs,
-		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
-			if opts.Events <= 0 {
+		Use:   "demo --events N [--site SITE_ID] [--days D] [--seed S] [--payments N] [--if-empty]",
+		Short: "Demo data: the demo account (setup), and a realistic site's traffic, goals and payments (--events)",
+		Long: `demo --events N loads about N events of a realistic site into a site (by
+default the demo site of "tally demo setup"), spread over the last --days
+days (whole days from midnight UTC, and today up to now, as the dashboard's
+"last 30 days" reads them), ending with visitors shown as on the site now:
+
+  visitors   a pool of people who keep their device, browser, system, country,
+             region and city on every visit, and come back over the days
+             (mostly typed in or searched for); existing customers log in
+  sources    search engines, an AI assistant, social sites, a launch spike
+             (Product Hunt), a front page (Hacker News), a weekly newsletter,
+             a brand search campaign and a paid social campaign, each with
+             its own landing pages, devices, bounce rate and intent to buy
+  pages      home, pricing, features, docs (long reads), blog (mostly
+             single-page visits), sign-up and checkout, each with its own
+             time on page and bounce rate
+  events     signup, checkout_started, copy_snippet, download,
+             newsletter_subscribe and outbound_click, all with props
+  goals      Signed up, Started checkout, Bought (/checkout/success), Read
+             the docs (/docs/**), Downloaded, created unless the site has them
+  bots       crawlers, AI agents, monitors and others, filtered out and
+             counted (5 per 100 events)
+  payments   the checkouts' payments from the four providers (provider_a
+             subscriptions and one-time checkouts, provider_b licences,
+             provider_c business plans, provider_d supporters), renewals of
+             older subscriptions, failed attempts and refunds, in the
+             customers' currencies (USD, EUR, GBP, JPY, CAD, AUD) with their
+             tax; recorded through the revenue service, which attributes
+             them to the buyers' visits and converts them into the site's
+             base currency, then exported to ClickHouse
+
+Events, sessions and bot events go straight into ClickHouse in batches of
+100,000, fast enough for benchmarks (tens of millions of events). Payments
+are about one per 100 events and each costs a few Postgres queries (their
+attribution reads the buyer's sessions from the load's memory, not from
+ClickHouse), so at most --payments of them are recorded: past that, a random
+sample of whole payments (each with its refund). Days without an exchange
+rate get an approximate reference rate (rates already stored are never
+replaced), so that the payments convert.
+
+The same --seed and end time give the same traffic. With --if-empty nothing
+is loaded when the site already has events: "go tool task up" loads the demo
+once. Progress goes to stderr. For development and benchmarks only: refused
+when TALLY_ENV is production.`,
+		Example: `  tally demo setup
+  tally demo --events 100000 --if-empty          # what "go tool task up" runs
+  tally demo --events 10000000 --site SITE_ID    # a benchmark's site
+  tally demo --events 50000 --days 7 --seed 42 --payments 0 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if run.opts.Events <= 0 {
 				return cmd.Help()
 			}
-			if site == "" {
-				sites, err := svc.SitesOf(cmd.Context(), demoEmail)
-				if err != nil || len(sites) == 0 {
-					return errors.New("no demo site: run `tally demo setup` or pass --site")
-				}
-				site = string(sites[0].ID)
-			}
-			ch, err := e.clickhouse(cmd.Context())
+			e, err := loadEnv(cmd)
 			if err != nil {
 				return err
 			}
-			defer ch.Close()
-			opts.Site, opts.End = model.SiteID(site), time.Now().UTC()
-			started := time.Now()
-			opts.Progress = func(n int) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "\rdemo: %d of %d events (%.0f%%), %.0f events/s ", n, opts.Events,
-					100*float64(n)/float64(opts.Events), float64(n)/time.Since(started).Seconds())
+			if e.cfg.Production() {
+				return errors.New("demo data is for development; TALLY_ENV is production")
 			}
-			n, err := demo.Generate(cmd.Context(), ch, opts)
-			fmt.Fprintln(cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			return e.print(asJSON, map[string]any{"site_id": site, "events": n, "seconds": time.Since(started).Seconds()},
-				fmt.Sprintf("loaded %d events into site %s in %s", n, site, time.Since(started).Round(time.Millisecond)))
-		}),
+			return run.load(cmd.Context(), e, cmd.ErrOrStderr())
+		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&opts.Events, "events", 0, "number of events to generate")
-	f.StringVar(&site, "site", "", "site id (default: the demo site)")
-	f.IntVar(&opts.Days, "days", 30, "spread the traffic over this many days before now")
-	f.Uint64Var(&opts.Seed, "seed", 1, "random seed (the same seed gives the same traffic)")
-	jsonFlag(cmd, &asJSON)
+	f.IntVar(&run.opts.Events, "events", 0, "number of events to generate (pageviews and custom events)")
+	f.StringVar(&run.site, "site", "", "site id (default: the demo site)")
+	f.IntVar(&run.opts.Days, "days", 30, "the number of days, up to today, the traffic spans")
+	f.Uint64Var(&run.opts.Seed, "seed", 1, "random seed (the same seed and end time give the same traffic)")
+	f.IntVar(&run.opts.MaxPayments, "payments", 5000, "record at most this many payments, renewals and refunds (0: none)")
+	f.BoolVar(&run.ifEmpty, "if-empty", false, "load nothing when the site already has events (load the demo once)")
+	jsonFlag(cmd, &run.asJSON)
 	cmd.AddCommand(newDemoSetupCmd())
 	return cmd
 }

@@ -1,227 +1,209 @@
-// Package demo generates realistic synthetic traffic (sessions of visitors
-// with sources, campaigns, devices, locations, pages and custom events) and
-// loads it straight into ClickHouse, for demos and benchmarks.
+// Package demo generates the traffic of a realistic site and loads it, for
+// demos and benchmarks: a pool of visitors who keep their device, browser,
+// system and place and come back over the days; sources with their own
+// timing (a launch spike, a weekly newsletter, a paid campaign), landing
+// pages and behaviour; pages with their own reading time and bounce rate; a
+// funnel from pricing to sign-up to checkout; custom events with props;
+// goals; and the payments of the checkouts — new subscriptions, renewals of
+// older ones, one-time purchases, failed attempts and refunds from the four
+// payment providers, in the customers' currencies; and the bots a site
+// filters out.
+//
+// Events and sessions go straight into ClickHouse in large batches; the
+// payments go through the revenue service, which attributes them to the
+// visitors' sessions and converts them, as it does a provider's webhook.
+// The same seed and end time give the same traffic.
 package demo
 
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
+	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/tally-analytics/tally/internal/ingest"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/realtime"
+	"github.com/tally-analytics/tally/internal/revenue"
 )
 
 // Sink stores generated rows (the ClickHouse store).
 type Sink interface {
 	InsertEvents(ctx context.Context, id string, rows []model.EventRow) error
 	InsertSessions(ctx context.Context, id string, rows []model.SessionRow) error
+	InsertBotEvents(ctx context.Context, id string, rows []model.BotEventRow) error
+}
+
+// Payments records payments (the revenue service).
+type Payments interface {
+	Record(ctx context.Context, in revenue.Incoming) (revenue.Recorded, error)
+	Export(ctx context.Context) (int, error)
+}
+
+// GoalStore keeps goals (the Postgres store).
+type GoalStore interface {
+	GoalsBySite(ctx context.Context, site model.SiteID) ([]model.Goal, error)
+	CreateGoal(ctx context.Context, g model.Goal) (model.Goal, error)
+}
+
+// Rates keeps exchange rates (the Postgres store).
+type Rates interface {
+	RateOn(ctx context.Context, currency string, day time.Time) (string, time.Time, bool, error)
+	UpsertRates(ctx context.Context, rates []model.Rate) error
+}
+
+// Realtime shows visitors as on the site now (realtime.Mark on Redis).
+type Realtime interface {
+	Mark(ctx context.Context, site model.SiteID, visitors []realtime.Active) error
+}
+
+// RealtimeFunc is a function that marks visitors as on the site now.
+type RealtimeFunc func(ctx context.Context, site model.SiteID, visitors []realtime.Active) error
+
+// Mark calls f.
+func (f RealtimeFunc) Mark(ctx context.Context, site model.SiteID, visitors []realtime.Active) error {
+	return f(ctx, site, visitors)
+}
+
+// Stores are where a load writes. Events is required; without one of the
+// others, that part of the demo is left out.
+type Stores struct {
+	Events   Sink
+	Payments Payments
+	// Visits, when it is the warehouse of the Payments service, learns the
+	// sessions of the load's paying visitors, so that attributing their
+	// payments reads them from memory instead of querying ClickHouse.
+	Visits   *Visits
+	Goals    GoalStore
+	Rates    Rates
+	Realtime Realtime
 }
 
 // Options describe the traffic to generate.
 type Options struct {
-	Site   model.SiteID
-	Events int       // approximate number of events (pageviews + custom events)
-	End    time.Time // the traffic spans Days days before End
-	Days   int
-	Seed   uint64
-	// Batch is the number of events per insert.
+	Site model.SiteID
+	// BaseCurrency is the site's base currency, which payments are
+	// converted into (default USD).
+	BaseCurrency string
+	// Hostname is the site's host on every event (default example.com).
+	Hostname string
+	Events   int // approximate number of events (pageviews + custom events)
+	// End is when the traffic ends (default now); it starts at the first
+	// midnight (UTC) of the Days days (default 30) before End.
+	End  time.Time
+	Days int
+	Seed uint64
+	// Batch is the number of events per insert (default 100,000).
 	Batch int
-	// Progress is called after each batch with the events written so far.
-	Progress func(written int)
+	// MaxPayments caps the payments, renewals, failed attempts and refunds
+	// recorded (0: all): past it, a random sample of whole payments (each
+	// with its refund) is recorded.
+	MaxPayments int
+	// Progress is called as work goes on: stage "events" after each batch,
+	// "payments" every hundred payments.
+	Progress func(stage string, done, total int)
 }
 
-type weighted[T any] struct {
-	v T
-	w float64
+// Result says what a load wrote.
+type Result struct {
+	Events    int `json:"events"`
+	Sessions  int `json:"sessions"`
+	Visitors  int `json:"visitors"`
+	BotEvents int `json:"bot_events"` // filtered out, counted by category
+
+	// Payments counts payments (renewals included) by provider.
+	Payments     map[string]int `json:"payments"`
+	Renewals     int            `json:"renewals"`
+	Refunds      int            `json:"refunds"`
+	Failed       int            `json:"failed"`
+	Unattributed int            `json:"unattributed"` // payments and refunds without a visit to attribute them to
+	Planned      int            `json:"planned"`      // payments, failed attempts and refunds the traffic led to
+	Currencies   []string       `json:"currencies"`
+	Goals        int            `json:"goals_created"`
+	Rates        int            `json:"rates_stored"`
+	Active       int            `json:"active_now"`
 }
 
-func pick[T any](r *rand.Rand, items []weighted[T]) T {
-	total := 0.0
-	for _, it := range items {
-		total += it.w
+func (o *Options) defaults() {
+	if o.Days <= 0 {
+		o.Days = 30
 	}
-	x := r.Float64() * total
-	for _, it := range items {
-		if x < it.w {
-			return it.v
+	if o.Batch <= 0 {
+		o.Batch = 100_000
+	}
+	if o.End.IsZero() {
+		o.End = time.Now()
+	}
+	o.End = o.End.UTC().Truncate(time.Second)
+	if o.BaseCurrency == "" {
+		o.BaseCurrency = "USD"
+	}
+	if o.Hostname == "" {
+		o.Hostname = "example.com"
+	}
+}
+
+// Generate writes about opts.Events events with their sessions (and bot events), without
+// goals or payments (the benchmarks' load).
+func Generate(ctx context.Context, sink Sink, opts Options) (Result, error) {
+	return Load(ctx, Stores{Events: sink}, opts)
+}
+
+// Load writes the demo: the site's goals, about opts.Events events with
+// their sessions, the payments they led to (with the exchange rates that
+// convert them), and the visitors of the last minutes as on the site now.
+func Load(ctx context.Context, st Stores, opts Options) (Result, error) {
+	opts.defaults()
+	g, err := newGenerator(opts, st.Events, st.Payments != nil, st.Visits)
+	if err != nil {
+		return Result{}, err
+	}
+	res := &g.res
+	res.Payments = map[string]int{}
+	if st.Goals != nil {
+		if res.Goals, err = ensureGoals(ctx, st.Goals, opts.Site); err != nil {
+			return *res, err
 		}
-		x -= it.w
 	}
-	return items[len(items)-1].v
-}
-
-type source struct{ name, kind, referrer, utmSource, utmMedium, utmCampaign string }
-
-var sources = []weighted[source]{
-	{source{"Direct / None", model.SourceDirect, "", "", "", ""}, 35},
-	{source{"Google", model.SourceSearch, "google.com/", "", "", ""}, 30},
-	{source{"Bing", model.SourceSearch, "bing.com/", "", "", ""}, 3},
-	{source{"DuckDuckGo", model.SourceSearch, "duckduckgo.com/", "", "", ""}, 2},
-	{source{"Twitter", model.SourceSocial, "t.co/", "", "", ""}, 5},
-	{source{"Facebook", model.SourceSocial, "facebook.com/", "", "", ""}, 5},
-	{source{"Reddit", model.SourceSocial, "reddit.com/r/golang", "", "", ""}, 4},
-	{source{"Hacker News", model.SourceSocial, "news.ycombinator.com/item", "", "", ""}, 3},
-	{source{"newsletter", model.SourceReferral, "", "newsletter", "email", "spring-launch"}, 5},
-	{source{"producthunt.com", model.SourceReferral, "producthunt.com/posts/tally", "", "", ""}, 3},
-	{source{"dev.to", model.SourceReferral, "dev.to/someone/post", "", "", ""}, 3},
-	{source{"Google", model.SourceSearch, "", "google", "cpc", "brand"}, 2},
-}
-
-type client struct{ device, browser, browserVersion, os, osVersion string }
-
-var clients = []weighted[client]{
-	{client{"Desktop", "Chrome", "120.0", "Windows", "10"}, 28},
-	{client{"Desktop", "Chrome", "120.0", "macOS", "10.15"}, 10},
-	{client{"Desktop", "Safari", "17.1", "macOS", "10.15"}, 8},
-	{client{"Desktop", "Firefox", "121.0", "Linux", ""}, 5},
-	{client{"Desktop", "Edge", "120.0", "Windows", "10"}, 6},
-	{client{"Mobile", "Safari", "17.1", "iOS", "17.1"}, 20},
-	{client{"Mobile", "Chrome", "120.0", "Android", "14"}, 15},
-	{client{"Mobile", "Samsung Internet", "23.0", "Android", "13"}, 3},
-	{client{"Tablet", "Safari", "16.6", "iOS", "16.6"}, 4},
-	{client{"", "", "", "", ""}, 1},
-}
-
-type place struct{ country, region, regionName, city string }
-
-var places = []weighted[place]{
-	{place{"US", "US-CA", "California", "San Francisco"}, 10},
-	{place{"US", "US-CA", "California", "Los Angeles"}, 6},
-	{place{"US", "US-NY", "New York", "New York"}, 9},
-	{place{"US", "US-TX", "Texas", "Austin"}, 5},
-	{place{"US", "US-WA", "Washington", "Seattle"}, 4},
-	{place{"GB", "GB-ENG", "England", "London"}, 9},
-	{place{"GB", "GB-SCT", "Scotland", "Edinburgh"}, 2},
-	{place{"DE", "DE-BE", "Berlin", "Berlin"}, 8},
-	{place{"DE", "DE-BY", "Bavaria", "Munich"}, 4},
-	{place{"FR", "FR-IDF", "Île-de-France", "Paris"}, 6},
-	{place{"IN", "IN-KA", "Karnataka", "Bengaluru"}, 7},
-	{place{"BR", "BR-SP", "São Paulo", "São Paulo"}, 4},
-	{place{"JP", "JP-13", "Tokyo", "Tokyo"}, 4},
-	{place{"CA", "CA-ON", "Ontario", "Toronto"}, 4},
-	{place{"NL", "NL-NH", "North Holland", "Amsterdam"}, 3},
-	{place{"", "", "", ""}, 5},
-}
-
-var customEvents = []weighted[string]{{"signup", 5}, {"download", 3}, {"purchase", 1}, {"newsletter_subscribe", 2}}
-
-// paths are the site's pages; popularity follows a Zipf law.
-var paths = func() []string {
-	base := []string{"/", "/pricing", "/features", "/docs", "/blog", "/about", "/signup", "/login", "/contact", "/changelog"}
-	for i := 1; i <= 190; i++ {
-		base = append(base, fmt.Sprintf("/blog/post-%d", i))
+	if err := g.run(ctx); err != nil {
+		return *res, err
 	}
-	return base
-}()
-
-// Generate writes about opts.Events events (and their sessions) and returns
-// the number of events written.
-func Generate(ctx context.Context, sink Sink, opts Options) (int, error) {
-	if opts.Days <= 0 {
-		opts.Days = 30
-	}
-	if opts.Batch <= 0 {
-		opts.Batch = 100_000
-	}
-	r := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
-	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(paths)-1))
-	start := opts.End.Add(-time.Duration(opts.Days) * 24 * time.Hour)
-	visitorPool := max(1, opts.Events/4)
-	var events []model.EventRow
-	var sessions []model.SessionRow
-	written := 0
-	flush := func() error {
-		if err := sink.InsertEvents(ctx, "", events); err != nil {
-			return err
+	if g.plan != nil {
+		charges := g.plan.selected(opts.MaxPayments)
+		for _, c := range g.plan.chains {
+			res.Planned += len(c)
 		}
-		if err := sink.InsertSessions(ctx, "", sessions); err != nil {
-			return err
-		}
-		written += len(events)
-		events, sessions = events[:0], sessions[:0]
-		if opts.Progress != nil {
-			opts.Progress(written)
-		}
-		return nil
-	}
-	for written+len(events) < opts.Events {
-		at := sessionStart(r, start, opts.Days)
-		visitor := uint64(r.IntN(visitorPool))*0x9e3779b97f4a7c15 + 1 // spread over UInt64 for SAMPLE BY
-		session := r.Uint64() | 1
-		events, sessions = appendSession(r, zipf, opts.Site, visitor, session, at, events, sessions)
-		if len(events) >= opts.Batch {
-			if err := flush(); err != nil {
-				return written, err
+		if st.Rates != nil {
+			currencies := []string{opts.BaseCurrency}
+			for _, c := range charges {
+				if !slices.Contains(currencies, c.currency) {
+					currencies = append(currencies, c.currency)
+				}
+			}
+			if res.Rates, err = ensureRates(ctx, st.Rates, currencies, g.start.Add(-7*24*time.Hour), g.end); err != nil {
+				return *res, err
 			}
 		}
-	}
-	if len(events) > 0 {
-		if err := flush(); err != nil {
-			return written, err
+		if st.Visits != nil {
+			for _, vid := range g.plan.silent {
+				st.Visits.remember(opts.Site, ingest.FromClientID(opts.Site, vid), nil)
+			}
+		}
+		site := model.Site{ID: opts.Site, BaseCurrency: opts.BaseCurrency}
+		if err := record(ctx, st.Payments, site, charges, res, opts.Progress); err != nil {
+			return *res, err
 		}
 	}
-	return written, nil
-}
-
-// sessionStart draws a time with more traffic on weekdays and in the afternoon (UTC).
-func sessionStart(r *rand.Rand, start time.Time, days int) time.Time {
-	for {
-		t := start.Add(time.Duration(r.Int64N(int64(days) * int64(24*time.Hour))))
-		hour := float64(t.Hour()) + float64(t.Minute())/60
-		w := 0.55 + 0.45*math.Sin((hour-9)/24*2*math.Pi)
-		if t.Weekday() == time.Saturday || t.Weekday() == time.Sunday {
-			w *= 0.7
+	if st.Realtime != nil && len(g.active) > 0 {
+		active := make([]realtime.Active, 0, len(g.active))
+		for _, a := range g.active {
+			active = append(active, a)
 		}
-		if r.Float64() < w {
-			return t.Truncate(time.Second)
+		slices.SortFunc(active, func(a, b realtime.Active) int { return a.Seen.Compare(b.Seen) })
+		if err := st.Realtime.Mark(ctx, opts.Site, active); err != nil {
+			return *res, fmt.Errorf("demo: realtime: %w", err)
 		}
+		res.Active = len(active)
 	}
-}
-
-func appendSession(r *rand.Rand, zipf *rand.Zipf, site model.SiteID, visitor, session uint64, at time.Time,
-	events []model.EventRow, sessions []model.SessionRow) ([]model.EventRow, []model.SessionRow) {
-	src, cl, pl := pick(r, sources), pick(r, clients), pick(r, places)
-	attr := model.Attribution{Hostname: "example.com", Referrer: src.referrer, ReferrerSource: src.name, SourceType: src.kind,
-		UTMSource: src.utmSource, UTMMedium: src.utmMedium, UTMCampaign: src.utmCampaign,
-		Device: cl.device, Browser: cl.browser, BrowserVersion: cl.browserVersion, OS: cl.os, OSVersion: cl.osVersion,
-		CountryCode: pl.country, RegionCode: pl.region, RegionName: pl.regionName, City: pl.city}
-	pageviews := 1
-	if r.Float64() > 0.45 { // 45 % bounce
-		pageviews = 2 + int(r.ExpFloat64()*2)
-		pageviews = min(pageviews, 15)
-	}
-	s := model.SessionRow{SiteID: site, SessionID: session, VisitorID: visitor, Sign: 1, Version: 1, Start: at, End: at,
-		Attribution: attr}
-	t, prev, prevAt := at, "", at
-	for i := range pageviews {
-		if i > 0 {
-			t = t.Add(time.Duration(10+r.IntN(170)) * time.Second)
-		}
-		path := paths[zipf.Uint64()]
-		ev := model.EventRow{SiteID: site, Timestamp: t, EventID: uuid.NewString(), Name: "pageview", VisitorID: visitor,
-			SessionID: session, Pathname: path, Attribution: attr}
-		if prev != "" {
-			ev.PrevPathname, ev.TimeOnPrev = prev, uint32(t.Sub(prevAt)/time.Second)
-		}
-		events = append(events, ev)
-		if i == 0 {
-			s.EntryPage = path
-		}
-		s.ExitPage, prev, prevAt = path, path, t
-	}
-	s.Pageviews = uint32(pageviews)
-	if r.Float64() < 0.1 {
-		t = t.Add(time.Duration(5+r.IntN(60)) * time.Second)
-		events = append(events, model.EventRow{SiteID: site, Timestamp: t, EventID: uuid.NewString(), Name: pick(r, customEvents),
-			VisitorID: visitor, SessionID: session, Pathname: prev, Attribution: attr,
-			PropKeys: []string{"plan"}, PropValues: []string{[]string{"free", "pro", "enterprise"}[r.IntN(3)]}})
-		s.Events = 1
-	}
-	s.End = t
-	s.IsBounce = s.Pageviews == 1 && s.Events == 0
-	return events, append(sessions, s)
+	return *res, nil
 }
