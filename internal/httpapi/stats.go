@@ -13,24 +13,11 @@ import (
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
-// Stats answers the stats endpoints.
+// Stats answers the stats endpoints: the reports a download holds, and the
+// realtime view.
 type Stats interface {
-	Overview(ctx context.Context, p auth.Principal, r stats.Request) (api.OverviewResponse, error)
-	Pages(ctx context.Context, p auth.Principal, r stats.Request) (api.PagesResponse, error)
-	Sources(ctx context.Context, p auth.Principal, r stats.Request) (api.SourcesResponse, error)
-	Campaigns(ctx context.Context, p auth.Principal, r stats.Request) (api.CampaignsResponse, error)
-	EntryPages(ctx context.Context, p auth.Principal, r stats.Request) (api.EntryPagesResponse, error)
-	ExitPages(ctx context.Context, p auth.Principal, r stats.Request) (api.ExitPagesResponse, error)
-	Devices(ctx context.Context, p auth.Principal, r stats.Request) (api.DevicesResponse, error)
-	Browsers(ctx context.Context, p auth.Principal, r stats.Request) (api.BrowsersResponse, error)
-	OperatingSystems(ctx context.Context, p auth.Principal, r stats.Request) (api.OperatingSystemsResponse, error)
-	Countries(ctx context.Context, p auth.Principal, r stats.Request) (api.CountriesResponse, error)
-	Regions(ctx context.Context, p auth.Principal, r stats.Request) (api.RegionsResponse, error)
-	Cities(ctx context.Context, p auth.Principal, r stats.Request) (api.CitiesResponse, error)
-	Events(ctx context.Context, p auth.Principal, r stats.Request) (api.EventsResponse, error)
+	export.Reports
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (api.RealtimeResponse, error)
-	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (api.ConversionsResponse, error)
-	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (api.RevenueResponse, error)
 }
 
 // statsRoutes registers the thirteen stats endpoints on g.
