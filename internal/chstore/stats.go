@@ -3,9 +3,11 @@ package chstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 
 	"github.com/tally-analytics/tally/internal/stats"
 )
@@ -14,25 +16,18 @@ import (
 // metrics Float64 columns, the WITH TOTALS row if any, and the number of rows
 // before the LIMIT.
 func (s *Store) Rows(ctx context.Context, query string, args []any, dims, metrics int) (stats.Result, error) {
-	args = append([]any(nil), args...)
-	for i, a := range args {
-		if set, ok := a.(stats.Set); ok {
-			// a tuple, for "x IN ?"
-			vals := make([]any, len(set))
-			for j, v := range set {
-				vals[j] = v
-			}
-			args[i] = clickhouse.GroupSet{Value: vals}
-		}
+	query, args, tables, err := externalSets(query, args)
+	if err != nil {
+		return stats.Result{}, err
 	}
 	var res stats.Result
 	var mu sync.Mutex
-	ctx = clickhouse.Context(ctx, clickhouse.WithProfileInfo(func(p *clickhouse.ProfileInfo) {
+	ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(tables...), clickhouse.WithProfileInfo(func(p *clickhouse.ProfileInfo) {
 		mu.Lock()
 		res.RowsBeforeLimit = max(res.RowsBeforeLimit, int64(p.RowsBeforeLimit))
 		mu.Unlock()
 	}))
-	err := s.timed("stats_query", func() error {
+	err = s.timed("stats_query", func() error {
 		rows, err := s.conn.Query(ctx, query, args...)
 		if err != nil {
 			return fmt.Errorf("chstore: stats query: %w", err)
@@ -63,6 +58,58 @@ func (s *Store) Rows(ctx context.Context, query string, args []any, dims, metric
 	mu.Lock()
 	defer mu.Unlock()
 	return res, nil
+}
+
+// externalSets sends each stats.Set argument ("x IN ?") as a table of its
+// own beside the query (ClickHouse's external data) instead of a literal list
+// in its text, so a long list of long values (a page of 1,000 long paths)
+// cannot push the query past ClickHouse's max_query_size: the placeholder
+// becomes the table's name.
+func externalSets(query string, args []any) (string, []any, []*ext.Table, error) {
+	var tables []*ext.Table
+	var kept []any
+	var b strings.Builder
+	arg := 0
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		if c == '\'' { // a string literal holds no placeholder
+			j := i + 1
+			for j < len(query) && query[j] != '\'' {
+				if query[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			b.WriteString(query[i:min(j+1, len(query))])
+			i = j
+			continue
+		}
+		if c != '?' || arg >= len(args) {
+			b.WriteByte(c)
+			continue
+		}
+		set, ok := args[arg].(stats.Set)
+		if !ok {
+			kept = append(kept, args[arg])
+			arg++
+			b.WriteByte(c)
+			continue
+		}
+		name := fmt.Sprintf("_set%d", len(tables))
+		t, err := ext.NewTable(name, ext.Column("v", "String"))
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("chstore: set: %w", err)
+		}
+		for _, v := range set {
+			if err := t.Append(v); err != nil {
+				return "", nil, nil, fmt.Errorf("chstore: set: %w", err)
+			}
+		}
+		tables = append(tables, t)
+		b.WriteString(name)
+		arg++
+	}
+	return b.String(), append(kept, args[arg:]...), tables, nil
 }
 
 // rowDest points Scan at a row's fields.

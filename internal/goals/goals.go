@@ -160,9 +160,20 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in Input) (model
 	if err := s.writable(ctx, p, g.SiteID); err != nil {
 		return model.Goal{}, err
 	}
+	existing, err := s.store.GoalsBySite(ctx, g.SiteID)
+	if err != nil {
+		return model.Goal{}, err
+	}
+	if len(existing) >= MaxPerSite {
+		return model.Goal{}, errs.E(errs.Conflict, "too_many_goals", "a site has at most %d goals; delete one first", MaxPerSite).WithField("site_id")
+	}
 	created, err := s.store.CreateGoal(ctx, g)
 	return created, conflict(err)
 }
+
+// MaxPerSite is the most goals a site may have: the conversions report
+// computes them all for every request.
+const MaxPerSite = 100
 
 func conflict(err error) error {
 	if errors.Is(err, errs.ErrConflict) {

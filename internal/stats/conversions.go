@@ -59,13 +59,35 @@ func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) 
 	return res, nil
 }
 
+// goalsPerQuery bounds the goals one query counts: each adds its pattern
+// (up to ~2 KiB once escaped) twice to the query's text, which ClickHouse
+// caps (max_query_size, 256 KiB).
+const goalsPerQuery = 20
+
 // goalCounts returns, for the inclusive dates first..last, all visitors and
-// then each goal's completions and converters.
+// then each goal's completions and converters, goalsPerQuery goals a query.
 func (s *Service) goalCounts(ctx context.Context, sc scope, goals []model.Goal, first, last time.Time) ([]float64, error) {
 	sc.from, sc.to = sc.bounds(first, last)
-	metrics := []Metric{Visitors}
-	for _, g := range goals {
-		metrics = append(metrics, Completions(g), Converters(g))
+	chunks := (len(goals) + goalsPerQuery - 1) / goalsPerQuery
+	parts := make([][]float64, max(chunks, 1))
+	fns := make([]func(context.Context) error, len(parts))
+	for i := range parts {
+		chunk := goals[min(i*goalsPerQuery, len(goals)):min((i+1)*goalsPerQuery, len(goals))]
+		fns[i] = func(ctx context.Context) (err error) {
+			metrics := []Metric{Visitors}
+			for _, g := range chunk {
+				metrics = append(metrics, Completions(g), Converters(g))
+			}
+			parts[i], err = s.total(ctx, sc.query(Events, nil, metrics))
+			return err
+		}
 	}
-	return s.total(ctx, sc.query(Events, nil, metrics))
+	if err := parallel(ctx, fns...); err != nil {
+		return nil, err
+	}
+	out := []float64{parts[0][0]}
+	for _, p := range parts {
+		out = append(out, p[1:]...)
+	}
+	return out, nil
 }

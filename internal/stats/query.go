@@ -24,8 +24,10 @@ type Filter struct {
 	Set   Set // for In
 }
 
-// Set is a list of values a dimension may take; the store binds it as a
-// tuple, so "x IN ?" becomes x IN ('a', 'b'): a hash lookup per row.
+// Set is a list of values a dimension may take ("x IN ?"). The store sends
+// it beside the query as a table (ClickHouse's external data), never as a
+// literal list in the query's text, so no list a client can make long makes
+// the query too long; x IN the table is a hash lookup per row.
 type Set []string
 
 // Eq keeps rows where d = v.

@@ -236,6 +236,10 @@ func (s *Service) runSQL(ctx context.Context, sql string, args []any, dims, metr
 		if strings.Contains(err.Error(), "Cannot load time zone") {
 			return Result{}, errs.InvalidField("timezone", "this time zone is not known to the database")
 		}
+		if strings.Contains(err.Error(), "Max query size exceeded") {
+			// lists travel beside queries, so this is a limit a request found
+			return Result{}, errs.E(errs.Invalid, "invalid_request", "the request needs a query larger than the database takes; narrow it").Wrap(err)
+		}
 		return Result{}, fmt.Errorf("stats: %w", err)
 	}
 	return res, nil
