@@ -42,10 +42,11 @@ type options struct {
 	conns, batchConns, batchSize                     int
 	duration, batchDuration                          time.Duration
 	queryEvents, queryRuns, rawLimit                 int
+	exportEvents                                     int
 	profile                                          bool
 }
 
-var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries", "dashboard"}
+var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries", "dashboard", "export"}
 
 func parseFlags() options {
 	var o options
@@ -73,6 +74,10 @@ Phases (--phases, in this order):
   dashboard the same site's dashboard, logged in as the bench account: the
             page and each card --query-runs times, one at a time, then all
             cards as the page's script loads them (three at a time)
+  export    --export-events demo events over 30 days (loaded once, kept), then
+            GET /api/v1/export/events of all of them as NDJSON, gzipped NDJSON
+            and gzipped CSV, each read to its end and checked record by record
+            against the stored count, with the server's RSS sampled meanwhile
 
 Flags:
 `)
@@ -93,6 +98,7 @@ Flags:
 	fs.IntVar(&o.rawLimit, "raw-rows", 1_000_000, "at most this many rows in the raw insert phase")
 	fs.IntVar(&o.queryEvents, "query-events", 10_000_000, "events of the queries phase's site")
 	fs.IntVar(&o.queryRuns, "query-runs", 20, "calls of each stats endpoint per range")
+	fs.IntVar(&o.exportEvents, "export-events", 1_000_000, "events of the export phase's site")
 	fs.BoolVar(&o.profile, "profile", false, "take a 20 s CPU profile of the server in the ingest and batch phases")
 	flag.Parse()
 	o.phases = map[string]bool{}
@@ -145,7 +151,7 @@ func run(ctx context.Context, o options) error {
 	}
 	env = withEnv(env, map[string]string{
 		"TALLY_HTTP_ADDR": o.addr, "TALLY_WAL_DIR": wal, "TALLY_LOG_LEVEL": "warn",
-		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": "2000000000", "TALLY_STATS_PER_HOUR": "1000000",
+		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": "2000000000", "TALLY_STATS_PER_HOUR": "1000000", "TALLY_EXPORTS_PER_HOUR": "1000",
 		"TALLY_PPROF_ADDR": o.pprofAddr,
 	})
 	b := &bench{o: o, srv: &server{Bin: o.tally, Env: env, URL: "http://" + o.addr}}
@@ -179,6 +185,12 @@ func run(ctx context.Context, o options) error {
 	ingestSite, querySite, err := b.setup(ctx)
 	if err != nil {
 		return err
+	}
+	exportSite := ""
+	if o.phases["export"] {
+		if exportSite, err = b.exportSite(ctx); err != nil {
+			return err
+		}
 	}
 	logf("starting tally serve on %s (log: %s)", o.addr, filepath.Join(o.workDir, "server.log"))
 	if err := b.srv.Start(ctx, filepath.Join(o.workDir, "server.log")); err != nil {
@@ -224,6 +236,11 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		b.report.dashboard = res
+	}
+	if o.phases["export"] {
+		if err := b.exports(ctx, exportSite); err != nil {
+			return err
+		}
 	}
 	if err := b.srv.Stop(); err != nil {
 		return fmt.Errorf("stopping tally: %w", err)

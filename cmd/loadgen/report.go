@@ -43,6 +43,7 @@ type report struct {
 	demoLoad                string
 	queries                 []queryResult
 	dashboard               []dashboardResult
+	exports                 []exportResult
 }
 
 // Targets of the benchmark: ingest ≥ 0.7 × baseline, p99 ≤ 25 ms, zero
@@ -150,6 +151,12 @@ func (b *bench) write() error {
 		p("| no dashboard request over %s (%d events, 30 days, p50) | slowest: %s %s | %s |", ms(targetDashboard), o.queryEvents,
 			slowDash.What, ms(slowDash.P50), check(slowDash.P50 <= targetDashboard))
 	}
+	if peak := exportPeak(r); peak > 0 {
+		p("| server RSS ≤ %d MB while exporting %d events | %.0f MB | %s |", targetRSS>>20, r.exports[0].Stored, mb(peak),
+			check(peak <= targetRSS))
+		p("| every export's records = stored events, each once, in order | %d records, %d stored | %s |", r.exports[0].Records,
+			r.exports[0].Stored, check(exportsExact(r)))
+	}
 	p("")
 
 	if r.baseline != nil || r.ingest != nil || r.batch != nil {
@@ -251,6 +258,7 @@ func (b *bench) write() error {
 		}
 		p("")
 	}
+	b.writeExports(p)
 	for _, ph := range []struct {
 		name string
 		p    *phase

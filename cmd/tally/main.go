@@ -44,6 +44,10 @@ func flagName(field string) string {
 		return "site"
 	case "base_currency":
 		return "currency"
+	case "date_from":
+		return "from"
+	case "date_to":
+		return "to"
 	}
 	return strings.ReplaceAll(field, "_", "-")
 }

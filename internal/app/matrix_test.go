@@ -73,6 +73,7 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/stats/events?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/realtime?site_id={site}", scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/revenue?site_id={site}&breakdown=source&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/export/events?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/goals?site_id={site}", scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/goals/conversions?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/goals/{goal}", scope: model.ScopeStatsRead},

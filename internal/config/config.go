@@ -128,6 +128,9 @@ type Config struct {
 	// checks, the dashboard's forms — per API key (or login) and rolling
 	// hour (TALLY_MANAGE_PER_HOUR).
 	ManagePerHour int `env:"TALLY_MANAGE_PER_HOUR" envDefault:"1000"`
+	// ExportsPerHour limits raw event exports per account (its API keys and
+	// logins together) and rolling hour (TALLY_EXPORTS_PER_HOUR).
+	ExportsPerHour int `env:"TALLY_EXPORTS_PER_HOUR" envDefault:"10"`
 	// AuthFailuresPerMinute limits failed authentications — unknown or bad
 	// credentials, webhooks with bad signatures — per client address; past
 	// it the address is answered 429 before any store is asked
@@ -326,7 +329,7 @@ func (c *Config) validate() ([]string, error) {
 	}
 	for name, v := range map[string]int{"TALLY_FREE_EVENTS_PER_HOUR": c.FreeEventsPerHour, "TALLY_PRO_EVENTS_PER_HOUR": c.ProEventsPerHour,
 		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": c.EnterpriseEventsPerHour, "TALLY_STATS_PER_HOUR": c.StatsPerHour,
-		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts, "TALLY_MANAGE_PER_HOUR": c.ManagePerHour,
+		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts, "TALLY_MANAGE_PER_HOUR": c.ManagePerHour, "TALLY_EXPORTS_PER_HOUR": c.ExportsPerHour,
 		"TALLY_AUTH_FAILURES_PER_MINUTE": c.AuthFailuresPerMinute, "TALLY_CLIENT_REVENUE_PER_HOUR": c.ClientRevenuePerHour} {
 		if v <= 0 {
 			problems = append(problems, fmt.Errorf("%s must be positive", name))

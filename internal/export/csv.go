@@ -1,11 +1,14 @@
 // Package export writes statistics reports as files: one report as CSV (the
 // API's format=csv answers) and every report of a range as a zip of CSV
 // files (the dashboard's download). Both write their CSV here, so a file of
-// the zip is byte for byte the API's answer.
+// the zip is byte for byte the API's answer. It also streams a site's raw
+// events (NDJSON, or CSV written the same way) for the API and the command
+// line.
 package export
 
 import (
 	"bufio"
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"fmt"
@@ -88,7 +91,8 @@ func (cw *CSVWriter) write(item reflect.Value) error {
 		}
 	}
 	writeRecord(cw.bw, cw.record)
-	return nil
+	_, err = cw.bw.Write(nil) // the buffer's error, if writing it out failed
+	return err
 }
 
 // Flush writes what is buffered to the underlying writer.
@@ -174,7 +178,7 @@ func (c column) cell(item reflect.Value) (string, error) {
 	if v.Kind() == reflect.String && !marshals(v.Type()) {
 		return Neutralise(v.String()), nil
 	}
-	b, err := json.Marshal(v.Interface())
+	b, err := marshal(v.Interface())
 	switch {
 	case err != nil:
 		return "", err
@@ -188,6 +192,18 @@ func (c column) cell(item reflect.Value) (string, error) {
 		return Neutralise(s), nil
 	}
 	return string(b), nil
+}
+
+// marshal is json.Marshal without the escapes of <, > and & for HTML: a
+// cell is read in a spreadsheet, not a page.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // deref follows pointers and interfaces; a nil one is the zero Value.

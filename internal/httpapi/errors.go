@@ -52,7 +52,7 @@ var statusCode = map[int]string{
 // (with the request id) for server errors.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
-		return
+		s.abortAnswer(c, err)
 	}
 	status, body := Describe(err)
 	s.logFailure(c, status, err)
@@ -83,6 +83,20 @@ func (s *Server) logFailure(c echo.Context, status int, err error) {
 		s.deps.Log.Error("request failed", "request_id", requestID(c), "method", c.Request().Method,
 			"route", c.Path(), "status", status, "err", err)
 	}
+}
+
+// abortAnswer ends an answer that failed after it began (a streamed
+// export): it can no longer become an error envelope, so the connection is
+// cut before the answer's end. The client sees a truncated answer (a
+// chunked body without its last chunk), never one that looks complete.
+func (s *Server) abortAnswer(c echo.Context, err error) {
+	if errors.Is(err, errClientGone) {
+		s.deps.Log.Debug("answer abandoned by the client", "request_id", requestID(c), "route", c.Path(), "err", err)
+	} else {
+		status, _ := Describe(err)
+		s.logFailure(c, max(status, http.StatusInternalServerError), err)
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // SetRetryAfter sets the Retry-After header (whole seconds, rounded up)

@@ -128,6 +128,7 @@ const (
 	limitClientRevenueName = "client_revenue"
 	limitLoginName         = "login"
 	limitManageName        = "manage"
+	limitExportsName       = "exports"
 )
 
 // KeyedLimit is a limit and the key it counts under.

@@ -45,6 +45,8 @@ type Deps struct {
 	Revenue Revenue
 	// SitesAPI manages sites (the sites:manage scope).
 	SitesAPI SitesAPI
+	// Export streams raw exports (the stats:read scope).
+	Export Exporter
 	// Sites and SiteLookup find sites for the payment and webhook routes.
 	Sites      revenue.Sites
 	SiteLookup revenue.SiteLookup
@@ -85,6 +87,8 @@ type Limits struct {
 	TrackerPerMinute int
 	// ClientRevenuePerHour bounds the tracker's events with revenue per site.
 	ClientRevenuePerHour int
+	// ExportsPerHour bounds raw exports per account and rolling hour.
+	ExportsPerHour int
 }
 
 // Server is the HTTP API.
@@ -133,6 +137,8 @@ func New(deps Deps) *Server {
 	s.goalRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)
 	s.siteRoutes(v1, s.authenticate, s.limitManage)
+	// the export counts against its own limit once its request is valid
+	s.exportRoutes(v1, s.authenticate)
 	return s
 }
 

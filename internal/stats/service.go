@@ -132,6 +132,19 @@ type scope struct {
 }
 
 func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (scope, error) {
+	sc, err := s.access(ctx, p, r)
+	if err != nil || r.DateFrom.IsZero() {
+		return sc, err
+	}
+	sc.sample, err = s.sampleRate(ctx, sc)
+	return sc, err
+}
+
+// access is who may read what, for every report and the raw export: the
+// caller needs stats:read and a role on the site (viewers included; another
+// account's site is site_not_found), and the dates are days of the
+// request's time zone, else the site's.
+func (s *Service) access(ctx context.Context, p auth.Principal, r Request) (scope, error) {
 	if err := p.Require(model.ScopeStatsRead); err != nil {
 		return scope{}, err
 	}
@@ -139,19 +152,53 @@ func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (sco
 	if err != nil {
 		return scope{}, err
 	}
+	return scopeOf(site, r), nil
+}
+
+// scopeOf places r's dates in its time zone (the site's when r names none;
+// UTC when the site's is unknown to this machine).
+func scopeOf(site model.Site, r Request) scope {
 	sc := scope{req: r, site: site, tz: r.Timezone}
 	if sc.tz == "" {
 		sc.tz = site.Timezone
 	}
-	if sc.loc, err = LoadLocation(sc.tz); err != nil {
-		sc.tz, sc.loc = "UTC", time.UTC
+	loc, err := LoadLocation(sc.tz)
+	if err != nil {
+		sc.tz, loc = "UTC", time.UTC
 	}
-	if r.DateFrom.IsZero() {
-		return sc, nil
+	sc.loc = loc
+	if !r.DateFrom.IsZero() {
+		sc.from, sc.to = sc.bounds(r.DateFrom, r.DateTo)
 	}
-	sc.from, sc.to = sc.bounds(r.DateFrom, r.DateTo)
-	sc.sample, err = s.sampleRate(ctx, sc)
-	return sc, err
+	return sc
+}
+
+// Range is a request's site and its dates as UTC instants.
+type Range struct {
+	Site model.Site
+	// Timezone is the zone whose days the dates are.
+	Timezone string
+	// From and To bound the range: [From, To), UTC.
+	From, To time.Time
+}
+
+// Range resolves r as the reports do (scope, site access, time zone)
+// without reading any statistics: the raw export's range.
+func (s *Service) Range(ctx context.Context, p auth.Principal, r Request) (Range, error) {
+	sc, err := s.access(ctx, p, r)
+	if err != nil {
+		return Range{}, err
+	}
+	return sc.span(), nil
+}
+
+// RangeOf is r's range on site for a caller whose access is not in
+// question (the command line, which reads the stores with the server's
+// configuration).
+func RangeOf(site model.Site, r Request) Range { return scopeOf(site, r).span() }
+
+func (sc scope) span() Range {
+	return Range{Site: sc.site, Timezone: sc.tz, From: sc.from, To: sc.to}
 }
 
 // bounds turns inclusive dates into the UTC instants [first 00:00, last+1 00:00)

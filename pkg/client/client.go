@@ -134,6 +134,11 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 // send sends a request with an optional JSON body and returns a 2xx answer
 // for the caller to read and close; a non-2xx answer becomes *Error.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*http.Response, error) {
+	return c.sendWith(ctx, c.http, method, path, query, body)
+}
+
+// sendWith is send through hc.
+func (c *Client) sendWith(ctx context.Context, hc *http.Client, method, path string, query url.Values, body any) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -156,7 +161,7 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("tally: %s %s: %w", method, path, err)
 	}
