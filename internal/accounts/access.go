@@ -16,13 +16,23 @@ type accessStore interface {
 	MemberRole(ctx context.Context, site model.SiteID, user model.UserID) (model.Role, error)
 }
 
+// Versioner is the access version every instance shares (the revocation
+// counter, auth.Revocations): a change of who may do what to a site bumps it.
+type Versioner interface {
+	Version(ctx context.Context) (int64, error)
+}
+
 // Access answers "which role does this user have on this site" and "what is
 // this site" on the ingest hot path from a short-lived in-process cache, so
 // that most events cost no Postgres round trip and ingestion keeps working
-// through a Postgres outage for sites already seen. A membership change
-// reaches a running server within PositiveTTL.
+// through a Postgres outage for sites already seen. An answer holds while the
+// shared access version is the one it was cached under: a member removed or
+// demoted, a site changed or deleted, takes effect on the next request on
+// every instance. When the version cannot be read (Redis down), the cache is
+// not trusted and Postgres answers.
 type Access struct {
 	store       accessStore
+	versions    Versioner
 	now         func() time.Time
 	positiveTTL time.Duration
 	negativeTTL time.Duration
@@ -41,13 +51,15 @@ type cached[T any] struct {
 	val      T
 	notFound bool
 	at       time.Time
+	version  int64
 }
 
 const maxAccessEntries = 100_000
 
-// NewAccess caches answers for 30 s, and "not found" for 5 s.
-func NewAccess(store accessStore, now func() time.Time) *Access {
-	return &Access{store: store, now: now, positiveTTL: 30 * time.Second, negativeTTL: 5 * time.Second,
+// NewAccess caches answers for 30 s, and "not found" for 5 s, while the
+// access version holds.
+func NewAccess(store accessStore, versions Versioner, now func() time.Time) *Access {
+	return &Access{store: store, versions: versions, now: now, positiveTTL: 30 * time.Second, negativeTTL: 5 * time.Second,
 		roles: map[roleKey]cached[model.Role]{}, sites: map[model.SiteID]cached[model.Site]{}}
 }
 
@@ -56,7 +68,7 @@ func (a *Access) Role(ctx context.Context, user model.UserID, site model.SiteID)
 	if !site.Text() {
 		return "", errs.ErrNotFound
 	}
-	return lookup(a, a.roles, roleKey{site, user}, func() (model.Role, error) { return a.store.MemberRole(ctx, site, user) })
+	return lookup(ctx, a, a.roles, roleKey{site, user}, func() (model.Role, error) { return a.store.MemberRole(ctx, site, user) })
 }
 
 // Site is the site with id, or an error wrapping errs.ErrNotFound.
@@ -64,15 +76,16 @@ func (a *Access) Site(ctx context.Context, id model.SiteID) (model.Site, error) 
 	if !id.Text() {
 		return model.Site{}, errs.ErrNotFound
 	}
-	return lookup(a, a.sites, id, func() (model.Site, error) { return a.store.SiteByID(ctx, id) })
+	return lookup(ctx, a, a.sites, id, func() (model.Site, error) { return a.store.SiteByID(ctx, id) })
 }
 
-func lookup[K comparable, T any](a *Access, m map[K]cached[T], k K, load func() (T, error)) (T, error) {
+func lookup[K comparable, T any](ctx context.Context, a *Access, m map[K]cached[T], k K, load func() (T, error)) (T, error) {
 	now := a.now()
+	version, verErr := a.versions.Version(ctx)
 	a.mu.Lock()
 	c, hit := m[k]
 	a.mu.Unlock()
-	if hit {
+	if hit && verErr == nil && c.version == version {
 		ttl := a.positiveTTL
 		if c.notFound {
 			ttl = a.negativeTTL
@@ -90,11 +103,14 @@ func lookup[K comparable, T any](a *Access, m map[K]cached[T], k K, load func() 
 		var zero T
 		return zero, err
 	}
+	if verErr != nil {
+		return v, err // nothing to cache it under
+	}
 	a.mu.Lock()
 	if len(m) >= maxAccessEntries {
 		clear(m)
 	}
-	m[k] = cached[T]{val: v, notFound: notFound, at: now}
+	m[k] = cached[T]{val: v, notFound: notFound, at: now, version: version}
 	a.mu.Unlock()
 	return v, err
 }

@@ -164,6 +164,17 @@ func containsScope(list []model.Scope, s model.Scope) bool {
 	return false
 }
 
+// accessChanged tells every instance that who may do what to a site
+// changed (a member removed or demoted, a site changed or deleted): their
+// caches of roles, sites and keys no longer hold, so the change applies on
+// the very next request.
+func (s *Service) accessChanged(ctx context.Context) error {
+	if err := s.revs.Bump(ctx); err != nil {
+		return fmt.Errorf("the change is saved, but running servers could not be told at once: %w", err)
+	}
+	return nil
+}
+
 // RevokeKey revokes a key and makes every instance drop its cached copy
 // before returning: the key fails on the very next request.
 func (s *Service) RevokeKey(ctx context.Context, id model.KeyID) (model.APIKey, error) {

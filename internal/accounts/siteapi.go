@@ -119,7 +119,12 @@ func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, i
 	}
 	next.ID = id
 	updated, err := s.store.UpdateSite(ctx, next)
-	return model.Membership{Site: updated, Role: role}, err
+	if err != nil {
+		return model.Membership{}, err
+	}
+	// the ingest path holds sites: a changed domain or client revenue
+	// policy applies on the next event
+	return model.Membership{Site: updated, Role: role}, s.accessChanged(ctx)
 }
 
 // Delete removes a site (owners only). Postgres forgets it at once; its
@@ -139,7 +144,10 @@ func (s *Sites) Delete(ctx context.Context, p auth.Principal, id model.SiteID) e
 	if errors.Is(err, errs.ErrNotFound) {
 		return errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.accessChanged(ctx)
 }
 
 func or(v, fallback string) string {

@@ -74,7 +74,10 @@ func (t *Team) SetMember(ctx context.Context, user model.UserID, site model.Site
 	if err := t.notOwner(ctx, site, target.ID); err != nil {
 		return err
 	}
-	return t.svc.store.AddMember(ctx, site, target.ID, role)
+	if err := t.svc.store.AddMember(ctx, site, target.ID, role); err != nil {
+		return err
+	}
+	return t.svc.accessChanged(ctx) // a demotion applies at once
 }
 
 // RemoveMember takes the role of the member (or invited email) with email
@@ -93,7 +96,10 @@ func (t *Team) RemoveMember(ctx context.Context, user model.UserID, site model.S
 	if errors.Is(err, errs.ErrNotFound) {
 		return errs.E(errs.NotFound, "not_found", "this email has no role on the site").WithField("email")
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return t.svc.accessChanged(ctx)
 }
 
 func (t *Team) notOwner(ctx context.Context, site model.SiteID, user model.UserID) error {

@@ -141,7 +141,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
 	a.Auth = auth.NewService(a.PG, a.revocations, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
 	a.Accounts = accounts.NewService(a.PG, passwords, a.revocations, cfg.KeyEnvironment(), a.now)
-	access := accounts.NewAccess(a.PG, a.now)
+	access := accounts.NewAccess(a.PG, a.revocations, a.now)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
 	rev.Service = a.Revenue
