@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
@@ -37,6 +38,8 @@ type Access struct {
 	positiveTTL time.Duration
 	negativeTTL time.Duration
 
+	guard *Guard // over this cache
+
 	mu    sync.Mutex
 	roles map[roleKey]cached[model.Role]
 	sites map[model.SiteID]cached[model.Site]
@@ -59,8 +62,15 @@ const maxAccessEntries = 100_000
 // NewAccess caches answers for 30 s, and "not found" for 5 s, while the
 // access version holds.
 func NewAccess(store accessStore, versions Versioner, now func() time.Time) *Access {
-	return &Access{store: store, versions: versions, now: now, positiveTTL: 30 * time.Second, negativeTTL: 5 * time.Second,
+	a := &Access{store: store, versions: versions, now: now, positiveTTL: 30 * time.Second, negativeTTL: 5 * time.Second,
 		roles: map[roleKey]cached[model.Role]{}, sites: map[model.SiteID]cached[model.Site]{}}
+	a.guard = NewGuard(a)
+	return a
+}
+
+// Check answers whether p may do a to the site from this cache (see Guard).
+func (a *Access) Check(ctx context.Context, p auth.Principal, id model.SiteID, act Action) (model.Site, model.Role, error) {
+	return a.guard.Check(ctx, p, id, act)
 }
 
 // Role is user's role on site, or an error wrapping errs.ErrNotFound.

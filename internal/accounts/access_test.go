@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -61,4 +63,52 @@ func TestAccessFollowsTheVersion(t *testing.T) {
 	if store.calls != 4 {
 		t.Errorf("%d store calls with the version unreadable, want every lookup to ask (4)", store.calls)
 	}
+}
+
+// Every action has its rule, and the guard answers each refusal the way the
+// README's table says.
+func TestGuardRules(t *testing.T) {
+	for a := ReadStats; a <= ManageRevenue; a++ {
+		if _, ok := rules[a]; !ok {
+			t.Errorf("action %d has no rule", a)
+		}
+	}
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	store := &roleStore{role: model.RoleViewer}
+	g := NewAccess(store, &versions{}, func() time.Time { return now })
+	ctx := context.Background()
+	viewer := auth.Principal{UserID: "u1", Scopes: model.AllScopes}
+	for _, tc := range []struct {
+		p    auth.Principal
+		a    Action
+		code string
+	}{
+		{viewer, ReadStats, ""},
+		{viewer, SendEvents, "forbidden"},
+		{viewer, DeleteSite, "forbidden"},
+		{auth.Principal{UserID: "u1", Scopes: []model.Scope{model.ScopeEventsWrite}}, ReadStats, "forbidden"},
+	} {
+		_, _, err := g.Check(ctx, tc.p, "site1", tc.a)
+		if got := codeOf(err); got != tc.code {
+			t.Errorf("action %d: code %q (%v), want %q", tc.a, got, err, tc.code)
+		}
+	}
+	store.role = ""
+	for a, code := range map[Action]string{ReadStats: "site_not_found", SendEvents: "invalid_site_id", ManageSite: "site_not_found"} {
+		if _, _, err := g.Check(ctx, viewer, "not\x00text", a); codeOf(err) != code {
+			t.Errorf("action %d on a site id that is not text: %v, want %s", a, err, code)
+		}
+	}
+}
+
+// codeOf is the error code a client would see ("" for no error).
+func codeOf(err error) string {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if err != nil {
+		return "not an errs.Error"
+	}
+	return ""
 }

@@ -37,6 +37,7 @@ type Service struct {
 	store     Store
 	passwords *auth.Passwords
 	revs      auth.Revocations
+	guard     *Guard
 	keyEnv    string
 	now       func() time.Time
 }
@@ -44,7 +45,12 @@ type Service struct {
 // NewService makes the accounts service; keyEnv is the environment of the
 // keys it creates ("live" or "test").
 func NewService(store Store, passwords *auth.Passwords, revs auth.Revocations, keyEnv string, now func() time.Time) *Service {
-	return &Service{store: store, passwords: passwords, revs: revs, keyEnv: keyEnv, now: now}
+	return &Service{store: store, passwords: passwords, revs: revs, keyEnv: keyEnv, now: now, guard: NewGuard(storeLookup{store})}
+}
+
+// Check answers whether p may do a to the site, reading Postgres (see Guard).
+func (s *Service) Check(ctx context.Context, p auth.Principal, id model.SiteID, a Action) (model.Site, model.Role, error) {
+	return s.guard.Check(ctx, p, id, a)
 }
 
 // NewUser is the input of CreateUser.

@@ -79,25 +79,16 @@ func (s *Sites) Create(ctx context.Context, p auth.Principal, in SiteChange) (mo
 
 // Get returns one of the caller's sites.
 func (s *Sites) Get(ctx context.Context, p auth.Principal, id model.SiteID) (model.Membership, error) {
-	if err := p.Require(model.ScopeSitesManage); err != nil {
-		return model.Membership{}, err
-	}
-	site, role, err := s.Site(ctx, p.UserID, id)
+	site, role, err := s.Check(ctx, p, id, ViewSite)
 	return model.Membership{Site: site, Role: role}, err
 }
 
 // Update changes a site's domain, time zone, base currency or client revenue
 // policy (owners and admins). The base currency is fixed once payments were converted into it.
 func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, in SiteChange) (model.Membership, error) {
-	if err := p.Require(model.ScopeSitesManage); err != nil {
-		return model.Membership{}, err
-	}
-	site, role, err := s.Site(ctx, p.UserID, id)
+	site, role, err := s.Check(ctx, p, id, ManageSite)
 	if err != nil {
 		return model.Membership{}, err
-	}
-	if !role.CanWrite() {
-		return model.Membership{}, errs.E(errs.Forbidden, "forbidden", "viewers cannot change the site")
 	}
 	next, err := ValidateSite(or(in.Domain, site.Domain), or(in.Timezone, site.Timezone), or(in.BaseCurrency, site.BaseCurrency))
 	if err != nil {
@@ -130,17 +121,10 @@ func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, i
 // Delete removes a site (owners only). Postgres forgets it at once; its
 // statistics, payments and realtime state are removed in the background.
 func (s *Sites) Delete(ctx context.Context, p auth.Principal, id model.SiteID) error {
-	if err := p.Require(model.ScopeSitesManage); err != nil {
+	if _, _, err := s.Check(ctx, p, id, DeleteSite); err != nil {
 		return err
 	}
-	_, role, err := s.Site(ctx, p.UserID, id)
-	if err != nil {
-		return err
-	}
-	if role != model.RoleOwner {
-		return errs.E(errs.Forbidden, "forbidden", "only the owner can delete a site")
-	}
-	err = s.store.DeleteSite(ctx, id)
+	err := s.store.DeleteSite(ctx, id)
 	if errors.Is(err, errs.ErrNotFound) {
 		return errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
 	}

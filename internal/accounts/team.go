@@ -6,6 +6,7 @@ import (
 	"net/mail"
 	"strings"
 
+	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
@@ -31,14 +32,9 @@ func NewTeam(svc *Service, store TeamStore) *Team { return &Team{svc: svc, store
 
 // manager checks that user may manage site.
 func (t *Team) manager(ctx context.Context, user model.UserID, site model.SiteID) error {
-	_, role, err := t.svc.Site(ctx, user, site)
-	if err != nil {
-		return err
-	}
-	if !role.CanWrite() {
-		return errs.E(errs.Forbidden, "forbidden", "only the site's owner and admins manage its members and secrets")
-	}
-	return nil
+	// the dashboard's login: every scope
+	_, _, err := t.svc.Check(ctx, auth.Principal{UserID: user, Scopes: model.AllScopes}, site, ManageTeam)
+	return err
 }
 
 // Members lists a site's members.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/demo"
@@ -110,7 +111,7 @@ func TestLoadIntoTheStores(t *testing.T) {
 // the site.
 type siteOwner struct{ site model.Site }
 
-func (o siteOwner) Site(_ context.Context, _ model.UserID, id model.SiteID) (model.Site, model.Role, error) {
+func (o siteOwner) Check(_ context.Context, _ auth.Principal, id model.SiteID, _ accounts.Action) (model.Site, model.Role, error) {
 	if id != o.site.ID {
 		return model.Site{}, "", errs.E(errs.NotFound, "site_not_found", "site not found")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
@@ -26,9 +27,10 @@ type Store interface {
 	DeleteGoal(ctx context.Context, id model.GoalID) error
 }
 
-// Sites answers which role a user has on a site.
+// Sites answers whether a principal may do an action to a site (the
+// accounts' guard).
 type Sites interface {
-	Site(ctx context.Context, user model.UserID, id model.SiteID) (model.Site, model.Role, error)
+	Check(ctx context.Context, p auth.Principal, id model.SiteID, a accounts.Action) (model.Site, model.Role, error)
 }
 
 // Service manages goals.
@@ -138,17 +140,8 @@ func goalNotFound() *errs.Error { return errs.E(errs.NotFound, "goal_not_found",
 
 // writable checks that p may change the goals of site.
 func (s *Service) writable(ctx context.Context, p auth.Principal, site model.SiteID) error {
-	if err := p.Require(model.ScopeGoalsManage); err != nil {
-		return err
-	}
-	_, role, err := s.sites.Site(ctx, p.UserID, site)
-	if err != nil {
-		return err
-	}
-	if !role.CanWrite() {
-		return errs.E(errs.Forbidden, "forbidden", "viewers cannot change goals")
-	}
-	return nil
+	_, _, err := s.sites.Check(ctx, p, site, accounts.ManageGoals)
+	return err
 }
 
 // Create adds a goal to a site.
@@ -190,7 +183,7 @@ func (s *Service) List(ctx context.Context, p auth.Principal, site model.SiteID)
 	if site == "" {
 		return nil, errs.InvalidField("site_id", "site_id is required")
 	}
-	if _, _, err := s.sites.Site(ctx, p.UserID, site); err != nil {
+	if _, _, err := s.sites.Check(ctx, p, site, accounts.ReadStats); err != nil {
 		return nil, err
 	}
 	return s.store.GoalsBySite(ctx, site)
@@ -202,10 +195,10 @@ func (s *Service) Get(ctx context.Context, p auth.Principal, id model.GoalID) (m
 	if err := p.Require(model.ScopeStatsRead); err != nil {
 		return model.Goal{}, err
 	}
-	return s.visible(ctx, p, id)
+	return s.visible(ctx, p, id, accounts.ReadStats)
 }
 
-func (s *Service) visible(ctx context.Context, p auth.Principal, id model.GoalID) (model.Goal, error) {
+func (s *Service) visible(ctx context.Context, p auth.Principal, id model.GoalID, act accounts.Action) (model.Goal, error) {
 	if _, err := uuid.Parse(string(id)); err != nil {
 		return model.Goal{}, goalNotFound()
 	}
@@ -216,7 +209,7 @@ func (s *Service) visible(ctx context.Context, p auth.Principal, id model.GoalID
 	if err != nil {
 		return model.Goal{}, err
 	}
-	if _, _, err := s.sites.Site(ctx, p.UserID, g.SiteID); errs.Is(err, errs.NotFound) {
+	if _, _, err := s.sites.Check(ctx, p, g.SiteID, act); errs.Is(err, errs.NotFound) {
 		return model.Goal{}, goalNotFound()
 	} else if err != nil {
 		return model.Goal{}, err
@@ -230,7 +223,7 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id model.GoalID,
 	if err := p.Require(model.ScopeGoalsManage); err != nil {
 		return model.Goal{}, err
 	}
-	current, err := s.visible(ctx, p, id)
+	current, err := s.visible(ctx, p, id, accounts.FindGoal)
 	if err != nil {
 		return model.Goal{}, err
 	}
@@ -257,7 +250,7 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id model.GoalID)
 	if err := p.Require(model.ScopeGoalsManage); err != nil {
 		return err
 	}
-	g, err := s.visible(ctx, p, id)
+	g, err := s.visible(ctx, p, id, accounts.FindGoal)
 	if err != nil {
 		return err
 	}

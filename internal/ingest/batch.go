@@ -41,7 +41,7 @@ func (s *Service) TrackBatch(ctx context.Context, p auth.Principal, ins []Input)
 		}
 		a, seen := sites[ev.site]
 		if !seen {
-			a.site, a.err = s.authorize(ctx, p.UserID, ev.site)
+			a.site, a.err = s.authorize(ctx, p, ev.site)
 			sites[ev.site] = a
 		}
 		if a.err != nil {

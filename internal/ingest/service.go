@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/metrics"
@@ -22,10 +23,12 @@ import (
 	"github.com/tally-analytics/tally/internal/outage"
 )
 
-// SiteAccess answers which role a user has on a site, and what the site is.
+// SiteAccess says what a site is (the tracker's events carry no
+// credential), and whether a principal may send events to it (the
+// accounts' guard over the cached access).
 type SiteAccess interface {
-	Role(ctx context.Context, user model.UserID, site model.SiteID) (model.Role, error)
 	Site(ctx context.Context, id model.SiteID) (model.Site, error)
+	Check(ctx context.Context, p auth.Principal, id model.SiteID, a accounts.Action) (model.Site, model.Role, error)
 }
 
 // Writer stores records durably; when WriteMany returns nil all of them
@@ -77,7 +80,7 @@ func (s *Service) Track(ctx context.Context, p auth.Principal, in Input) (string
 	if err != nil {
 		return "", s.refused(err, 1)
 	}
-	site, err := s.authorize(ctx, p.UserID, ev.site)
+	site, err := s.authorize(ctx, p, ev.site)
 	if err != nil {
 		return "", s.refused(err, 1)
 	}
@@ -123,26 +126,10 @@ func invalidSite() *errs.Error {
 	return errs.E(errs.Invalid, "invalid_site_id", "unknown site, or not one this credential can send events to").WithField("site_id")
 }
 
-// authorize checks that the user may send events to the site.
-func (s *Service) authorize(ctx context.Context, user model.UserID, id model.SiteID) (model.Site, error) {
-	role, err := s.access.Role(ctx, user, id)
-	if errors.Is(err, errs.ErrNotFound) {
-		return model.Site{}, invalidSite()
-	}
-	if err != nil {
-		return model.Site{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err)
-	}
-	if !role.CanWrite() {
-		return model.Site{}, errs.E(errs.Forbidden, "forbidden", "viewers cannot send events to this site")
-	}
-	site, err := s.access.Site(ctx, id)
-	if errors.Is(err, errs.ErrNotFound) {
-		return model.Site{}, invalidSite()
-	}
-	if err != nil {
-		return model.Site{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err)
-	}
-	return site, nil
+// authorize checks that p may send events to the site.
+func (s *Service) authorize(ctx context.Context, p auth.Principal, id model.SiteID) (model.Site, error) {
+	site, _, err := s.access.Check(ctx, p, id, accounts.SendEvents)
+	return site, err
 }
 
 // acceptOne accepts a validated event of a known site.

@@ -11,15 +11,17 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/money"
 )
 
-// Sites answers which role a user has on a site.
+// Sites answers whether a principal may do an action to a site (the
+// accounts' guard).
 type Sites interface {
-	Site(ctx context.Context, user model.UserID, id model.SiteID) (model.Site, model.Role, error)
+	Check(ctx context.Context, p auth.Principal, id model.SiteID, a accounts.Action) (model.Site, model.Role, error)
 }
 
 // PaymentInput is a payment as the payments API receives it.
@@ -50,15 +52,9 @@ func (s *Service) RecordAPI(ctx context.Context, sites Sites, p auth.Principal, 
 	if err != nil {
 		return Recorded{}, err
 	}
-	site, role, err := sites.Site(ctx, p.UserID, model.SiteID(in.SiteID))
+	site, _, err := sites.Check(ctx, p, model.SiteID(in.SiteID), accounts.SendPayments)
 	if err != nil {
-		if errs.Is(err, errs.NotFound) {
-			return Recorded{}, errs.E(errs.Invalid, "invalid_site_id", "unknown site, or not one this credential can send payments to").WithField("site_id")
-		}
 		return Recorded{}, err
-	}
-	if !role.CanWrite() {
-		return Recorded{}, errs.E(errs.Forbidden, "forbidden", "viewers cannot send payments to this site")
 	}
 	inc.Site = site
 	return s.Record(ctx, inc)

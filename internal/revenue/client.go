@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
@@ -41,15 +42,8 @@ func (s *Service) CheckClientRevenue(ctx context.Context, site model.Site, amoun
 // sites:manage scope), and says how many went. The events that carried it
 // stay in the Events report.
 func (s *Service) PurgeClientRevenue(ctx context.Context, sites Sites, p auth.Principal, id model.SiteID) (int64, error) {
-	if err := p.Require(model.ScopeSitesManage); err != nil {
+	if _, _, err := sites.Check(ctx, p, id, accounts.ManageRevenue); err != nil {
 		return 0, err
-	}
-	_, role, err := sites.Site(ctx, p.UserID, id)
-	if err != nil {
-		return 0, err
-	}
-	if !role.CanWrite() {
-		return 0, errs.E(errs.Forbidden, "forbidden", "viewers cannot change the site's revenue")
 	}
 	n, err := s.ledger.DeletePayments(ctx, id, model.ProviderTracker)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
@@ -32,9 +33,10 @@ type Result struct {
 	RowsBeforeLimit int64
 }
 
-// Sites finds a site the user can reach.
+// Sites answers whether a principal may do an action to a site (the
+// accounts' guard).
 type Sites interface {
-	Site(ctx context.Context, user model.UserID, id model.SiteID) (model.Site, model.Role, error)
+	Check(ctx context.Context, p auth.Principal, id model.SiteID, a accounts.Action) (model.Site, model.Role, error)
 }
 
 // RealtimeSource reports who is on a site right now.
@@ -145,10 +147,7 @@ func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (sco
 // account's site is site_not_found), and the dates are days of the
 // request's time zone, else the site's.
 func (s *Service) access(ctx context.Context, p auth.Principal, r Request) (scope, error) {
-	if err := p.Require(model.ScopeStatsRead); err != nil {
-		return scope{}, err
-	}
-	site, _, err := s.sites.Site(ctx, p.UserID, r.SiteID)
+	site, _, err := s.sites.Check(ctx, p, r.SiteID, accounts.ReadStats)
 	if err != nil {
 		return scope{}, err
 	}
