@@ -26,6 +26,11 @@ type RedisRevocations struct {
 
 	live    atomic.Bool  // subscribed, and version is current
 	version atomic.Int64 // the counter, while live
+	// epoch counts the times this instance started or stopped following
+	// the counter: a bump made while Redis was out of reach (a key revoked,
+	// a member removed) never reached the counter, so whatever was cached
+	// before must not count as current after it.
+	epoch atomic.Int64
 }
 
 const (
@@ -43,12 +48,23 @@ func NewRedisRevocations(rdb redis.UniversalClient, prefix string, log *slog.Log
 	return &RedisRevocations{rdb: rdb, key: key, channel: key, log: log}
 }
 
-// Version is the counter (0 when it was never bumped).
+// Version is the counter (0 when it was never bumped), marked with the
+// epoch while followed: a value cached before an outage of Redis never
+// equals one after it.
 func (r *RedisRevocations) Version(ctx context.Context) (int64, error) {
+	epoch := r.epoch.Load() << 48
 	if r.live.Load() {
-		return r.version.Load(), nil
+		return r.version.Load() ^ epoch, nil
 	}
-	return r.read(ctx)
+	v, err := r.read(ctx)
+	return v ^ epoch, err
+}
+
+// setLive records whether the counter is followed; each change starts an epoch.
+func (r *RedisRevocations) setLive(live bool) {
+	if r.live.Swap(live) != live {
+		r.epoch.Add(1)
+	}
 }
 
 // Following reports whether this instance follows the counter (Version
@@ -103,7 +119,7 @@ func (r *RedisRevocations) Bump(ctx context.Context) error {
 // Run follows the counter until ctx ends: subscribed, Version answers
 // from memory; otherwise from Redis.
 func (r *RedisRevocations) Run(ctx context.Context) {
-	defer r.live.Store(false)
+	defer r.setLive(false)
 	ps := r.rdb.Subscribe(ctx, r.channel)
 	stopped := context.AfterFunc(ctx, func() { ps.Close() }) // ends a receive under way
 	defer stopped()
@@ -120,7 +136,7 @@ func (r *RedisRevocations) Run(ctx context.Context) {
 				}
 			}
 			// go-redis subscribes again on the next receive
-			r.live.Store(false)
+			r.setLive(false)
 			pinged = false
 			if ctx.Err() == nil {
 				select {
@@ -138,7 +154,7 @@ func (r *RedisRevocations) Run(ctx context.Context) {
 			if !r.live.Load() {
 				if v, err := r.read(ctx); err == nil {
 					r.version.Store(max(v, r.version.Load()))
-					r.live.Store(true)
+					r.setLive(true)
 				}
 			}
 		case *redis.Subscription:
@@ -146,7 +162,7 @@ func (r *RedisRevocations) Run(ctx context.Context) {
 			// ones before are in the counter.
 			if v, err := r.read(ctx); err == nil {
 				r.version.Store(v)
-				r.live.Store(true)
+				r.setLive(true)
 			}
 		case *redis.Message:
 			v, err := strconv.ParseInt(m.Payload, 10, 64)
