@@ -73,6 +73,18 @@ type versionedCache[K comparable, V any] struct {
 type versioned[V any] struct {
 	value   V
 	version int64
+	at      time.Time // loaded then
+}
+
+// credentialTTL bounds how long a loaded credential is trusted without
+// asking Postgres again, whatever the version: a key or user deleted by hand
+// in the database (tally revokes, never deletes) stops working within it.
+// Changes made through tally bump the version and apply at once.
+const credentialTTL = time.Minute
+
+// current reports whether e may answer now at version.
+func (e versioned[V]) current(version int64, now time.Time) bool {
+	return e.version == version && now.Sub(e.at) < credentialTTL
 }
 
 const maxCachedKeys = 10_000
@@ -85,13 +97,13 @@ func (c *versionedCache[K, V]) get(k K) (versioned[V], bool) {
 	return e, ok
 }
 
-func (c *versionedCache[K, V]) put(k K, v V, version int64) {
+func (c *versionedCache[K, V]) put(k K, v V, version int64, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil || len(c.entries) >= maxCachedKeys {
 		c.entries = map[K]versioned[V]{}
 	}
-	c.entries[k] = versioned[V]{value: v, version: version}
+	c.entries[k] = versioned[V]{value: v, version: version, at: at}
 }
 
 // NewService makes an authenticator. keyEnv is the only API-key environment
@@ -128,7 +140,7 @@ func (s *Service) authenticateToken(ctx context.Context, token string) (Principa
 		return Principal{}, unauthorized("invalid or expired token").Wrap(err)
 	}
 	version, verErr := s.revs.Version(ctx)
-	if cached, hit := s.users.get(userID); hit && verErr == nil && cached.version == version {
+	if cached, hit := s.users.get(userID); hit && verErr == nil && cached.current(version, s.now()) {
 		return cached.value, nil
 	}
 	user, err := s.store.UserByID(ctx, userID)
@@ -140,7 +152,7 @@ func (s *Service) authenticateToken(ctx context.Context, token string) (Principa
 	}
 	p := Principal{UserID: user.ID, Scopes: model.AllScopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}
 	if verErr == nil {
-		s.users.put(userID, p, version)
+		s.users.put(userID, p, version, s.now())
 	}
 	return p, nil
 }
@@ -164,7 +176,7 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 		}
 		hit = false
 	}
-	if hit && verErr == nil && cached.version == version {
+	if hit && verErr == nil && cached.current(version, s.now()) {
 		return s.admit(cached.value)
 	}
 	entry, err := s.loadKey(ctx, hash[:])
@@ -172,7 +184,7 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 	case err == nil:
 		s.storeDown.OK()
 	case errs.Is(err, errs.Unauthenticated):
-		s.keys.put(hash, keyEntry{unknownSince: s.now()}, version)
+		s.keys.put(hash, keyEntry{unknownSince: s.now()}, version, s.now())
 		return Principal{}, err
 	case hit:
 		// Postgres is unreachable: a key this instance has already seen keeps
@@ -183,7 +195,7 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 		return Principal{}, err
 	}
 	if verErr == nil {
-		s.keys.put(hash, entry, version)
+		s.keys.put(hash, entry, version, s.now())
 	}
 	return s.admit(entry)
 }

@@ -55,3 +55,49 @@ func TestUnknownKeysCachedBriefly(t *testing.T) {
 		t.Errorf("after %v the key was looked up %d times in all, want twice", unknownKeyTTL, n)
 	}
 }
+
+// oneKeyStore knows one key until it is deleted (by hand: tally revokes,
+// never deletes), and counts its lookups.
+type oneKeyStore struct {
+	countingStore
+	key     model.APIKey
+	deleted bool
+}
+
+func (s *oneKeyStore) KeyByHash(context.Context, []byte) (model.APIKey, error) {
+	s.keyLookups.Add(1)
+	if s.deleted {
+		return model.APIKey{}, errs.ErrNotFound
+	}
+	return s.key, nil
+}
+
+func (s *oneKeyStore) UserByID(context.Context, model.UserID) (model.User, error) {
+	if s.deleted {
+		return model.User{}, errs.ErrNotFound
+	}
+	return model.User{ID: s.key.UserID, Plan: model.PlanFree}, nil
+}
+
+// A loaded key is trusted for credentialTTL at most: one deleted by hand in
+// Postgres, which bumps no version, stops working within it. Before, it
+// worked until some unrelated revocation.
+func TestDeletedKeyStopsWithinTheTTL(t *testing.T) {
+	store := &oneKeyStore{key: model.APIKey{ID: "k1", UserID: "u1", Environment: "test", Scopes: model.AllScopes}}
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	s := NewService(store, fixedRevocations{}, nil, nil, "test", func() time.Time { return now }, slog.New(slog.DiscardHandler))
+	key := "sk_test_" + "0123456789abcdef0123456789abcdef0123456789abcdef"
+	for range 10 {
+		if _, err := s.Authenticate(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := store.keyLookups.Load(); n != 1 {
+		t.Errorf("10 requests asked Postgres %d times, want once", n)
+	}
+	store.deleted = true
+	now = now.Add(credentialTTL)
+	if _, err := s.Authenticate(context.Background(), key); !errs.Is(err, errs.Unauthenticated) {
+		t.Errorf("a key deleted %v ago: %v, want unauthorized", credentialTTL, err)
+	}
+}
