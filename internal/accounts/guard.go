@@ -45,17 +45,19 @@ var (
 	siteNotFound = func() *errs.Error {
 		return errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
 	}
-	// invalidSite: the write APIs answer an unknown site as an invalid field
-	invalidSite = func() *errs.Error {
-		return errs.E(errs.Invalid, "invalid_site_id", "unknown site, or not one this credential can send to").WithField("site_id")
-	}
 )
+
+// InvalidSite is how the write APIs (and the tracker) answer a site that does
+// not exist or that the caller may not send to: an invalid field.
+func InvalidSite() *errs.Error {
+	return errs.E(errs.Invalid, "invalid_site_id", "unknown site, or not one this credential can send to").WithField("site_id")
+}
 
 // rules is the one place that says who may do what to a site.
 var rules = map[Action]rule{
 	ReadStats:     {scope: model.ScopeStatsRead, unknown: siteNotFound},
-	SendEvents:    {scope: model.ScopeEventsWrite, roles: writers, unknown: invalidSite, denied: "viewers cannot send events to this site"},
-	SendPayments:  {scope: model.ScopeEventsWrite, roles: writers, unknown: invalidSite, denied: "viewers cannot send payments to this site"},
+	SendEvents:    {scope: model.ScopeEventsWrite, roles: writers, unknown: InvalidSite, denied: "viewers cannot send events to this site"},
+	SendPayments:  {scope: model.ScopeEventsWrite, roles: writers, unknown: InvalidSite, denied: "viewers cannot send payments to this site"},
 	FindGoal:      {scope: model.ScopeGoalsManage, unknown: siteNotFound},
 	ManageGoals:   {scope: model.ScopeGoalsManage, roles: writers, unknown: siteNotFound, denied: "viewers cannot change goals"},
 	ViewSite:      {scope: model.ScopeSitesManage, unknown: siteNotFound},

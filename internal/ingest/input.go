@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/money"
@@ -104,7 +105,7 @@ func validate(in Input) (event, error) {
 		return ev, errs.InvalidField("site_id", "site_id is required")
 	}
 	if len(site) > MaxSiteIDLen {
-		return ev, errs.E(errs.Invalid, "invalid_site_id", "unknown site").WithField("site_id")
+		return ev, accounts.InvalidSite()
 	}
 	ev.site = model.SiteID(site)
 

@@ -98,7 +98,7 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input) (string, error) {
 	}
 	site, err := s.access.Site(ctx, ev.site)
 	if errors.Is(err, errs.ErrNotFound) {
-		return "", s.refused(invalidSite(), 1)
+		return "", s.refused(accounts.InvalidSite(), 1)
 	}
 	if err != nil {
 		return "", s.refused(errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err), 1)
@@ -120,10 +120,6 @@ func OnDomain(host, domain string) bool {
 	host = strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(host), "."), "www.")
 	domain = strings.TrimPrefix(strings.ToLower(domain), "www.")
 	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
-}
-
-func invalidSite() *errs.Error {
-	return errs.E(errs.Invalid, "invalid_site_id", "unknown site, or not one this credential can send events to").WithField("site_id")
 }
 
 // authorize checks that p may send events to the site.
