@@ -86,6 +86,10 @@ var statsCalls = []statsCall{
 		_, err := c.Realtime(ctx, p.SiteID)
 		return false, err
 	}},
+	{"ingestion", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+		_, err := c.Ingestion(ctx, p)
+		return false, err
+	}},
 }
 
 // queryLatencies calls every stats endpoint runs times (after one warm-up)

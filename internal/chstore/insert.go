@@ -125,6 +125,20 @@ func (s *Store) InsertBotEvents(ctx context.Context, id string, rows []model.Bot
 	})
 }
 
+// InsertRefusals adds counts of refused events (tracking health) in one
+// batch. An insert that failed may be repeated: unlike events, these rows
+// are counts, so a repeat after a timeout whose insert did land counts
+// twice — the price of not keeping them in the write-ahead log.
+func (s *Store) InsertRefusals(ctx context.Context, rows []model.RefusalRow) error {
+	n := len(rows)
+	return s.insertColumns(ctx, "", "ingest_refusals", "INSERT INTO ingest_refusals (site_id, ts, reason, events)", n, []any{
+		column(n, func(i int) string { return string(rows[i].SiteID) }),
+		column(n, func(i int) time.Time { return utc(rows[i].Bucket) }),
+		column(n, func(i int) string { return rows[i].Reason }),
+		column(n, func(i int) uint64 { return rows[i].Events }),
+	})
+}
+
 // insertColumns sends n rows given as one slice per column, in the order of
 // stmt's column list: far cheaper than appending row by row.
 func (s *Store) insertColumns(ctx context.Context, id, table, stmt string, n int, cols []any) error {

@@ -34,7 +34,7 @@ func (s *Server) batch(c echo.Context) error {
 	// The common case decodes in one pass; a batch with an event of the
 	// wrong shape is decoded again event by event, to refuse only those.
 	var whole api.BatchRequest
-	events, decodeErrs := []api.CustomEventRequest(nil), []error(nil)
+	events, decodeErrs, raws := []api.CustomEventRequest(nil), []error(nil), []json.RawMessage(nil)
 	if decodeBody(raw, &whole) == nil {
 		events = whole.Events
 	} else {
@@ -42,6 +42,7 @@ func (s *Server) batch(c echo.Context) error {
 		if err := decodeBody(raw, &body); err != nil {
 			return err
 		}
+		raws = body.Events
 		events, decodeErrs = make([]api.CustomEventRequest, len(body.Events)), make([]error, len(body.Events))
 		for i, ev := range body.Events {
 			decodeErrs[i] = decodeEvent(ev, &events[i])
@@ -66,6 +67,8 @@ func (s *Server) batch(c echo.Context) error {
 		results[i].Index = i
 		if decodeErrs != nil && decodeErrs[i] != nil {
 			results[i].Error, _ = s.batchError(i, decodeErrs[i])
+			p := principal(c)
+			s.deps.Ingest.RefusedRequest(&p, bodySites(raws[i], false), decodeErrs[i])
 			continue
 		}
 		in := pageviewInput(req.PageviewRequest)
@@ -75,6 +78,7 @@ func (s *Server) batch(c echo.Context) error {
 		ins = append(ins, in)
 		index = append(index, i)
 	}
+	markIngested(c)       // from here on, refusals are counted event by event
 	var unavailable error // why events were refused for now, if any was
 	if len(ins) > 0 {
 		out, err := s.deps.Ingest.TrackBatch(c.Request().Context(), principal(c), ins)

@@ -35,6 +35,7 @@ func readBody(c echo.Context, also ...string) ([]byte, error) {
 		return nil, err
 	}
 	body, err := io.ReadAll(c.Request().Body)
+	c.Set(ctxBody, body) // for countRefusals: what was read, even when cut off
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, errs.E(errs.TooLarge, "payload_too_large", "request body is larger than %d bytes", tooBig.Limit)

@@ -53,6 +53,8 @@ func (f failingIngest) TrackBatch(ctx context.Context, p auth.Principal, ins []i
 	return nil, err
 }
 
+func (failingIngest) RefusedRequest(*auth.Principal, []string, error) {}
+
 // allowAll is a limiter that never limits.
 type allowAll struct{}
 

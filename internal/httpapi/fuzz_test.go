@@ -26,6 +26,8 @@ func (validating) TrackBrowser(_ context.Context, in ingest.Input) (string, erro
 	return "id", ingest.Validate(in)
 }
 
+func (validating) RefusedRequest(*auth.Principal, []string, error) {}
+
 func (v validating) TrackBatch(ctx context.Context, p auth.Principal, ins []ingest.Input) ([]ingest.Result, error) {
 	out := make([]ingest.Result, len(ins))
 	for i, in := range ins {

@@ -82,6 +82,7 @@ func pageviewInput(r api.PageviewRequest) ingest.Input {
 }
 
 func (s *Server) track(c echo.Context, in ingest.Input) error {
+	markIngested(c)
 	id, err := s.deps.Ingest.Track(c.Request().Context(), principal(c), in)
 	if err != nil {
 		return err

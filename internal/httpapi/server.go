@@ -34,6 +34,9 @@ type Ingester interface {
 	Track(ctx context.Context, p auth.Principal, in ingest.Input) (string, error)
 	TrackBatch(ctx context.Context, p auth.Principal, ins []ingest.Input) ([]ingest.Result, error)
 	TrackBrowser(ctx context.Context, in ingest.Input) (string, error)
+	// RefusedRequest counts, for tracking health, the events of a request
+	// refused before they reached the service (see countRefusals).
+	RefusedRequest(p *auth.Principal, sites []string, err error)
 }
 
 // Deps are the services the API calls.
@@ -127,12 +130,12 @@ func New(deps Deps) *Server {
 
 	// Middleware is attached per route, not per group: echo answers 404
 	// instead of 405 for a group that has middleware.
-	ingest := []echo.MiddlewareFunc{s.authenticate, s.limitEvents, bodyLimit(deps.MaxEventBody)}
+	ingest := []echo.MiddlewareFunc{s.authenticate, s.countRefusals(false), s.limitEvents, bodyLimit(deps.MaxEventBody)}
 	v1.POST("/events/pageview", s.pageview, ingest...)
 	v1.POST("/events/custom", s.custom, ingest...)
 	// The batch route counts its events against the limit itself, once it
 	// knows how many there are.
-	v1.POST(strings.TrimPrefix(batchRoute, "/api/v1"), s.batch, s.authenticate, bodyLimit(deps.MaxBatchBody))
+	v1.POST(strings.TrimPrefix(batchRoute, "/api/v1"), s.batch, s.authenticate, s.countRefusals(true), bodyLimit(deps.MaxBatchBody))
 	s.statsRoutes(v1, s.authenticate, s.limitStats)
 	s.goalRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)

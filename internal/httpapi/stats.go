@@ -18,9 +18,10 @@ import (
 type Stats interface {
 	export.Reports
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (api.RealtimeResponse, error)
+	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (api.IngestionResponse, error)
 }
 
-// statsRoutes registers the thirteen stats endpoints on g.
+// statsRoutes registers the stats endpoints on g.
 func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	st := s.deps.Stats
 	g.GET("/stats/overview", report(stats.Endpoint{AcceptCompare: true}, st.Overview), mw...)
@@ -37,6 +38,7 @@ func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	g.GET("/stats/cities", report(stats.Endpoint{RequireRegion: true}, st.Cities), mw...)
 	g.GET("/stats/events", report(stats.Endpoint{AcceptEventName: true}, st.Events), mw...)
 	g.GET("/stats/realtime", report(stats.Endpoint{NoDates: true}, st.Realtime), mw...)
+	g.GET("/stats/ingestion", report(stats.Endpoint{NoFilters: true}, st.Ingestion), mw...)
 }
 
 // report is the one handler shape of every stats endpoint: parse the query

@@ -15,7 +15,7 @@ import (
 func (s *Server) trackerRoutes() {
 	s.echo.GET("/js/tally.js", s.script)
 	s.echo.OPTIONS("/e", s.preflight)
-	s.echo.POST("/e", s.trackerEvent, s.cors, s.limitByClient, bodyLimit(s.deps.MaxEventBody))
+	s.echo.POST("/e", s.trackerEvent, s.cors, s.countRefusals(false), s.limitByClient, bodyLimit(s.deps.MaxEventBody))
 }
 
 // script serves tally.js with an ETag, cacheable for an hour.
@@ -76,6 +76,7 @@ func (s *Server) trackerEvent(c echo.Context) error {
 		VisitorID: req.VisitorID, EventName: req.EventName, Props: req.Props, CheckoutSession: req.CheckoutSessionID,
 		UserAgent: c.Request().UserAgent(), IPAddress: c.RealIP(), Revenue: revenueInput(req.Revenue),
 		AcceptsLanguage: c.Request().Header.Get("Accept-Language") != ""}
+	markIngested(c)
 	if _, err := s.deps.Ingest.TrackBrowser(c.Request().Context(), in); err != nil {
 		return err
 	}

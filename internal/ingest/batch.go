@@ -36,7 +36,7 @@ func (s *Service) TrackBatch(ctx context.Context, p auth.Principal, ins []Input)
 	for i, in := range ins {
 		ev, err := validate(in)
 		if err != nil {
-			results[i].Err = s.refused(err, 1)
+			results[i].Err = s.refusedFor(&p, in.SiteID, err, 1)
 			continue
 		}
 		a, seen := sites[ev.site]
@@ -45,7 +45,7 @@ func (s *Service) TrackBatch(ctx context.Context, p auth.Principal, ins []Input)
 			sites[ev.site] = a
 		}
 		if a.err != nil {
-			results[i].Err = s.refused(a.err, 1)
+			results[i].Err = s.refusedFor(&p, in.SiteID, a.err, 1)
 			continue
 		}
 		items = append(items, accepted{site: a.site, ev: ev})

@@ -56,17 +56,21 @@ type Service struct {
 	writer    Writer
 	checkouts Checkouts
 	revenue   ClientRevenue
-	now       func() time.Time
-	log       *slog.Logger
-	metrics   *metrics.Metrics
+	// refusals counts refused events per site, flushed to refusalSink
+	refusals    *refusals
+	refusalSink RefusalSink
+	now         func() time.Time
+	log         *slog.Logger
+	metrics     *metrics.Metrics
 	// checkoutsDown logs failures to remember checkout sessions once per interval
 	checkoutsDown *outage.Reporter
 }
 
 // NewService wires the pipeline; m may be nil.
 func NewService(access SiteAccess, enricher *Enricher, writer Writer, checkouts Checkouts, revenue ClientRevenue,
-	now func() time.Time, log *slog.Logger, m *metrics.Metrics) *Service {
-	return &Service{access: access, enricher: enricher, writer: writer, checkouts: checkouts, revenue: revenue, now: now, log: log,
+	refusalSink RefusalSink, now func() time.Time, log *slog.Logger, m *metrics.Metrics) *Service {
+	return &Service{access: access, enricher: enricher, writer: writer, checkouts: checkouts, revenue: revenue,
+		refusals: newRefusals(log), refusalSink: refusalSink, now: now, log: log,
 		metrics: m, checkoutsDown: outage.New(log, "ingest: checkout sessions cannot be remembered (Postgres unavailable)", 0)}
 }
 
@@ -78,11 +82,11 @@ func (s *Service) Track(ctx context.Context, p auth.Principal, in Input) (string
 	}
 	ev, err := validate(in)
 	if err != nil {
-		return "", s.refused(err, 1)
+		return "", s.refusedFor(&p, in.SiteID, err, 1)
 	}
 	site, err := s.authorize(ctx, p, ev.site)
 	if err != nil {
-		return "", s.refused(err, 1)
+		return "", s.refusedFor(&p, in.SiteID, err, 1)
 	}
 	return s.acceptOne(ctx, site, ev)
 }
@@ -94,7 +98,7 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input) (string, error) {
 	in.Browser = true
 	ev, err := validate(in)
 	if err != nil {
-		return "", s.refused(err, 1)
+		return "", s.refusedFor(nil, in.SiteID, err, 1)
 	}
 	site, err := s.access.Site(ctx, ev.site)
 	if errors.Is(err, errs.ErrNotFound) {
@@ -104,11 +108,11 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input) (string, error) {
 		return "", s.refused(errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err), 1)
 	}
 	if !OnDomain(ev.url.Hostname(), site.Domain) {
-		return "", s.refused(errs.InvalidField("url", "the page is not on the site's domain"), 1)
+		return "", s.refusedAt(site.ID, model.RefusedHostMismatch, errs.InvalidField("url", "the page is not on the site's domain"), 1)
 	}
 	if ev.revenueAmount > 0 {
 		if err := s.revenue.CheckClientRevenue(ctx, site, ev.revenueAmount, ev.revenueCurrency); err != nil {
-			return "", s.refused(err, 1)
+			return "", s.refusedAt(site.ID, "", err, 1)
 		}
 	}
 	return s.acceptOne(ctx, site, ev)
@@ -164,6 +168,7 @@ func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 		for i := range results {
 			if results[i].Err == nil {
 				results[i].Err = err
+				s.countAt(items[i].site.ID, "", err, 1)
 			}
 		}
 		return results
@@ -189,12 +194,12 @@ func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 func (s *Service) prepare(ctx context.Context, it *accepted) error {
 	id, err := uuid.NewV7()
 	if err != nil {
-		return s.refused(fmt.Errorf("ingest: event id: %w", err), 1)
+		return s.refusedAt(it.site.ID, "", fmt.Errorf("ingest: event id: %w", err), 1)
 	}
 	it.id = id.String()
 	it.d = &draft{ev: it.ev, at: s.now().UTC().Truncate(time.Second), site: it.site}
 	if err := s.enricher.enrich(ctx, it.d); err != nil {
-		return s.refused(errs.E(errs.Unavailable, "service_unavailable", "cannot accept events now").Wrap(err), 1)
+		return s.refusedAt(it.site.ID, "", errs.E(errs.Unavailable, "service_unavailable", "cannot accept events now").Wrap(err), 1)
 	}
 	d, ev := it.d, it.ev
 	if d.botReason != "" {
@@ -225,7 +230,22 @@ func (s *Service) rememberCheckout(ctx context.Context, it *accepted) {
 	s.checkoutsDown.OK()
 }
 
-// refused counts n events refused with err, and returns err.
+// refusedFor counts n events refused with err, sent by p (nil: the tracking
+// script) to the site the request named, in the metrics and for that site's
+// tracking health (if p could send to it: see refusals), and returns err.
+func (s *Service) refusedFor(p *auth.Principal, site string, err error, n int) error {
+	s.countRefused(p, site, err, n)
+	return s.refused(err, n)
+}
+
+// refusedAt is refusedFor for a site already checked, counted under reason
+// (or, when reason is empty, the reason of err).
+func (s *Service) refusedAt(site model.SiteID, reason string, err error, n int) error {
+	s.countAt(site, reason, err, n)
+	return s.refused(err, n)
+}
+
+// refused counts n events refused with err in the metrics, and returns err.
 func (s *Service) refused(err error, n int) error {
 	outcome := metrics.OutcomeUnavailable
 	var e *errs.Error

@@ -16,11 +16,13 @@ const (
 	Sessions  Table = "sessions"
 	BotEvents Table = "bot_events"
 	Payments  Table = "payments"
+	// Refusals counts refused events per quarter of an hour (tracking health).
+	Refusals Table = "ingest_refusals"
 )
 
 // timeColumn is the column a table is bounded by in time: events by when
 // they happened, sessions by when they started, payments by when they were made.
-var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvents: "ts", Payments: "ts"}
+var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvents: "ts", Payments: "ts", Refusals: "ts"}
 
 // Metric is an aggregate that knows its ClickHouse expression on each table
 // it is defined for. Session metrics sum with sign, so the cancel rows of the
@@ -43,7 +45,7 @@ const uniqVisitors = "uniqCombined(visitor_id)"
 var (
 	Visitors     = Metric{Name: "visitors", count: true, exprs: map[Table]string{Events: uniqVisitors, Sessions: uniqVisitors}}
 	Pageviews    = Metric{Name: "pageviews", count: true, exprs: map[Table]string{Events: "sum(is_pageview)", Sessions: "sum(sign * pageviews)"}}
-	EventCount   = Metric{Name: "events", count: true, exprs: map[Table]string{Events: "count()", BotEvents: "count()"}}
+	EventCount   = Metric{Name: "events", count: true, exprs: map[Table]string{Events: "count()", BotEvents: "count()", Refusals: "sum(events)"}}
 	SessionCount = Metric{Name: "sessions", count: true, exprs: map[Table]string{Sessions: "sum(sign)"}}
 	Bounces      = Metric{Name: "bounces", count: true, exprs: map[Table]string{Sessions: "sum(sign * is_bounce)"}}
 	DurationSum  = Metric{Name: "duration_sum", count: true, exprs: map[Table]string{Sessions: "sum(sign * duration)"}}
@@ -79,22 +81,24 @@ var (
 	// IsPageview is 1 for pageviews, 0 for custom events.
 	IsPageview = Dimension{Name: "is_pageview", exprs: map[Table]string{Events: "is_pageview"}}
 	// BotReason is what a bot event was recognised as (model.BotCategory).
-	BotReason   = Dimension{Name: "reason", exprs: map[Table]string{BotEvents: "reason"}}
-	EntryPage   = Dimension{Name: "entry_page", exprs: map[Table]string{Sessions: "entry_page"}}
-	ExitPage    = Dimension{Name: "exit_page", exprs: map[Table]string{Sessions: "exit_page"}, mutable: true}
-	Source      = Dimension{Name: "source", exprs: both("referrer_source")}
-	SourceType  = Dimension{Name: "source_type", exprs: both("source_type")}
-	UTMSource   = Dimension{Name: "utm_source", exprs: both("utm_source")}
-	UTMMedium   = Dimension{Name: "utm_medium", exprs: both("utm_medium")}
-	UTMCampaign = Dimension{Name: "utm_campaign", exprs: both("utm_campaign")}
-	UTMContent  = Dimension{Name: "utm_content", exprs: both("utm_content")}
-	Device      = Dimension{Name: "device", exprs: both("device")}
-	Browser     = Dimension{Name: "browser", exprs: both("browser")}
-	OS          = Dimension{Name: "os", exprs: both("os")}
-	Country     = Dimension{Name: "country", exprs: both("country_code")}
-	Region      = Dimension{Name: "region", exprs: both("region_code")}
-	RegionName  = Dimension{Name: "region_name", exprs: both("region_name")}
-	City        = Dimension{Name: "city", exprs: both("city")}
+	BotReason = Dimension{Name: "reason", exprs: map[Table]string{BotEvents: "reason"}}
+	// RefusalReason is why events were refused (model.RefusalReasons).
+	RefusalReason = Dimension{Name: "reason", exprs: map[Table]string{Refusals: "reason"}}
+	EntryPage     = Dimension{Name: "entry_page", exprs: map[Table]string{Sessions: "entry_page"}}
+	ExitPage      = Dimension{Name: "exit_page", exprs: map[Table]string{Sessions: "exit_page"}, mutable: true}
+	Source        = Dimension{Name: "source", exprs: both("referrer_source")}
+	SourceType    = Dimension{Name: "source_type", exprs: both("source_type")}
+	UTMSource     = Dimension{Name: "utm_source", exprs: both("utm_source")}
+	UTMMedium     = Dimension{Name: "utm_medium", exprs: both("utm_medium")}
+	UTMCampaign   = Dimension{Name: "utm_campaign", exprs: both("utm_campaign")}
+	UTMContent    = Dimension{Name: "utm_content", exprs: both("utm_content")}
+	Device        = Dimension{Name: "device", exprs: both("device")}
+	Browser       = Dimension{Name: "browser", exprs: both("browser")}
+	OS            = Dimension{Name: "os", exprs: both("os")}
+	Country       = Dimension{Name: "country", exprs: both("country_code")}
+	Region        = Dimension{Name: "region", exprs: both("region_code")}
+	RegionName    = Dimension{Name: "region_name", exprs: both("region_name")}
+	City          = Dimension{Name: "city", exprs: both("city")}
 )
 
 // Day groups by calendar day in time zone tz (an IANA name, validated by the
@@ -102,6 +106,7 @@ var (
 func Day(tz string) Dimension {
 	return Dimension{Name: "date", exprs: map[Table]string{
 		Events: "toDate(ts, ?)", Sessions: "toDate(started_at, ?)", BotEvents: "toDate(ts, ?)", Payments: "toDate(ts, ?)",
+		Refusals: "toDate(ts, ?)",
 	}, args: []any{tz}}
 }
 

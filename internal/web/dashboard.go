@@ -81,6 +81,7 @@ func (s *Server) dashboard(c echo.Context) error {
 		{Name: "events", Title: "Custom events"},
 		{Name: "goals", Title: "Goals"},
 		{Name: "revenue", Title: "Revenue", Wide: true},
+		{Name: "health", Title: "Tracking health"},
 	} {
 		cs.URL = v.cardURL(cs.Name, "")
 		p.Cards = append(p.Cards, cs)
@@ -167,6 +168,8 @@ func (s *Server) card(c echo.Context) error {
 		return s.goalsCard(c, ctx, p, v, r)
 	case "revenue":
 		return s.revenueCard(c, ctx, p, v, r, tab)
+	case "health":
+		return s.healthCard(c, ctx, p, v, r)
 	}
 	return errs.E(errs.NotFound, "not_found", "no such card")
 }

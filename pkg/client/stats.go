@@ -154,13 +154,20 @@ func (c *Client) Realtime(ctx context.Context, siteID string) (api.RealtimeRespo
 	return getStats[api.RealtimeResponse](ctx, c, "realtime", StatsParams{SiteID: siteID})
 }
 
+// Ingestion is a site's tracking health over the range: events accepted,
+// recognised as bots (by category) and refused (by reason), in all and
+// per day. It takes no filters.
+func (c *Client) Ingestion(ctx context.Context, p StatsParams) (api.IngestionResponse, error) {
+	return getStats[api.IngestionResponse](ctx, c, "ingestion", p)
+}
+
 // CSV writes a report as CSV (format=csv: a header of the JSON field names,
 // a row per item of the report's list) to w, and returns the file name the
 // server gives it (<report>-<site_id>-<date_from>-<date_to>.csv). report
 // is the last segment of the report's path: overview, pages, entry-pages,
 // exit-pages, sources, campaigns, devices, browsers, operating-systems,
-// countries, regions, cities, events, realtime, revenue, or conversions
-// (the goals report).
+// countries, regions, cities, events, realtime, revenue, ingestion, or
+// conversions (the goals report).
 func (c *Client) CSV(ctx context.Context, report string, p StatsParams, w io.Writer) (string, error) {
 	path := "/api/v1/stats/" + url.PathEscape(report)
 	if report == "conversions" {

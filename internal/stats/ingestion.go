@@ -1,0 +1,108 @@
+package stats
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// Ingestion is a site's tracking health: per day of the range, the events
+// accepted and counted, those recognised as bots (by category), and those
+// refused (by reason; see model.RefusalReasons). Counts are exact: nothing
+// here is sampled, and the request's filters do not apply (the endpoint
+// refuses them).
+func (s *Service) Ingestion(ctx context.Context, p auth.Principal, r Request) (api.IngestionResponse, error) {
+	sc, err := s.access(ctx, p, r)
+	if err != nil {
+		return api.IngestionResponse{}, err
+	}
+	day := Day(sc.tz)
+	var accepted, bots, refused []Row
+	err = parallel(ctx,
+		func(ctx context.Context) (err error) {
+			accepted, err = s.rows(ctx, sc.query(Events, []Dimension{day}, []Metric{EventCount}))
+			return err
+		},
+		func(ctx context.Context) (err error) {
+			bots, err = s.rows(ctx, sc.query(BotEvents, []Dimension{day, BotReason}, []Metric{EventCount}))
+			return err
+		},
+		func(ctx context.Context) (err error) {
+			refused, err = s.rows(ctx, sc.query(Refusals, []Dimension{day, RefusalReason}, []Metric{EventCount}))
+			return err
+		},
+	)
+	if err != nil {
+		return api.IngestionResponse{}, err
+	}
+	var rep api.IngestionReport
+	byDay := map[string]*api.IngestionPoint{}
+	for d := r.DateFrom; !d.After(r.DateTo); d = d.AddDate(0, 0, 1) {
+		rep.Timeseries = append(rep.Timeseries, api.IngestionPoint{Date: d.Format(time.DateOnly)})
+	}
+	for i := range rep.Timeseries {
+		byDay[rep.Timeseries[i].Date] = &rep.Timeseries[i]
+	}
+	point := func(date string) *api.IngestionPoint {
+		if pt := byDay[date]; pt != nil {
+			return pt
+		}
+		return &api.IngestionPoint{} // outside the range: cannot happen, counted nowhere
+	}
+	for _, row := range accepted {
+		point(row.Dims[0]).Accepted += count(row.Metrics[0])
+	}
+	var botRows []Row
+	for _, row := range bots {
+		point(row.Dims[0]).Bots += count(row.Metrics[0])
+		botRows = append(botRows, Row{Dims: row.Dims[1:], Metrics: row.Metrics})
+	}
+	_, rep.BotsByCategory = botTraffic(botRows)
+	byReason := map[string]int64{}
+	for _, row := range refused {
+		n := count(row.Metrics[0])
+		point(row.Dims[0]).Refused += n
+		byReason[row.Dims[1]] += n
+	}
+	for _, pt := range rep.Timeseries {
+		rep.Totals.Accepted += pt.Accepted
+		rep.Totals.Bots += pt.Bots
+		rep.Totals.Refused += pt.Refused
+	}
+	rep.RefusedByReason = refusalCounts(byReason)
+	return api.IngestionResponse{Data: rep, Meta: sc.meta()}, nil
+}
+
+// refusalCounts lists every reason with its count, the largest first (ties
+// in model.RefusalReasons' order); a reason stored by a newer version
+// follows the known ones.
+func refusalCounts(byReason map[string]int64) []api.RefusalCount {
+	out := make([]api.RefusalCount, 0, len(model.RefusalReasons))
+	for _, reason := range model.RefusalReasons {
+		out = append(out, api.RefusalCount{Reason: reason, Count: byReason[reason]})
+	}
+	var unknown []string
+	for reason := range byReason {
+		if !slices.Contains(model.RefusalReasons, reason) {
+			unknown = append(unknown, reason)
+		}
+	}
+	slices.Sort(unknown)
+	for _, reason := range unknown {
+		out = append(out, api.RefusalCount{Reason: reason, Count: byReason[reason]})
+	}
+	slices.SortStableFunc(out, func(a, b api.RefusalCount) int {
+		switch {
+		case a.Count > b.Count:
+			return -1
+		case a.Count < b.Count:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
