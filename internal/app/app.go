@@ -295,12 +295,28 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { a.Auth.RunUsageFlusher(ctx, 30*time.Second) })
 	wg.Go(func() { a.Limiter.Run(ctx) })
 	wg.Go(func() { a.revocations.Run(ctx) })
+	wg.Go(func() { a.PG.FollowAccessChanges(ctx, a.revocations.Forget, a.logAccessListening()) })
 	wg.Go(func() { a.prepareSalts(ctx) })
 	wg.Go(func() { a.Revenue.RunExporter(ctx) })
 	wg.Go(func() { a.Ingest.RunRefusals(ctx, a.cfg.FlushInterval) })
 	wg.Go(func() { a.Deleter.Run(ctx, 30*time.Second) })
 	if a.cfg.ECBRatesURL != "" {
 		wg.Go(func() { a.fetchRates(ctx) })
+	}
+}
+
+// logAccessListening logs when this server stops hearing the changes the
+// database announces (and when it hears them again).
+func (a *App) logAccessListening() func(bool) {
+	heard := false
+	return func(listening bool) {
+		switch {
+		case listening && !heard:
+			a.log.Info("following access changes announced by Postgres")
+		case !listening && heard:
+			a.log.Warn("not hearing the access changes Postgres announces; changes made by hand in the database apply within a minute until it is back")
+		}
+		heard = listening
 	}
 }
 

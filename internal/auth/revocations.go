@@ -29,7 +29,7 @@ type RedisRevocations struct {
 	// epoch counts the times this instance started or stopped following
 	// the counter: a bump made while Redis was out of reach (a key revoked,
 	// a member removed) never reached the counter, so whatever was cached
-	// before must not count as current after it.
+	// before must not count as current after it. Forget starts one too.
 	epoch atomic.Int64
 }
 
@@ -59,6 +59,11 @@ func (r *RedisRevocations) Version(ctx context.Context) (int64, error) {
 	v, err := r.read(ctx)
 	return v ^ epoch, err
 }
+
+// Forget makes everything cached at the versions given so far stale on this
+// instance: the database announced a change (one made by hand in Postgres
+// bumps no counter), or may have while nobody listened.
+func (r *RedisRevocations) Forget() { r.epoch.Add(1) }
 
 // setLive records whether the counter is followed; each change starts an epoch.
 func (r *RedisRevocations) setLive(live bool) {

@@ -77,7 +77,9 @@ type versioned[V any] struct {
 }
 
 // credentialTTL bounds how long a loaded credential is trusted without
-// asking Postgres again, whatever the version: a key or user deleted by hand
+// asking Postgres again, whatever the version. Changes made by hand in the
+// database are announced by Postgres (see RedisRevocations.Forget); while a
+// server cannot hear them, a key or user deleted by hand
 // in the database (tally revokes, never deletes) stops working within it.
 // Changes made through tally bump the version and apply at once.
 const credentialTTL = time.Minute
