@@ -19,17 +19,7 @@ func TestAccessChangesApplyAtOnce(t *testing.T) {
 	other := h.secondInstance()
 	ctx := context.Background()
 	const email = "member@example.com"
-	if _, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: email, Password: password, Name: "M"}); err != nil {
-		t.Fatal(err)
-	}
-	team := accounts.NewTeam(h.app.Accounts, h.app.PG)
-	if err := team.SetMember(ctx, h.userID, h.siteID, email, model.RoleAdmin); err != nil {
-		t.Fatal(err)
-	}
-	k, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: email, Name: "member"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	team, k := adminWithKey(t, h, email)
 	member := other.client(k.Secret) // sends through the second server
 	send := func() error {
 		_, err := member.Pageview(ctx, api.PageviewRequest{SiteID: string(h.siteID), URL: "https://example.com/", UserAgent: chromeUA})
@@ -54,4 +44,22 @@ func TestAccessChangesApplyAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantError(t, send(), http.StatusBadRequest, "invalid_site_id", "site_id")
+}
+
+// adminWithKey makes email an admin of h's site, with an API key.
+func adminWithKey(t *testing.T, h *harness, email string) (*accounts.Team, accounts.CreatedKey) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: email, Password: password, Name: "M"}); err != nil {
+		t.Fatal(err)
+	}
+	team := accounts.NewTeam(h.app.Accounts, h.app.PG)
+	if err := team.SetMember(ctx, h.userID, h.siteID, email, model.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	k, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: email, Name: "member"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return team, k
 }

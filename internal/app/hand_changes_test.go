@@ -8,8 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tally-analytics/tally/internal/accounts"
-	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
@@ -23,17 +21,7 @@ func TestHandChangesApplyAtOnce(t *testing.T) {
 	other := h.secondInstance()
 	ctx := context.Background()
 	const email = "member@example.com"
-	if _, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: email, Password: password, Name: "M"}); err != nil {
-		t.Fatal(err)
-	}
-	team := accounts.NewTeam(h.app.Accounts, h.app.PG)
-	if err := team.SetMember(ctx, h.userID, h.siteID, email, model.RoleAdmin); err != nil {
-		t.Fatal(err)
-	}
-	k, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: email, Name: "member"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, k := adminWithKey(t, h, email)
 	db, err := pgx.Connect(ctx, h.cfg.PostgresURL)
 	if err != nil {
 		t.Fatal(err)
