@@ -29,16 +29,16 @@ const gptbotUA = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible;
 // At t2 = 2026-07-01 12:00 UTC: 1 custom event accepted; 1 GPTBot pageview
 // (ai_agent); 1 custom event with a nested prop (invalid_props); a batch
 // of one good event and one with a nested prop (1 accepted, 1
-// invalid_props); a tracker body cut off mid-JSON (invalid_payload); a
-// tracker body over 64 KiB (body_too_large); 5 tracker events from one
+// invalid_props); a tracker body cut off mid-JSON (invalid_payload); two
+// tracker bodies over 64 KiB and over 1 MiB (body_too_large); 5 tracker events from one
 // address allowed 3 a minute (3 accepted, 2 rate_limited); a batch of 3
 // events over what is left of the account's 6 an hour (3 rate_limited,
 // after 1+1+1+2 = 5 used); and, on a second instance whose write-ahead
 // log has no room, 1 pageview (over_wal_budget).
 //
 // UTC: June 30 accepted 2, bots 1, refused 2; July 1 accepted 1+1+3 = 5,
-// bots 1, refused 2+1+1+2+3+1 = 10. Totals 7, 2, 12; by reason
-// rate_limited 5, invalid_payload 2, invalid_props 2, body_too_large 1,
+// bots 1, refused 2+1+2+2+3+1 = 11. Totals 7, 2, 13; by reason
+// rate_limited 5, invalid_payload 2, invalid_props 2, body_too_large 2,
 // host_mismatch 1, over_wal_budget 1, unavailable 0. Asia/Kolkata: June 30
 // holds nothing (18:40 UTC falls in the quarter starting 18:30 UTC, which
 // is midnight there), July 1 all of it.
@@ -113,6 +113,7 @@ func TestTrackingHealth(t *testing.T) {
 	}
 	tracker(`{"site_id":"`+site+`","event_name":"pageview","url":`, chromeUA, 400)
 	tracker(`{"site_id":"`+site+`","event_name":"pageview","url":"https://example.com/","props":{"x":"`+strings.Repeat("x", 70<<10)+`"}}`, chromeUA, 413)
+	tracker(`{"site_id":"`+site+`","event_name":"pageview","url":"https://example.com/","props":{"x":"`+strings.Repeat("x", 2<<20)+`"}}`, chromeUA, 413)
 	for i := range 5 {
 		want := 202
 		if i >= 3 {
@@ -152,13 +153,13 @@ func TestTrackingHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := api.IngestionReport{
-		Totals:         api.IngestionCounts{Accepted: 7, Bots: 2, Refused: 12},
+		Totals:         api.IngestionCounts{Accepted: 7, Bots: 2, Refused: 13},
 		BotsByCategory: api.BotTraffic{Crawler: 1, AIAgent: 1},
 		RefusedByReason: []api.RefusalCount{{Reason: "rate_limited", Count: 5}, {Reason: "invalid_payload", Count: 2},
-			{Reason: "invalid_props", Count: 2}, {Reason: "body_too_large", Count: 1}, {Reason: "host_mismatch", Count: 1},
+			{Reason: "invalid_props", Count: 2}, {Reason: "body_too_large", Count: 2}, {Reason: "host_mismatch", Count: 1},
 			{Reason: "over_wal_budget", Count: 1}, {Reason: "unavailable", Count: 0}},
 		Timeseries: []api.IngestionPoint{{Date: "2026-06-30", Accepted: 2, Bots: 1, Refused: 2},
-			{Date: "2026-07-01", Accepted: 5, Bots: 1, Refused: 10}},
+			{Date: "2026-07-01", Accepted: 5, Bots: 1, Refused: 11}},
 	}
 	assertJSONEqual(t, "UTC", got.Data, want)
 
@@ -166,7 +167,7 @@ func TestTrackingHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want.Timeseries = []api.IngestionPoint{{Date: "2026-06-30"}, {Date: "2026-07-01", Accepted: 7, Bots: 2, Refused: 12}}
+	want.Timeseries = []api.IngestionPoint{{Date: "2026-06-30"}, {Date: "2026-07-01", Accepted: 7, Bots: 2, Refused: 13}}
 	assertJSONEqual(t, "Asia/Kolkata", got.Data, want)
 
 	checkHealthCard(t, h)
@@ -184,7 +185,7 @@ func TestTrackingHealth(t *testing.T) {
 	if _, err := c.CSV(ctx, "ingestion", client.StatsParams{SiteID: site, DateFrom: "2026-06-30", DateTo: "2026-07-01", Timezone: "UTC"}, &csv); err != nil {
 		t.Fatal(err)
 	}
-	if want := "date,accepted,bots,refused\r\n2026-06-30,2,1,2\r\n2026-07-01,5,1,10\r\n"; csv.String() != want {
+	if want := "date,accepted,bots,refused\r\n2026-06-30,2,1,2\r\n2026-07-01,5,1,11\r\n"; csv.String() != want {
 		t.Errorf("CSV %q, want %q", csv.String(), want)
 	}
 }

@@ -15,11 +15,16 @@ const maxAnyBody = 1 << 20
 // batchRoute is the route whose body limit is its own (MaxBatchBody).
 const batchRoute = "/api/v1/events/batch"
 
-// limitAnyBody applies maxAnyBody to every route but the batch route.
+// ownLimit are the routes that set their own body limit (the ingest
+// routes: the batch route's may be larger than maxAnyBody), behind which
+// countRefusals counts what a body too large carried.
+var ownLimit = map[string]bool{batchRoute: true, "/api/v1/events/pageview": true, "/api/v1/events/custom": true, "/e": true}
+
+// limitAnyBody applies maxAnyBody to every route but those with their own limit.
 func limitAnyBody(next echo.HandlerFunc) echo.HandlerFunc {
 	limited := bodyLimit(maxAnyBody)(next)
 	return func(c echo.Context) error {
-		if c.Path() == batchRoute {
+		if ownLimit[c.Path()] {
 			return next(c)
 		}
 		return limited(c)

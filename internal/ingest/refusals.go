@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,6 +72,7 @@ func callerID(p *auth.Principal) string {
 // add counts n events refused at for reason, sent by p (nil: the tracking
 // script) to the site a request named.
 func (r *refusals) add(p *auth.Principal, site string, at time.Time, reason string, n int) {
+	site = strings.TrimSpace(site) // as validation reads it
 	if n <= 0 || site == "" || len(site) > MaxSiteIDLen {
 		return
 	}
@@ -268,10 +270,10 @@ func (s *Service) mayCount(ctx context.Context, caller string, callers map[strin
 	switch {
 	case err == nil:
 		return counts
-	case errors.Is(err, errs.ErrNotFound), errs.KindOf(err) == errs.Invalid, errs.KindOf(err) == errs.Forbidden:
-		return ignored
+	case errs.Is(err, errs.Unavailable):
+		return unknown
 	}
-	return unknown
+	return ignored // not found, not the caller's, or a site id no store can hold
 }
 
 func principalOrNil(p auth.Principal, ok bool) *auth.Principal {
