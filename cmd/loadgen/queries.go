@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
@@ -82,6 +83,7 @@ var statsCalls = []statsCall{
 		_, err := c.Conversions(ctx, p)
 		return false, err
 	}},
+	{"funnel (4 steps)", funnelReport()},
 	{"realtime", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
 		_, err := c.Realtime(ctx, p.SiteID)
 		return false, err
@@ -119,4 +121,38 @@ func queryLatencies(ctx context.Context, c *client.Client, site string, days, ru
 			P95: r.percentile(95), Sampled: sampled})
 	}
 	return out, nil
+}
+
+// benchFunnel is the demo site's path to a purchase: the pricing page, a
+// signup, the checkout page, a started checkout, within a day.
+var benchFunnel = []api.FunnelStep{{Type: "pageview", PagePath: "/pricing"}, {Type: "custom_event", EventName: "signup"},
+	{Type: "pageview", PagePath: "/checkout"}, {Type: "custom_event", EventName: "checkout_started"}}
+
+// funnelReport calls the funnel report of benchFunnel, which it finds on the
+// site or creates on the first call (the warm-up).
+func funnelReport() func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+	var id string
+	return func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+		if id == "" {
+			list, err := c.Funnels(ctx, p.SiteID)
+			if err != nil {
+				return false, err
+			}
+			for _, f := range list {
+				if f.Name == "Bench: pricing to checkout" {
+					id = f.FunnelID
+				}
+			}
+			if id == "" {
+				f, err := c.CreateFunnel(ctx, api.FunnelRequest{SiteID: p.SiteID, Name: "Bench: pricing to checkout", Steps: benchFunnel})
+				if err != nil {
+					return false, err
+				}
+				id = f.FunnelID
+			}
+		}
+		p.FunnelID = id
+		r, err := c.FunnelReport(ctx, p)
+		return r.Meta.Sampled, err
+	}
 }

@@ -25,6 +25,8 @@ const (
 	DeleteSite                  // delete the site
 	ManageTeam                  // members and webhook secrets (the dashboard)
 	ManageRevenue               // purge client-reported revenue
+	FindFunnel                  // find a funnel to change (any role; the change is ManageFunnels)
+	ManageFunnels               // create, change, delete funnels
 )
 
 // rule is who may do an action and how each refusal is answered.
@@ -65,6 +67,9 @@ var rules = map[Action]rule{
 	DeleteSite:    {scope: model.ScopeSitesManage, roles: []model.Role{model.RoleOwner}, unknown: siteNotFound, denied: "only the owner can delete a site"},
 	ManageTeam:    {scope: model.ScopeSitesManage, roles: writers, unknown: siteNotFound, denied: "only the site's owner and admins manage its members and secrets"},
 	ManageRevenue: {scope: model.ScopeSitesManage, roles: writers, unknown: siteNotFound, denied: "viewers cannot change the site's revenue"},
+	// funnels are managed as goals are, with the same scope
+	FindFunnel:    {scope: model.ScopeGoalsManage, unknown: siteNotFound},
+	ManageFunnels: {scope: model.ScopeGoalsManage, roles: writers, unknown: siteNotFound, denied: "viewers cannot change funnels"},
 }
 
 // Lookup finds a user's role on a site (errs.ErrNotFound when they have

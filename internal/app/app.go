@@ -23,6 +23,7 @@ import (
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
 	"github.com/tally-analytics/tally/internal/export"
+	"github.com/tally-analytics/tally/internal/funnels"
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/ingest"
@@ -62,6 +63,7 @@ type App struct {
 	Ingest      *ingest.Service
 	Stats       *stats.Service
 	Goals       *goals.Service
+	Funnels     *funnels.Service
 	Limiter     *ratelimit.Limiter
 	Revenue     *revenue.Service
 	Deleter     *accounts.Deleter
@@ -146,11 +148,12 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
 	rev.Service = a.Revenue
 	a.Ingest = ingest.NewService(access, enricher, a.Buffer, a.PG, a.Revenue, a.CH, a.now, log, a.Metrics)
+	a.Funnels = funnels.NewService(a.PG, a.Accounts)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix),
-		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, PageRollups: cfg.PageRollups}, a.now, log)
+		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, PageRollups: cfg.PageRollups, Funnels: a.Funnels}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)
-	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue,
+	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue, Funnels: a.Funnels,
 		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
 		Metrics: a.Metrics, MetricsToken: cfg.MetricsToken, Export: export.NewEvents(a.Stats, a.CH),
 		TrustedProxies: cfg.TrustedProxyNets(), ForceHTTPS: cfg.ForceHTTPS(), Limits: httpapi.Limits{
@@ -161,7 +164,7 @@ func (a *App) build(ctx context.Context) (err error) {
 			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
-		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Stats: a.Stats, Limiter: a.Limiter,
+		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Funnels: a.Funnels, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
 		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour})

@@ -97,7 +97,7 @@ func TestAttributionEndToEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	want := api.RevenueTotals{Revenue: 4900, Refunds: 4900, Net: 0, Payments: 1, RefundCount: 1, PayingVisitors: 1}
-	if bySource.Data.Totals != want {
+	if bySource.Data.Totals.RevenueTotals != want {
 		t.Errorf("totals %+v, want %+v (the refund is not negative revenue)", bySource.Data.Totals, want)
 	}
 	if len(bySource.Data.Breakdown) != 1 || bySource.Data.Breakdown[0].Value != "Google" || bySource.Data.Breakdown[0].Revenue != 4900 ||

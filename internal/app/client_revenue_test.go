@@ -73,7 +73,7 @@ func TestClientRevenueKeptApart(t *testing.T) {
 	}
 	// verified: 1,000 cents from the Events API; client-reported: 4,999
 	want := api.RevenueTotals{Revenue: 1000, Net: 1000, Payments: 1, PayingVisitors: 1, ClientReported: 4999}
-	if rep.Data.Totals != want || rep.Meta.ClientRevenueIncluded {
+	if rep.Data.Totals.RevenueTotals != want || rep.Meta.ClientRevenueIncluded {
 		t.Errorf("totals %+v (included %v), want %+v apart", rep.Data.Totals, rep.Meta.ClientRevenueIncluded, want)
 	}
 	wantRow := api.RevenueRow{Value: "Direct / None", RevenueTotals: want}
@@ -98,7 +98,7 @@ func TestClientRevenueKeptApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = api.RevenueTotals{Revenue: 5999, Net: 5999, Payments: 2, PayingVisitors: 2, ClientReported: 4999}
-	if rep.Data.Totals != want || !rep.Meta.ClientRevenueIncluded {
+	if rep.Data.Totals.RevenueTotals != want || !rep.Meta.ClientRevenueIncluded {
 		t.Errorf("included: totals %+v (included %v), want %+v", rep.Data.Totals, rep.Meta.ClientRevenueIncluded, want)
 	}
 
@@ -140,7 +140,7 @@ func TestClientRevenueKeptApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = api.RevenueTotals{Revenue: 1000, Net: 1000, Payments: 1, PayingVisitors: 1}
-	if rep.Data.Totals != want {
+	if rep.Data.Totals.RevenueTotals != want {
 		t.Errorf("after the purge: %+v, want %+v", rep.Data.Totals, want)
 	}
 	if n := h.count("SELECT count() FROM events WHERE name = 'Purchase' AND site_id = ?", site); n != 2 {

@@ -72,6 +72,7 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/stats/cities?site_id={site}&region=US-CA&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/events?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/realtime?site_id={site}", scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/ingestion?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/revenue?site_id={site}&breakdown=source&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/export/events?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/goals?site_id={site}", scope: model.ScopeStatsRead},
@@ -282,9 +283,9 @@ func TestMatricesCoverEveryAuthenticatedRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	covered := map[string]bool{}
-	for _, r := range authenticatedRoutes {
+	for _, r := range append(append([]route{}, authenticatedRoutes...), funnelRoutes...) {
 		path, _, _ := strings.Cut(r.path, "?")
-		path = strings.NewReplacer("{goal}", "{id}", "{site}", "{id}").Replace(path)
+		path = strings.NewReplacer("{goal}", "{id}", "{site}", "{id}", "{funnel}", "{id}").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for path, item := range doc.Paths.Map() {

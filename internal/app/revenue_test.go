@@ -251,8 +251,11 @@ func TestRevenueEventsAndReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// visitors of the range: A and B (the anonymous payment has no visitor
+	// nor event); net 8400 − 2500 = 5900 over 2 visitors = 2950 each; both paid: 2/2 = 100 %
 	want := api.RevenueReport{Currency: "USD",
-		Totals: api.RevenueTotals{Revenue: 8400, Refunds: 2500, Net: 5900, Payments: 3, RefundCount: 1, PayingVisitors: 2},
+		Totals: api.RevenueSummary{RevenueTotals: api.RevenueTotals{Revenue: 8400, Refunds: 2500, Net: 5900, Payments: 3, RefundCount: 1,
+			PayingVisitors: 2}, Visitors: 2, RevenuePerVisitor: 2950, PayingVisitorRate: 100},
 		Breakdown: []api.RevenueRow{
 			{Value: "Google", RevenueTotals: api.RevenueTotals{Revenue: 4900, Net: 4900, Payments: 1, PayingVisitors: 1}},
 			{Value: "Twitter", RevenueTotals: api.RevenueTotals{Revenue: 2500, Refunds: 2500, Net: 0, Payments: 1, RefundCount: 1, PayingVisitors: 1}},
@@ -290,7 +293,7 @@ func TestRevenueEventsAndReport(t *testing.T) {
 	_, err = c.RevenueBy(ctx, p, "planet", "")
 	wantError(t, err, http.StatusBadRequest, "invalid_request", "breakdown")
 	_, err = c.RevenueBy(ctx, p, "source", "linear")
-	wantError(t, err, http.StatusBadRequest, "invalid_request", "model")
+	wantError(t, err, http.StatusBadRequest, "invalid_request", "attribution")
 }
 
 func ingestVisitor(site model.SiteID, id string) uint64 { return ingest.FromClientID(site, id) }

@@ -14,6 +14,7 @@ import (
 	"github.com/tally-analytics/tally/internal/demo"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
+	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
@@ -65,6 +66,14 @@ func BenchmarkStatsEndpoints(b *testing.B) {
 	c := h.client(h.key)
 	p := client.StatsParams{SiteID: string(site), DateFrom: "2026-05-01", DateTo: "2026-05-30", Timezone: "UTC",
 		Country: "US", Region: "US-CA"}
+	funnel, err := c.CreateFunnel(ctx, api.FunnelRequest{SiteID: string(site), Name: "Pricing to checkout", Steps: []api.FunnelStep{
+		{Type: "pageview", PagePath: "/pricing"}, {Type: "custom_event", EventName: "signup"},
+		{Type: "pageview", PagePath: "/checkout"}, {Type: "custom_event", EventName: "checkout_started"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fp := p
+	fp.Country, fp.Region, fp.FunnelID = "", "", funnel.FunnelID
 	calls := []struct {
 		name string
 		call func() error
@@ -81,6 +90,7 @@ func BenchmarkStatsEndpoints(b *testing.B) {
 		{"regions", func() error { _, err := c.Regions(ctx, p); return err }},
 		{"cities", func() error { _, err := c.Cities(ctx, p); return err }},
 		{"events", func() error { _, err := c.Events(ctx, p); return err }},
+		{"funnel", func() error { _, err := c.FunnelReport(ctx, fp); return err }},
 		{"realtime", func() error { _, err := c.Realtime(ctx, string(site)); return err }},
 	}
 	for _, call := range calls {

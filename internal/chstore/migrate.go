@@ -2,8 +2,13 @@ package chstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/tally-analytics/tally/clickhouse"
 	"github.com/tally-analytics/tally/internal/migrations"
@@ -11,8 +16,10 @@ import (
 
 // Migrate applies the embedded ClickHouse migrations that are not applied yet
 // and returns the names of those it applied. ClickHouse has no transactions
-// or locks, so every migration must be idempotent (CREATE ... IF NOT EXISTS,
-// ADD COLUMN IF NOT EXISTS): two migrators racing then do no harm.
+// or locks, so every migration must be idempotent: CREATE ... IF NOT EXISTS,
+// and ADD COLUMN one column per statement, which counts as applied when the
+// column exists (ClickHouse 18.16 cannot parse ADD COLUMN IF NOT EXISTS).
+// Two migrators racing, or one cut short, then do no harm.
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	ms, err := migrations.Load(clickhouse.Migrations)
 	if err != nil {
@@ -45,7 +52,7 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 			continue
 		}
 		for _, stmt := range m.Statements {
-			if err := s.conn.Exec(ctx, stmt); err != nil {
+			if err := s.conn.Exec(ctx, stmt); err != nil && !columnExists(stmt, err) {
 				return done, fmt.Errorf("chstore: migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}
@@ -62,4 +69,19 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 		done = append(done, fmt.Sprintf("%04d_%s", m.Version, m.Name))
 	}
 	return done, nil
+}
+
+// addColumn matches a statement that adds one column.
+var addColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+\S+\s+ADD\s+COLUMN\s+[^,]*$`)
+
+// columnExists reports whether err says that stmt, an ALTER TABLE adding one
+// column, failed because the column is there already: 18.16 answers
+// ILLEGAL_COLUMN (44), current releases DUPLICATE_COLUMN (15), both "column
+// with this name already exists".
+func columnExists(stmt string, err error) bool {
+	var e *ch.Exception
+	if !errors.As(err, &e) || (e.Code != 15 && e.Code != 44) {
+		return false
+	}
+	return addColumn.MatchString(stmt) && strings.Contains(e.Message, "already exists")
 }

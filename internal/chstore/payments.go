@@ -15,7 +15,8 @@ func (s *Store) InsertPayments(ctx context.Context, rows []model.Payment, writte
 	return s.insert(ctx, "payments", "INSERT INTO payments (site_id, ts, payment_id, provider, transaction_id, kind, "+
 		"amount, currency, base_amount, base_currency, visitor_id, event_name, attributed, source, source_type, entry_page, "+
 		"utm_source, utm_medium, utm_campaign, utm_content, country_code, device, ft_source, ft_source_type, ft_entry_page, "+
-		"ft_utm_source, ft_utm_medium, ft_utm_campaign, ft_utm_content, ft_country_code, ft_device, written_at)",
+		"ft_utm_source, ft_utm_medium, ft_utm_campaign, ft_utm_content, ft_country_code, ft_device, lt_source, lt_source_type, "+
+		"lt_entry_page, lt_utm_source, lt_utm_medium, lt_utm_campaign, lt_utm_content, lt_country_code, lt_device, written_at)",
 		len(rows), func(b driver.Batch, i int) error {
 			p := rows[i]
 			var base int64
@@ -27,12 +28,13 @@ func (s *Store) InsertPayments(ctx context.Context, rows []model.Payment, writte
 			if p.Attribution != nil {
 				attributed, a = 1, *p.Attribution
 			}
+			ln, f, lt := a.LastNonDirect, a.First, a.LastTouch()
 			return b.Append(string(p.SiteID), utc(p.OccurredAt), p.ID, p.Provider, p.TransactionID, string(p.Kind),
 				p.Amount, p.Currency, base, p.BaseCurrency, p.VisitorID, p.EventName, attributed,
-				a.Last.Source, a.Last.SourceType, a.Last.EntryPage, a.Last.UTMSource, a.Last.UTMMedium, a.Last.UTMCampaign,
-				a.Last.UTMContent, a.Last.CountryCode, a.Last.Device,
-				a.First.Source, a.First.SourceType, a.First.EntryPage, a.First.UTMSource, a.First.UTMMedium, a.First.UTMCampaign,
-				a.First.UTMContent, a.First.CountryCode, a.First.Device, utc(writtenAt))
+				ln.Source, ln.SourceType, ln.EntryPage, ln.UTMSource, ln.UTMMedium, ln.UTMCampaign, ln.UTMContent, ln.CountryCode, ln.Device,
+				f.Source, f.SourceType, f.EntryPage, f.UTMSource, f.UTMMedium, f.UTMCampaign, f.UTMContent, f.CountryCode, f.Device,
+				lt.Source, lt.SourceType, lt.EntryPage, lt.UTMSource, lt.UTMMedium, lt.UTMCampaign, lt.UTMContent, lt.CountryCode, lt.Device,
+				utc(writtenAt))
 		})
 }
 

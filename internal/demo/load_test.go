@@ -125,7 +125,7 @@ func checkReports(t *testing.T, svc *stats.Service, user model.UserID, end time.
 	ctx := context.Background()
 	p := auth.Principal{UserID: user, Scopes: []model.Scope{model.ScopeStatsRead}}
 	day := end.Truncate(24 * time.Hour)
-	r := stats.Request{SiteID: site, DateFrom: day.AddDate(0, 0, -29), DateTo: day, Model: stats.LastTouch}
+	r := stats.Request{SiteID: site, DateFrom: day.AddDate(0, 0, -29), DateTo: day, Attribution: stats.LastNonDirect}
 	for _, breakdown := range []string{"source", "page", "campaign", "country", "device"} {
 		r.Breakdown = breakdown
 		res, err := svc.Revenue(ctx, p, r)

@@ -191,9 +191,11 @@ func TestFileNames(t *testing.T) {
 		{"pages", r, "pages-abc123-2026-05-01-2026-05-07.csv"},
 		{"campaigns", by(func(c *stats.Request) { c.UTMBy = stats.DefaultUTMBy }), "campaigns-abc123-2026-05-01-2026-05-07.csv"},
 		{"campaigns", by(func(c *stats.Request) { c.UTMBy = "utm_source" }), "campaigns-utm_source-abc123-2026-05-01-2026-05-07.csv"},
-		{"revenue", by(func(c *stats.Request) { c.Model = stats.LastTouch }), "revenue-abc123-2026-05-01-2026-05-07.csv"},
-		{"revenue", by(func(c *stats.Request) { c.Breakdown, c.Model = "country", stats.FirstTouch }),
+		{"revenue", by(func(c *stats.Request) { c.Attribution = stats.LastNonDirect }), "revenue-abc123-2026-05-01-2026-05-07.csv"},
+		{"revenue", by(func(c *stats.Request) { c.Breakdown, c.Attribution = "country", stats.FirstTouch }),
 			"revenue-country-first_touch-abc123-2026-05-01-2026-05-07.csv"},
+		{"revenue", by(func(c *stats.Request) { c.Breakdown, c.Attribution = "source", stats.LastTouch }),
+			"revenue-source-last_touch-abc123-2026-05-01-2026-05-07.csv"},
 		{"realtime", stats.Request{SiteID: "abc123"}, "realtime-abc123.csv"},
 		{"pages", by(func(c *stats.Request) { c.SiteID = model.SiteID(`a"b/c\d é`) }), "pages-a_b_c_d__-2026-05-01-2026-05-07.csv"},
 	} {
@@ -236,6 +238,15 @@ func TestDownloadReports(t *testing.T) {
 	got := names(r)
 	if !slices.Contains(got, "regions") || !slices.Contains(got, "cities") || len(got) != len(want)+2 {
 		t.Errorf("with a country and a region: %v", got)
+	}
+	// the dashboard's attribution model reaches the revenue files, and only them
+	r = stats.Request{SiteID: "s", Attribution: stats.FirstTouch}
+	for _, rep := range Download(r) {
+		isRevenue := strings.HasPrefix(rep.Name, "revenue")
+		if isRevenue && (rep.Request.Attribution != stats.FirstTouch || !strings.HasSuffix(rep.Name, "-first_touch")) ||
+			!isRevenue && rep.Request.Attribution != "" {
+			t.Errorf("%s is read with attribution %q", rep.Name, rep.Request.Attribution)
+		}
 	}
 }
 

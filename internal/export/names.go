@@ -10,7 +10,8 @@ import (
 // Name is a report's name in file names: the report (the last segment of
 // its path: pages, entry-pages, conversions…) and the variant the request
 // asks for, if any: campaigns-utm_source (not for the default,
-// utm_campaign), revenue-country, revenue-country-first_touch.
+// utm_campaign), revenue-country, revenue-country-first_touch,
+// revenue-last_touch (not for the default model, last_non_direct).
 func Name(report string, r stats.Request) string {
 	parts := []string{report}
 	if r.UTMBy != "" && r.UTMBy != stats.DefaultUTMBy {
@@ -19,8 +20,8 @@ func Name(report string, r stats.Request) string {
 	if r.Breakdown != "" {
 		parts = append(parts, r.Breakdown)
 	}
-	if r.Model == stats.FirstTouch {
-		parts = append(parts, r.Model)
+	if r.Attribution != "" && r.Attribution != stats.LastNonDirect {
+		parts = append(parts, r.Attribution)
 	}
 	return strings.Join(parts, "-")
 }

@@ -2,6 +2,7 @@ package export
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ type Reports interface {
 	Events(ctx context.Context, p auth.Principal, r stats.Request) (api.EventsResponse, error)
 	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (api.ConversionsResponse, error)
 	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (api.RevenueResponse, error)
+	Funnel(ctx context.Context, p auth.Principal, r stats.Request) (api.FunnelReportResponse, error)
 }
 
 // Report is one file of a download: a report read with its request.
@@ -60,10 +62,13 @@ func read[T Table](m func(Reports, context.Context, auth.Principal, stats.Reques
 // pages, as every other list stops at 1,000 rows), campaigns by each UTM
 // parameter, regions when r filters by a country and cities when it filters
 // by a region (as the dashboard drills down), and revenue's daily series and
-// its breakdowns (last touch). Realtime is not of a range and is left out.
+// its breakdowns (of r's attribution model, the default when it has none),
+// and the funnel of r.FunnelID when there is one. Realtime is not of a range
+// and is left out.
 func Download(r stats.Request) []Report {
+	attribution := cmp.Or(r.Attribution, stats.LastNonDirect)
 	r.Compare, r.Limit, r.Page, r.EventName = false, stats.MaxLimit, 1, ""
-	r.UTMBy, r.Breakdown, r.Model = "", "", ""
+	r.UTMBy, r.Breakdown, r.Attribution = "", "", ""
 	list := []Report{
 		report("overview", read(Reports.Overview), r),
 		report("pages", read(Reports.Pages), r),
@@ -90,9 +95,16 @@ func Download(r stats.Request) []Report {
 	list = append(list,
 		report("events", read(Reports.Events), r),
 		report("conversions", read(Reports.Conversions), r))
+	if r.FunnelID != "" {
+		// the funnel the dashboard shows, left out under a filter it
+		// cannot apply (pathname)
+		rep := report("funnel", read(Reports.Funnel), r)
+		rep.optional = true
+		list = append(list, rep)
+	}
 	for _, by := range []string{"", "source", "page", "campaign", "country", "device"} {
 		c := r
-		c.Breakdown, c.Model = by, stats.LastTouch
+		c.Breakdown, c.Attribution = by, attribution
 		rep := report("revenue", read(Reports.Revenue), c)
 		rep.optional = true
 		list = append(list, rep)

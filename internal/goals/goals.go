@@ -79,16 +79,25 @@ func validate(in Input) (model.Goal, error) {
 		if g.PagePath != "" {
 			return g, errs.InvalidField("page_path", "only pageview goals have a page_path")
 		}
-		if g.EventName == "" || utf8.RuneCountInString(g.EventName) > maxEventNameLen {
-			return g, errs.InvalidField("event_name", "custom_event goals need an event_name of 1 to %d characters", maxEventNameLen)
-		}
-		if g.EventName == model.PageviewName {
-			return g, errs.InvalidField("event_name", `"pageview" is not a custom event; use a pageview goal`)
+		if err := ValidateEventName(g.EventName); err != nil {
+			return g, err
 		}
 	default:
 		return g, errs.InvalidField("goal_type", "must be pageview or custom_event")
 	}
 	return g, nil
+}
+
+// ValidateEventName checks the name of a custom event a goal (or a funnel
+// step) waits for.
+func ValidateEventName(name string) error {
+	if name == "" || utf8.RuneCountInString(name) > maxEventNameLen {
+		return errs.InvalidField("event_name", "custom events need an event_name of 1 to %d characters", maxEventNameLen)
+	}
+	if name == model.PageviewName {
+		return errs.InvalidField("event_name", `"pageview" is not a custom event; use a pageview step or goal`)
+	}
+	return nil
 }
 
 // ValidatePath checks a page path pattern: absolute, without query string,

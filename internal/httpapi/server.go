@@ -46,6 +46,8 @@ type Deps struct {
 	Stats   Stats
 	Goals   Goals
 	Revenue Revenue
+	// Funnels manages funnel definitions (the report is Stats.Funnel).
+	Funnels Funnels
 	// SitesAPI manages sites (the sites:manage scope).
 	SitesAPI SitesAPI
 	// Export streams raw exports (the stats:read scope).
@@ -138,6 +140,7 @@ func New(deps Deps) *Server {
 	v1.POST(strings.TrimPrefix(batchRoute, "/api/v1"), s.batch, s.authenticate, s.countRefusals(true), bodyLimit(deps.MaxBatchBody))
 	s.statsRoutes(v1, s.authenticate, s.limitStats)
 	s.goalRoutes(v1, s.authenticate)
+	s.funnelRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)
 	s.siteRoutes(v1, s.authenticate, s.limitManage)
 	// the export counts against its own limit once its request is valid

@@ -39,11 +39,26 @@ func (t Touch) Attribution() Attribution {
 		UTMCampaign: t.UTMCampaign, UTMContent: t.UTMContent, CountryCode: t.CountryCode, Device: t.Device}
 }
 
-// PaymentAttribution is a payment's last touch (the last session with a
-// non-direct source before it, else the last session) and first touch.
+// PaymentAttribution is where a payment's visitor came from, for each
+// attribution model of the revenue report: the last session before it with a
+// non-direct source (else the last session), the last session before it
+// (direct included), and the first session.
 type PaymentAttribution struct {
-	Last  Touch `json:"last"`
-	First Touch `json:"first"`
+	LastNonDirect Touch `json:"last"`
+	First         Touch `json:"first"`
+	// Latest is the last session, direct included. Ledger rows recorded
+	// before it was kept have none: LastTouch then answers LastNonDirect.
+	Latest *Touch `json:"last_touch,omitempty"`
+}
+
+// LastTouch is the touch of the last session before the payment, direct
+// included; for a payment recorded before tally kept it, the last
+// non-direct touch (the best it knows).
+func (a PaymentAttribution) LastTouch() Touch {
+	if a.Latest != nil {
+		return *a.Latest
+	}
+	return a.LastNonDirect
 }
 
 // Sources of payments that are not a payment provider's webhook.

@@ -240,9 +240,10 @@ func subscriptionKey(id string) string {
 	return subscriptionPrefix + id
 }
 
-// attribute applies the attribution rule: the last session with a
-// non-direct source before the payment (else the last session), and the
-// first session, within the attribution window. No session: unattributed.
+// attribute applies the attribution rules, within the attribution window:
+// the last session with a non-direct source before the payment (else the
+// last session), the last session (direct included), and the first session.
+// No session: unattributed.
 func (s *Service) attribute(ctx context.Context, site model.SiteID, visitor uint64, at time.Time, hint *model.Touch) (*model.PaymentAttribution, error) {
 	sessions, err := s.warehouse.VisitorSessions(ctx, site, visitor, at.Add(-AttributionWindow), at)
 	if err != nil {
@@ -254,10 +255,11 @@ func (s *Service) attribute(ctx context.Context, site model.SiteID, visitor uint
 	if len(sessions) == 0 {
 		return nil, nil
 	}
-	a := &model.PaymentAttribution{First: sessions[0].Touch, Last: sessions[len(sessions)-1].Touch}
+	latest := sessions[len(sessions)-1].Touch
+	a := &model.PaymentAttribution{First: sessions[0].Touch, LastNonDirect: latest, Latest: &latest}
 	for i := len(sessions) - 1; i >= 0; i-- {
 		if sessions[i].Touch.SourceType != model.SourceDirect {
-			a.Last = sessions[i].Touch
+			a.LastNonDirect = sessions[i].Touch
 			break
 		}
 	}
@@ -307,7 +309,7 @@ func (s *Service) emitEvent(ctx context.Context, p model.Payment) {
 	row := &model.EventRow{SiteID: p.SiteID, Timestamp: p.OccurredAt, EventID: p.ID, Name: p.EventName,
 		VisitorID: p.VisitorID, RevenueAmount: p.Amount, RevenueCurrency: p.Currency}
 	if a := p.Attribution; a != nil {
-		row.Pathname, row.Attribution = a.Last.EntryPage, a.Last.Attribution()
+		row.Pathname, row.Attribution = a.LastNonDirect.EntryPage, a.LastNonDirect.Attribution()
 	}
 	if err := s.events.Write(ctx, model.Record{Event: row, NoSession: true}); err != nil {
 		s.log.Warn("revenue: the payment's event could not be stored", "payment_id", p.ID, "err", err)

@@ -56,8 +56,8 @@ func FuzzParseRequest(f *testing.F) {
 					t.Fatalf("accepted time zone %q", r.Timezone)
 				}
 			}
-			if e.Revenue && r.Model != LastTouch && r.Model != FirstTouch {
-				t.Fatalf("accepted model %q", r.Model)
+			if _, ok := attributionPrefix[r.Attribution]; e.Revenue && !ok {
+				t.Fatalf("accepted attribution %q", r.Attribution)
 			}
 		}
 	})

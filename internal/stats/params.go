@@ -41,12 +41,14 @@ type Request struct {
 	Filters []Filter
 	// EventName narrows the events report.
 	EventName string
-	// Breakdown and Model of the revenue report.
-	Breakdown string
-	Model     string
+	// Breakdown and Attribution (model) of the revenue report.
+	Breakdown   string
+	Attribution string
 	// UTMBy is the UTM parameter of the campaigns report (utm_campaign,
 	// utm_source, utm_medium or utm_content).
 	UTMBy string
+	// FunnelID is the funnel of the funnel report.
+	FunnelID model.FunnelID
 }
 
 // UTMDimensions are the dimensions of the campaigns report, by parameter name.
@@ -141,6 +143,8 @@ type Endpoint struct {
 	// NoFilters refuses the filter parameters rather than applying them
 	// (the raw export, which has none).
 	NoFilters bool
+	// Funnel requires funnel_id (the funnel report).
+	Funnel bool
 }
 
 // ParseRequest validates the query string of a stats endpoint. Every problem
@@ -218,9 +222,16 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		}
 	}
 	if e.Revenue {
-		if err := parseRevenue(&r, v.Get("breakdown"), v.Get("model")); err != nil {
+		if err := parseRevenue(&r, v.Get("breakdown"), v.Get("attribution"), v.Get("model")); err != nil {
 			return r, err
 		}
+	}
+	if e.Funnel {
+		id := strings.TrimSpace(v.Get("funnel_id"))
+		if id == "" {
+			return r, errs.InvalidField("funnel_id", "funnel_id is required")
+		}
+		r.FunnelID = model.FunnelID(id)
 	}
 	if e.AcceptEventName {
 		if name, ok := v["event_name"]; ok {

@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"cmp"
 	"context"
+	"math"
 	"sort"
 	"time"
 
@@ -16,12 +18,6 @@ type PendingCounter interface {
 	CountPending(ctx context.Context, site model.SiteID, from, to time.Time) (int64, error)
 }
 
-// Attribution models of the revenue report.
-const (
-	LastTouch  = "last_touch"
-	FirstTouch = "first_touch"
-)
-
 // Labels of revenue rows without a value.
 const (
 	UnattributedLabel = "Unattributed"
@@ -29,16 +25,25 @@ const (
 )
 
 // Revenue reports payments and refunds converted into the site's base
-// currency: totals, a daily series, and optionally a breakdown by the
-// attributed source, entry page, campaign, country or device.
+// currency: totals (with the range's visitors), a daily series, and
+// optionally a breakdown by the source, entry page, campaign, country or
+// device of the attribution model's touch.
 func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api.RevenueResponse, error) {
 	var res api.RevenueResponse
+	var err error
+	if r.Attribution, err = ParseAttribution(r.Attribution, ""); err != nil { // "" is the default
+		return res, err
+	}
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
 		return res, err
 	}
-	sc.sample = 0 // money is never sampled
-	if sc.req.Filters, err = paymentFilters(sc.req.Filters, r.Model == FirstTouch); err != nil {
+	// money, and the visitors it is divided by, are never sampled; the
+	// visitors are those of the visits the filters select, as the overview
+	// counts them (before the filters turn into the payments' columns)
+	sc.sample = 0
+	visitorsQuery := sc.query(Events, nil, []Metric{Visitors})
+	if sc.req.Filters, err = paymentFilters(sc.req.Filters, r.Attribution); err != nil {
 		return res, err
 	}
 	metrics := revenueMetrics(sc.site.ClientRevenue.Included)
@@ -46,23 +51,25 @@ func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api
 	q := sc.query(Payments, []Dimension{Day(sc.tz)}, metrics, base)
 	q.WithTotals = true
 	var daily, rows []Row
-	var totals []float64
+	var totals, visitors []float64
 	var pending int64
 	fns := []func(context.Context) error{
 		func(ctx context.Context) (err error) { daily, totals, err = s.rowsAndTotals(ctx, q); return err },
+		func(ctx context.Context) (err error) { visitors, err = s.total(ctx, visitorsQuery); return err },
 		func(ctx context.Context) (err error) {
 			pending, err = s.pending.CountPending(ctx, sc.site.ID, sc.from, sc.to)
 			return err
 		},
 	}
 	if r.Breakdown != "" {
-		bq := sc.query(Payments, []Dimension{Attributed, RevenueBy(r.Breakdown, r.Model == FirstTouch)}, metrics, base)
+		bq := sc.query(Payments, []Dimension{Attributed, RevenueBy(r.Breakdown, r.Attribution)}, metrics, base)
 		fns = append(fns, func(ctx context.Context) (err error) { rows, err = s.rows(ctx, bq); return err })
 	}
 	if err := parallel(ctx, fns...); err != nil {
 		return res, err
 	}
-	res.Data = api.RevenueReport{Currency: sc.site.BaseCurrency, Totals: revenueTotals(totals), Breakdown: revenueRows(rows, r.Breakdown != "")}
+	res.Data = api.RevenueReport{Currency: sc.site.BaseCurrency, Totals: revenueSummary(revenueTotals(totals), count(visitors[0])),
+		Breakdown: revenueRows(rows, r.Breakdown != "")}
 	byDay := map[string][]float64{}
 	for _, row := range daily {
 		byDay[row.Dims[0]] = row.Metrics
@@ -73,8 +80,8 @@ func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api
 		res.Data.Timeseries = append(res.Data.Timeseries, api.RevenuePoint{Date: key, Revenue: t.Revenue, Refunds: t.Refunds, Net: t.Net,
 			ClientReported: t.ClientReported})
 	}
-	res.Meta = api.RevenueMeta{StatsMeta: sc.meta(), Breakdown: r.Breakdown, Model: r.Model, PendingConversion: pending,
-		ClientRevenueIncluded: sc.site.ClientRevenue.Included}
+	res.Meta = api.RevenueMeta{StatsMeta: sc.meta(), Breakdown: r.Breakdown, Attribution: r.Attribution,
+		Model: legacyName(r.Attribution), PendingConversion: pending, ClientRevenueIncluded: sc.site.ClientRevenue.Included}
 	return res, nil
 }
 
@@ -89,33 +96,29 @@ func revenueMetrics(includeClient bool) []Metric {
 	return []Metric{VerifiedRevenue, Refunds, VerifiedCount, RefundCount, VerifiedPaying, ClientReported}
 }
 
-// paymentColumns are the payments' attribution columns a filter dimension
-// reads, for the last and the first touch.
-var paymentColumns = map[string][2]string{
-	Source.Name:      {"source", "ft_source"},
-	Country.Name:     {"country_code", "ft_country_code"},
-	Device.Name:      {"device", "ft_device"},
-	UTMSource.Name:   {"utm_source", "ft_utm_source"},
-	UTMMedium.Name:   {"utm_medium", "ft_utm_medium"},
-	UTMCampaign.Name: {"utm_campaign", "ft_utm_campaign"},
-	UTMContent.Name:  {"utm_content", "ft_utm_content"},
+// paymentColumns are the payments' attribution fields a filter dimension
+// reads (attributionColumn gives each model's column).
+var paymentColumns = map[string]string{
+	Source.Name:      "source",
+	Country.Name:     "country_code",
+	Device.Name:      "device",
+	UTMSource.Name:   "utm_source",
+	UTMMedium.Name:   "utm_medium",
+	UTMCampaign.Name: "utm_campaign",
+	UTMContent.Name:  "utm_content",
 }
 
 // paymentFilters turns report filters into filters of the payments table,
-// on the attribution of the model's touch. A payment knows the source,
+// on the touch of the attribution model. A payment knows the source,
 // campaign, country and device of its visit, not the pages or the browser.
-func paymentFilters(fs []Filter, firstTouch bool) ([]Filter, error) {
+func paymentFilters(fs []Filter, attribution string) ([]Filter, error) {
 	out := make([]Filter, 0, len(fs))
 	for _, f := range fs {
-		cols, ok := paymentColumns[f.Dim.Name]
+		col, ok := paymentColumns[f.Dim.Name]
 		if !ok {
 			return nil, errs.InvalidField(filterParam(f.Dim), "the revenue report cannot be filtered by %s", filterParam(f.Dim))
 		}
-		col := cols[0]
-		if firstTouch {
-			col = cols[1]
-		}
-		f.Dim = Dimension{Name: f.Dim.Name, exprs: map[Table]string{Payments: col}}
+		f.Dim = Dimension{Name: f.Dim.Name, exprs: map[Table]string{Payments: attributionColumn(attribution, col)}}
 		out = append(out, f)
 	}
 	return out, nil
@@ -139,6 +142,19 @@ func revenueTotals(m []float64) api.RevenueTotals {
 		PayingVisitors: count(m[4]), ClientReported: count(m[5])}
 	t.Net = t.Revenue - t.Refunds
 	return t
+}
+
+// revenueSummary adds the range's visitors to the totals, with the revenue
+// per visitor (net ÷ visitors, minor units to two decimals) and the paying
+// visitor rate (paying visitors ÷ visitors × 100, one decimal); both are 0
+// when there are no visitors.
+func revenueSummary(t api.RevenueTotals, visitors int64) api.RevenueSummary {
+	out := api.RevenueSummary{RevenueTotals: t, Visitors: visitors}
+	if visitors > 0 {
+		out.RevenuePerVisitor = math.Round(float64(t.Net)/float64(visitors)*100) / 100
+		out.PayingVisitorRate = percent(float64(t.PayingVisitors), float64(visitors))
+	}
+	return out
 }
 
 // revenueRows labels and orders a breakdown: by revenue, then net, then value.
@@ -179,20 +195,54 @@ func revenueRows(rows []Row, want bool) []api.RevenueRow {
 	return out
 }
 
-// parseRevenue checks the revenue report's extra parameters.
-func parseRevenue(r *Request, breakdown, model string) error {
+// legacyModels are the values of the deprecated model parameter and the
+// models they always meant (its last_touch skipped direct visits).
+var legacyModels = map[string]string{"last_touch": LastNonDirect, "first_touch": FirstTouch}
+
+// legacyName is a model's value of the deprecated model parameter, "" for a
+// model it cannot name.
+func legacyName(attribution string) string {
+	for name, m := range legacyModels {
+		if m == attribution {
+			return name
+		}
+	}
+	return ""
+}
+
+// parseRevenue checks the revenue report's extra parameters: the breakdown
+// and the attribution model.
+func parseRevenue(r *Request, breakdown, attribution, legacy string) error {
 	if breakdown != "" {
 		if _, ok := RevenueBreakdowns[breakdown]; !ok {
 			return errs.InvalidField("breakdown", "must be source, page, campaign, country or device")
 		}
 	}
-	switch model {
-	case "":
-		model = LastTouch
-	case LastTouch, FirstTouch:
-	default:
-		return errs.InvalidField("model", "must be last_touch or first_touch")
+	m, err := ParseAttribution(attribution, legacy)
+	if err != nil {
+		return err
 	}
-	r.Breakdown, r.Model = breakdown, model
+	r.Breakdown, r.Attribution = breakdown, m
 	return nil
+}
+
+// ParseAttribution is the attribution model of the attribution parameter or
+// of the deprecated model parameter (both may be given if they agree);
+// LastNonDirect when neither is.
+func ParseAttribution(attribution, legacy string) (string, error) {
+	if _, ok := attributionPrefix[attribution]; attribution != "" && !ok {
+		return "", errs.InvalidField("attribution", "must be last_non_direct, last_touch or first_touch")
+	}
+	if legacy != "" {
+		m, ok := legacyModels[legacy]
+		if !ok {
+			return "", errs.InvalidField("model", "must be last_touch or first_touch (model is deprecated: use attribution)")
+		}
+		if attribution != "" && attribution != m {
+			return "", errs.InvalidField("attribution", "model=%s (deprecated) means attribution=%s, which contradicts attribution=%s",
+				legacy, m, attribution)
+		}
+		attribution = m
+	}
+	return cmp.Or(attribution, LastNonDirect), nil
 }

@@ -49,6 +49,7 @@ type Service struct {
 	store    Store
 	sites    Sites
 	goals    GoalLister
+	funnels  FunnelSource
 	pending  PendingCounter
 	realtime RealtimeSource
 	now      func() time.Time
@@ -69,6 +70,8 @@ type Options struct {
 	// PageRollups lets the pages reports read the daily per-page rollups
 	// when a range has no filters (see pageRollup).
 	PageRollups bool
+	// Funnels finds the funnel of a funnel report.
+	Funnels FunnelSource
 }
 
 // eventCounts remembers how many events a site's range holds for a minute:
@@ -114,7 +117,7 @@ func (c *eventCounts) put(k countKey, n float64, now time.Time) {
 func NewService(store Store, sites Sites, goals GoalLister, pending PendingCounter, realtime RealtimeSource,
 	opts Options, now func() time.Time, log *slog.Logger) *Service {
 	return &Service{store: store, sites: sites, goals: goals, pending: pending, realtime: realtime,
-		sampleAbove: opts.SampleAboveEvents, pageRollups: opts.PageRollups, now: now, log: log}
+		sampleAbove: opts.SampleAboveEvents, pageRollups: opts.PageRollups, funnels: opts.Funnels, now: now, log: log}
 }
 
 // UnknownLabel names rows whose value is unknown (device, browser, country...).

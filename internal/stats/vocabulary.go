@@ -63,6 +63,9 @@ type Dimension struct {
 	// page): a visitor's cancelled rows then sit in other groups than their
 	// live row, so distinct visitors cannot be counted per group.
 	mutable bool
+	// zone is the time zone of a day dimension (Day): a rollup can group
+	// by it only if its units never straddle that zone's midnight.
+	zone string
 }
 
 func both(col string) map[Table]string { return map[Table]string{Events: col, Sessions: col} }
@@ -107,7 +110,7 @@ func Day(tz string) Dimension {
 	return Dimension{Name: "date", exprs: map[Table]string{
 		Events: "toDate(ts, ?)", Sessions: "toDate(started_at, ?)", BotEvents: "toDate(ts, ?)", Payments: "toDate(ts, ?)",
 		Refusals: "toDate(ts, ?)",
-	}, args: []any{tz}}
+	}, args: []any{tz}, zone: tz}
 }
 
 // goalCondition is the ClickHouse condition an event meets when it completes g.
@@ -160,23 +163,42 @@ func paymentMetric(name, format, cond string) Metric {
 	return Metric{Name: name, exprs: map[Table]string{Payments: fmt.Sprintf(format, cond)}}
 }
 
-// RevenueBreakdowns name the attribution columns of the payments table, by
-// breakdown, for the last and the first touch.
-var RevenueBreakdowns = map[string][2]string{
-	"source":   {"source", "ft_source"},
-	"page":     {"entry_page", "ft_entry_page"},
-	"campaign": {"utm_campaign", "ft_utm_campaign"},
-	"country":  {"country_code", "ft_country_code"},
-	"device":   {"device", "ft_device"},
+// Attribution models of the revenue report: which of a payment's touches its
+// breakdowns and filters read.
+const (
+	// LastNonDirect is the visitor's last session before the payment with a
+	// non-direct source, else their last session (the default).
+	LastNonDirect = "last_non_direct"
+	// LastTouch is the visitor's last session before the payment, direct included.
+	LastTouch = "last_touch"
+	// FirstTouch is the visitor's first session.
+	FirstTouch = "first_touch"
+)
+
+// AttributionModels are the models, the default first.
+var AttributionModels = []string{LastNonDirect, LastTouch, FirstTouch}
+
+// attributionPrefix starts the payments' attribution columns of each model.
+var attributionPrefix = map[string]string{LastNonDirect: "", LastTouch: "lt_", FirstTouch: "ft_"}
+
+// attributionColumn is the payments' column of an attribution field (a
+// column of the last non-direct touch: source, utm_campaign…) for a model.
+func attributionColumn(attribution, col string) string {
+	return attributionPrefix[attribution] + col
+}
+
+// RevenueBreakdowns name the attribution field of each breakdown.
+var RevenueBreakdowns = map[string]string{
+	"source":   "source",
+	"page":     "entry_page",
+	"campaign": "utm_campaign",
+	"country":  "country_code",
+	"device":   "device",
 }
 
 // RevenueBy is the dimension of a breakdown (a key of RevenueBreakdowns) for
-// the last touch, or the first when firstTouch.
-func RevenueBy(breakdown string, firstTouch bool) Dimension {
-	cols := RevenueBreakdowns[breakdown]
-	col := cols[0]
-	if firstTouch {
-		col = cols[1]
-	}
+// an attribution model.
+func RevenueBy(breakdown, attribution string) Dimension {
+	col := attributionColumn(attribution, RevenueBreakdowns[breakdown])
 	return Dimension{Name: "revenue_" + breakdown, exprs: map[Table]string{Payments: col}}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"html/template"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -80,6 +81,7 @@ func (s *Server) dashboard(c echo.Context) error {
 		{Name: "devices", Title: "Devices"},
 		{Name: "events", Title: "Custom events"},
 		{Name: "goals", Title: "Goals"},
+		{Name: "funnels", Title: "Funnels", Wide: true},
 		{Name: "revenue", Title: "Revenue", Wide: true},
 		{Name: "health", Title: "Tracking health"},
 	} {
@@ -166,6 +168,8 @@ func (s *Server) card(c echo.Context) error {
 		return s.eventsCard(c, ctx, p, v, r)
 	case "goals":
 		return s.goalsCard(c, ctx, p, v, r)
+	case "funnels":
+		return s.funnelsCard(c, ctx, p, v, r)
 	case "revenue":
 		return s.revenueCard(c, ctx, p, v, r, tab)
 	case "health":
@@ -416,11 +420,34 @@ func (s *Server) goalsCard(c echo.Context, ctx context.Context, p auth.Principal
 type revenueCard struct {
 	View     view
 	Tabs     []cardTab
+	Models   []cardTab // the attribution models, each a link to the dashboard with it
 	Data     api.RevenueReport
 	Meta     api.RevenueMeta
 	Rows     []revenueRow
 	Column   string
 	Disabled string
+	// PerVisitor is the revenue per visitor in whole minor units, to show.
+	PerVisitor int64
+}
+
+// attributionLabels name the attribution models for people.
+var attributionLabels = map[string]string{
+	stats.LastNonDirect: "Last non-direct visit", stats.LastTouch: "Last visit", stats.FirstTouch: "First visit",
+}
+
+// attributionLinks are the dashboard URLs of the view with each attribution
+// model (the default one without the parameter): a page, not a card, so the
+// download and the links of the page keep the model too.
+func attributionLinks(v view) []cardTab {
+	out := make([]cardTab, len(stats.AttributionModels))
+	for i, m := range stats.AttributionModels {
+		value := m
+		if m == stats.LastNonDirect {
+			value = ""
+		}
+		out[i] = cardTab{Label: attributionLabels[m], URL: v.link("attribution", value), Active: m == v.Attribution}
+	}
+	return out
 }
 
 type revenueRow struct {
@@ -437,14 +464,15 @@ func (s *Server) revenueCard(c echo.Context, ctx context.Context, p auth.Princip
 		tab = "source"
 	}
 	card := revenueCard{View: v, Tabs: tabs(v, "revenue", tab, [2]string{"source", "Sources"}, [2]string{"page", "Entry pages"},
-		[2]string{"campaign", "Campaigns"}, [2]string{"country", "Countries"}, [2]string{"device", "Devices"})}
+		[2]string{"campaign", "Campaigns"}, [2]string{"country", "Countries"}, [2]string{"device", "Devices"}),
+		Models: attributionLinks(v)}
 	card.Column = card.Tabs[0].Label
 	for _, t := range card.Tabs {
 		if t.Active {
 			card.Column = t.Label
 		}
 	}
-	r.Breakdown, r.Model = tab, stats.LastTouch
+	r.Breakdown = tab
 	res, err := s.deps.Stats.Revenue(ctx, p, r)
 	if errs.KindOf(err) == errs.Invalid {
 		// a filter revenue cannot apply (a page, a browser): say so
@@ -458,6 +486,7 @@ func (s *Server) revenueCard(c echo.Context, ctx context.Context, p auth.Princip
 		return err
 	}
 	card.Data, card.Meta = res.Data, res.Meta
+	card.PerVisitor = int64(math.Round(res.Data.Totals.RevenuePerVisitor))
 	for _, row := range head(res.Data.Breakdown) {
 		link := ""
 		if param := revenueLinks[tab]; param != "" && row.Value != stats.UnattributedLabel && row.Value != stats.NoneLabel {

@@ -87,6 +87,8 @@ type settingsPage struct {
 	Timezones           []string
 	Currencies          []string
 	Goals               []model.Goal
+	Funnels             []funnelItem
+	NewFunnel           funnelForm
 	Providers           []providerRow
 	Members             []model.Member
 }
@@ -106,7 +108,7 @@ var providerNames = []struct {
 // notices are the confirmations shown after a form succeeded.
 var notices = map[string]string{
 	"created": "Your site is ready. Install the snippet below on every page to start counting.",
-	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "secret": "Webhook secret saved.",
+	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "funnel": "Funnel saved.", "funnel_deleted": "Funnel deleted.", "secret": "Webhook secret saved.",
 	"member": "Member saved.", "member_removed": "Member removed.", "client_revenue": "Client revenue settings saved.",
 	"client_revenue_purged": "Revenue reported by the tracking script deleted.",
 }
@@ -137,6 +139,9 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 		Snippet:   `<script defer data-site="` + string(m.Site.ID) + `" src="` + base + `/js/tally.js"></script>`,
 		Timezones: timezones, Currencies: currencies}
 	if p.Goals, err = s.deps.Goals.List(ctx, pr, m.Site.ID); err != nil {
+		return p, err
+	}
+	if p.Funnels, p.NewFunnel, err = s.funnelSettings(ctx, pr, m.Site.ID, p.CSRF); err != nil {
 		return p, err
 	}
 	if !p.CanManage {

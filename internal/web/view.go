@@ -15,14 +15,17 @@ var ranges = []struct{ Key, Label string }{
 }
 
 // view is the dashboard's state, all of it in the URL: the range, the
-// comparison and the filters. Every link and card keeps it.
+// comparison, the filters and the revenue's attribution model. Every link
+// and card keeps it.
 type view struct {
-	Site     model.Site
-	Range    string
-	From, To time.Time // inclusive dates in the site's time zone
-	Compare  bool
-	Filters  []activeFilter
-	query    url.Values
+	Site        model.Site
+	Range       string
+	From, To    time.Time // inclusive dates in the site's time zone
+	Compare     bool
+	Filters     []activeFilter
+	Attribution string // the revenue card's model; the download's too
+	Funnel      string // the funnel card's funnel (a funnel id); the download's too
+	query       url.Values
 }
 
 // activeFilter is one filter of the view, with the link that drops it.
@@ -75,6 +78,9 @@ func parseView(q url.Values, site model.Site, now time.Time) (view, error) {
 	if err != nil {
 		return v, err
 	}
+	if v.Attribution, err = stats.ParseAttribution(q.Get("attribution"), ""); err != nil {
+		return v, err
+	}
 	v.query = url.Values{"range": {v.Range}}
 	if v.Range == "custom" {
 		v.query.Set("from", v.From.Format(time.DateOnly))
@@ -82,6 +88,13 @@ func parseView(q url.Values, site model.Site, now time.Time) (view, error) {
 	}
 	if v.Compare {
 		v.query.Set("compare", "1")
+	}
+	if v.Attribution != stats.LastNonDirect {
+		v.query.Set("attribution", v.Attribution)
+	}
+	if f := q.Get("funnel"); f != "" && len(f) <= 64 {
+		v.Funnel = f
+		v.query.Set("funnel", f)
 	}
 	for _, p := range stats.FilterParams {
 		if val, ok := q[p.Param]; ok {
@@ -109,7 +122,7 @@ func paramOf(d stats.Dimension) string {
 func (v view) request() stats.Request {
 	fs, _ := stats.ParseFilters(v.query) // validated by parseView
 	return stats.Request{SiteID: v.Site.ID, DateFrom: v.From, DateTo: v.To, Compare: v.Compare, Filters: fs,
-		Limit: 10, Page: 1}
+		Limit: 10, Page: 1, Attribution: v.Attribution, FunnelID: model.FunnelID(v.Funnel)}
 }
 
 // Query is the view's query string.

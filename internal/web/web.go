@@ -95,6 +95,7 @@ type Deps struct {
 	Revenue  ClientRevenue
 	Keys     Keys
 	Goals    Goals
+	Funnels  Funnels
 	Stats    Stats
 	Limiter  Limiter
 	Log      *slog.Logger
@@ -177,6 +178,10 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodGet, "/sites/:site/goals/:goal", s.goalForm)
 	in(http.MethodPost, "/sites/:site/goals/:goal", s.updateGoal)
 	in(http.MethodPost, "/sites/:site/goals/:goal/delete", s.deleteGoal)
+	in(http.MethodPost, "/sites/:site/funnels", s.createFunnel)
+	in(http.MethodGet, "/sites/:site/funnels/:funnel", s.funnelEditor)
+	in(http.MethodPost, "/sites/:site/funnels/:funnel", s.updateFunnel)
+	in(http.MethodPost, "/sites/:site/funnels/:funnel/delete", s.deleteFunnel)
 	in(http.MethodPost, "/sites/:site/secrets", s.setSecret)
 	in(http.MethodPost, "/sites/:site/client-revenue", s.setClientRevenue)
 	in(http.MethodPost, "/sites/:site/client-revenue/purge", s.purgeClientRevenue)

@@ -320,6 +320,20 @@ type RevenueTotals struct {
 	ClientReported int64 `json:"client_reported"`
 }
 
+// RevenueSummary are the totals of the revenue report: RevenueTotals, and
+// the range's unique visitors (counted from its events with its filters, as
+// the overview counts them, never sampled) with two ratios, both 0 when the
+// range has no visitors. RevenuePerVisitor is Net / Visitors in minor units,
+// to two decimals; PayingVisitorRate is PayingVisitors / Visitors × 100, to
+// one decimal (over 100 when visitors who did not visit in the range paid,
+// such as subscription renewals).
+type RevenueSummary struct {
+	RevenueTotals
+	Visitors          int64   `json:"visitors"`
+	RevenuePerVisitor float64 `json:"revenue_per_visitor"`
+	PayingVisitorRate float64 `json:"paying_visitor_rate"`
+}
+
 // RevenueRow is a row of a revenue breakdown.
 type RevenueRow struct {
 	Value string `json:"value"`
@@ -338,8 +352,8 @@ type RevenuePoint struct {
 // RevenueReport is data of GET /api/v1/stats/revenue.
 type RevenueReport struct {
 	// Currency is the site's base currency; every amount is in its minor units.
-	Currency string        `json:"currency"`
-	Totals   RevenueTotals `json:"totals"`
+	Currency string         `json:"currency"`
+	Totals   RevenueSummary `json:"totals"`
 	// Breakdown has a row per value when a breakdown was asked for, else none.
 	Breakdown  []RevenueRow   `json:"breakdown"`
 	Timeseries []RevenuePoint `json:"timeseries"`
@@ -349,7 +363,12 @@ type RevenueReport struct {
 type RevenueMeta struct {
 	StatsMeta
 	Breakdown string `json:"breakdown,omitempty"`
-	Model     string `json:"model"`
+	// Attribution is the attribution model of the breakdown and filters:
+	// last_non_direct, last_touch or first_touch.
+	Attribution string `json:"attribution"`
+	// Model is the deprecated name of the model (last_touch for
+	// last_non_direct, first_touch), absent for last_touch, which has none.
+	Model string `json:"model,omitempty"`
 	// PendingConversion counts payments of the range that wait for the
 	// exchange rate of their day and are not in the figures yet.
 	PendingConversion int64 `json:"pending_conversion"`

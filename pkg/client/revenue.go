@@ -15,14 +15,17 @@ func (c *Client) Payment(ctx context.Context, req api.PaymentRequest) (api.Payme
 	return res, err
 }
 
-// Revenue returns the revenue report (p.Breakdown and p.Model optional).
+// Revenue returns the revenue report (p.Breakdown and p.Attribution optional).
 func (c *Client) Revenue(ctx context.Context, p StatsParams) (api.RevenueResponse, error) {
 	return getStats[api.RevenueResponse](ctx, c, "revenue", p)
 }
 
 // RevenueBy returns the revenue report broken down by source, page,
-// campaign, country or device, for the last_touch (default) or first_touch model.
-func (c *Client) RevenueBy(ctx context.Context, p StatsParams, breakdown, model string) (api.RevenueResponse, error) {
-	p.Breakdown, p.Model = breakdown, model
+// campaign, country or device, for an attribution model: last_non_direct
+// ("" is the default, this one), last_touch (the last visit, direct
+// included) or first_touch. Before attribution models, this argument was
+// the model parameter, whose last_touch meant last_non_direct.
+func (c *Client) RevenueBy(ctx context.Context, p StatsParams, breakdown, attribution string) (api.RevenueResponse, error) {
+	p.Breakdown, p.Attribution = breakdown, attribution
 	return c.Revenue(ctx, p)
 }

@@ -30,8 +30,14 @@ type StatsParams struct {
 	UTMSource, UTMMedium, UTMCampaign, UTMContent string
 	// By is the UTM parameter of the campaigns report.
 	By string
-	// Breakdown and Model of the revenue report.
-	Breakdown, Model string
+	// Breakdown and Attribution (last_non_direct, the default; last_touch,
+	// direct visits included; first_touch) of the revenue report.
+	Breakdown, Attribution string
+	// Model is the deprecated name of Attribution: its last_touch means
+	// last_non_direct, its first_touch first_touch.
+	Model string
+	// FunnelID is the funnel of the funnel report.
+	FunnelID string
 }
 
 func (p StatsParams) values() url.Values {
@@ -69,7 +75,9 @@ func (p StatsParams) values() url.Values {
 	set("utm_content", p.UTMContent)
 	set("by", p.By)
 	set("breakdown", p.Breakdown)
+	set("attribution", p.Attribution)
 	set("model", p.Model)
+	set("funnel_id", p.FunnelID)
 	return v
 }
 
@@ -166,8 +174,8 @@ func (c *Client) Ingestion(ctx context.Context, p StatsParams) (api.IngestionRes
 // server gives it (<report>-<site_id>-<date_from>-<date_to>.csv). report
 // is the last segment of the report's path: overview, pages, entry-pages,
 // exit-pages, sources, campaigns, devices, browsers, operating-systems,
-// countries, regions, cities, events, realtime, revenue, ingestion, or
-// conversions (the goals report).
+// countries, regions, cities, events, realtime, revenue, ingestion, funnel
+// (with p.FunnelID), or conversions (the goals report).
 func (c *Client) CSV(ctx context.Context, report string, p StatsParams, w io.Writer) (string, error) {
 	path := "/api/v1/stats/" + url.PathEscape(report)
 	if report == "conversions" {

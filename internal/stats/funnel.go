@@ -1,0 +1,112 @@
+package stats
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// FunnelSource finds the funnel of a report: a funnel of another site is
+// funnel_not_found (the funnels service).
+type FunnelSource interface {
+	Of(ctx context.Context, site model.SiteID, id model.FunnelID) (model.Funnel, error)
+}
+
+// Funnel reports how many visitors went through a funnel's steps, how long
+// each step took them (median) and what they paid: one ClickHouse query (see
+// FunnelQuery). The filters select the events of matching visits, as they do
+// for the other reports, except pathname: the steps name the pages.
+func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (api.FunnelReportResponse, error) {
+	var res api.FunnelReportResponse
+	sc, err := s.access(ctx, p, r)
+	if err != nil {
+		return res, err
+	}
+	if _, ok := r.Filter(Pathname); ok {
+		return res, errs.InvalidField("pathname", "the funnel report cannot be filtered by page: its steps name the pages")
+	}
+	if s.funnels == nil {
+		return res, errs.E(errs.NotFound, "funnel_not_found", "funnel not found")
+	}
+	f, err := s.funnels.Of(ctx, sc.site.ID, r.FunnelID)
+	if err != nil {
+		return res, err
+	}
+	if sc.sample, err = s.sampleRate(ctx, sc); err != nil {
+		return res, err
+	}
+	q := FunnelQuery{Site: sc.site.ID, From: sc.from, To: sc.to, Steps: f.Steps, Window: f.Window, Filters: sc.req.Filters,
+		SamplePercent: sc.sample, BaseCurrency: sc.site.BaseCurrency, ClientRevenue: sc.site.ClientRevenue.Included}
+	sql, args, err := q.Build()
+	if err != nil {
+		return res, err
+	}
+	cols := FunnelColumns(len(f.Steps))
+	out, err := s.runSQL(ctx, sql, args, 0, cols)
+	if err != nil {
+		return res, err
+	}
+	row := make([]float64, cols)
+	if len(out.Rows) > 0 {
+		row = out.Rows[0].Metrics
+	}
+	scale := 1.0
+	if sc.sample > 0 && sc.sample < 100 {
+		scale = 100 / float64(sc.sample)
+	}
+	res.Data = funnelReport(f, row, scale)
+	res.Data.Currency = sc.site.BaseCurrency
+	res.Meta = sc.meta()
+	return res, nil
+}
+
+// funnelReport turns the query's row (per step: visitors, median, revenue)
+// into the report.
+func funnelReport(f model.Funnel, row []float64, scale float64) api.FunnelReport {
+	rep := api.FunnelReport{FunnelID: string(f.ID), Name: f.Name, WindowSeconds: int64(f.Window / time.Second),
+		Steps: make([]api.FunnelReportStep, len(f.Steps))}
+	var first, prev int64
+	for i, step := range f.Steps {
+		visitors := count(row[3*i] * scale)
+		st := api.FunnelReportStep{Step: i + 1, Label: StepLabel(step), Visitors: visitors, Revenue: count(row[3*i+2] * scale)}
+		if i == 0 {
+			first = visitors
+		} else {
+			st.Dropoff = prev - visitors
+			st.DropoffRate = percent(float64(st.Dropoff), float64(prev))
+			if med := row[3*i+1]; visitors > 0 && !math.IsNaN(med) {
+				m := round1(med)
+				st.MedianSecondsFromPrevious = &m
+			}
+		}
+		st.ConversionRate = percent(float64(visitors), float64(first))
+		rep.Steps[i] = st
+		prev = visitors
+	}
+	rep.ConversionRate = percent(float64(prev), float64(first))
+	return rep
+}
+
+// StepLabel names a step: its page path, or its event name with the props it
+// requires ("Signup (plan=pro)").
+func StepLabel(s model.FunnelStep) string {
+	if s.Type == model.GoalPageview {
+		return s.PagePath
+	}
+	if len(s.Props) == 0 {
+		return s.EventName
+	}
+	props := make([]string, 0, len(s.Props))
+	for k, v := range s.Props {
+		props = append(props, k+"="+v)
+	}
+	sort.Strings(props)
+	return s.EventName + " (" + strings.Join(props, ", ") + ")"
+}

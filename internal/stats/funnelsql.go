@@ -1,0 +1,226 @@
+package stats
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/goals"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// FunnelQuery is the one ClickHouse query of a funnel report. It reads the
+// events of the range (and of the window after it) that complete any step,
+// gathers each visitor's into one sorted array, walks the steps over the
+// array with array functions only (ClickHouse 18.16 has no window functions
+// and no arrayFold, and windowFunnel gives the level but not the times of
+// the steps), and joins each visitor's net revenue of the range.
+//
+// Per visitor, with the events sorted by time (and, within a second, by the
+// steps they complete, lowest first), level k keeps for each position the
+// latest start (time of step 1) of a chain that reached step k by then:
+// step k at position j extends the latest level-(k-1) start of the
+// positions before j when it lies within the window of that start. The latest
+// start is the best one to extend, so the deepest level any chain reaches is
+// found in one pass per step. The visitor's times are those of the chain
+// from the latest start that reached the deepest level, taking each next
+// step at its first occurrence after the previous one.
+//
+// Result columns, all Float64, per step k: visitors, median seconds from
+// step k-1 (meaningless for step 1 and for steps nobody reached), net revenue.
+type FunnelQuery struct {
+	Site     model.SiteID
+	From, To time.Time // step 1 in [From, To), UTC
+	Steps    []model.FunnelStep
+	Window   time.Duration
+	Filters  []Filter
+	// SamplePercent, when 1..99, reads that share of visitors; visitors and
+	// revenue must then be scaled by 100/SamplePercent.
+	SamplePercent int
+	// BaseCurrency is the site's: payments converted into another (before a
+	// change of the base currency) are left out, as the revenue report does.
+	BaseCurrency string
+	// ClientRevenue counts the revenue the tracking script reported, as the
+	// revenue report does when the site includes it.
+	ClientRevenue bool
+}
+
+// maxFunnelSteps is the most steps a query handles: a step is a bit of a
+// byte in the sort key of an event.
+const maxFunnelSteps = 8
+
+// FunnelColumns is the number of result columns of a funnel of n steps.
+func FunnelColumns(n int) int { return 3 * n }
+
+// sqlb appends SQL and its arguments together.
+type sqlb struct {
+	b    strings.Builder
+	args []any
+}
+
+func (s *sqlb) add(sql string, args ...any) *sqlb {
+	s.b.WriteString(sql)
+	s.args = append(s.args, args...)
+	return s
+}
+
+// wrap puts inner into a query: prefix, inner, suffix, their arguments in
+// the same order.
+func wrap(prefix string, prefixArgs []any, inner *sqlb, suffix string) *sqlb {
+	var out sqlb
+	out.add(prefix, prefixArgs...)
+	out.add(inner.b.String(), inner.args...)
+	out.add(suffix)
+	return &out
+}
+
+// Build returns the SQL and its arguments. Every value of the funnel (paths,
+// event names, props) travels beside the query as a one-row external table
+// read by a scalar subquery, so no funnel makes the query longer than its
+// number of steps does.
+//
+// Each level is a subquery of its own: ClickHouse expands aliases before it
+// runs a query, and a level refers to the one before it three times, so
+// eight levels of aliases in one SELECT would make an expression tree of
+// thousands of copies (past max_expanded_ast_elements); a subquery's
+// columns are not expanded.
+func (q FunnelQuery) Build() (string, []any, error) {
+	n := len(q.Steps)
+	if n < 2 || n > maxFunnelSteps {
+		return "", nil, fmt.Errorf("stats: a funnel query needs 2 to %d steps", maxFunnelSteps)
+	}
+	if q.Site == "" || !q.From.Before(q.To) || q.Window <= 0 {
+		return "", nil, errors.New("stats: a funnel query needs a site, a non-empty time range and a window")
+	}
+	win := int64(q.Window / time.Second)
+	var ev sqlb
+	if err := q.events(&ev); err != nil {
+		return "", nil, err
+	}
+	// a visitor's events as times (t) and step bits (m), sorted
+	cur := wrap("SELECT visitor_id, arraySort(groupArray(e)) AS ev, arrayMap(x -> intDiv(x, 256), ev) AS t, "+
+		"arrayMap(x -> x % 256, ev) AS m FROM (", nil, &ev, ") GROUP BY visitor_id")
+	// level 1: the latest step-1 time so far (a1), shifted to "before this
+	// position" (p1); visitors without step 1 go no further
+	cur = wrap("SELECT visitor_id, t, m, arrayMap(x -> bitAnd(x, 1) != 0, m) AS ok1, arrayFilter((x, o) -> o, t, ok1) AS s1, "+
+		"arrayMap(c -> s1[c], arrayCumSum(ok1)) AS a1, arrayPushFront(arrayPopBack(a1), 0) AS p1, a1[-1] AS last1 FROM (", nil, cur,
+		") WHERE last1 > 0")
+	// level k extends level k-1's latest start before each position
+	keep := "visitor_id, t, m, last1"
+	for k := 2; k <= n; k++ {
+		cur = wrap(fmt.Sprintf("SELECT %[1]s, arrayMap((x, st, y) -> bitAnd(x, %[2]d) != 0 AND st > 0 AND y <= st + ?, m, p%[3]d, t) AS ok%[4]d, "+
+			"arrayFilter((st, o) -> o, p%[3]d, ok%[4]d) AS s%[4]d, arrayMap(c -> s%[4]d[c], arrayCumSum(ok%[4]d)) AS a%[4]d, "+
+			"arrayPushFront(arrayPopBack(a%[4]d), 0) AS p%[4]d, a%[4]d[-1] AS last%[4]d FROM (", keep, 1<<(k-1), k-1, k), []any{win}, cur, ")")
+		keep += fmt.Sprintf(", last%d", k)
+	}
+	// the deepest level, the latest start that reached it, and the chain from
+	// that start: each step at its first occurrence after the previous one
+	var level, start []string
+	for k := 1; k <= n; k++ {
+		level = append(level, fmt.Sprintf("(last%d > 0)", k))
+	}
+	for k := n; k >= 2; k-- {
+		start = append(start, fmt.Sprintf("level = %d, last%d", k, k))
+	}
+	chain := "SELECT visitor_id, " + strings.Join(level, " + ") + " AS level, multiIf(" + strings.Join(start, ", ") + ", last1) AS start, " +
+		"arrayFirstIndex((x, y) -> bitAnd(x, 1) != 0 AND y = start, m, t) AS i1"
+	var chainArgs []any
+	for k := 2; k <= n; k++ {
+		chain += fmt.Sprintf(", arrayFirstIndex((x, y, j) -> j > i%[1]d AND bitAnd(x, %[2]d) != 0 AND y <= start + ?, m, t, arrayEnumerate(t)) AS i%[3]d"+
+			", toInt64(t[i%[3]d]) - toInt64(t[i%[1]d]) AS d%[3]d", k-1, 1<<(k-1), k)
+		chainArgs = append(chainArgs, win)
+	}
+	cur = wrap(chain+" FROM (", chainArgs, cur, ")")
+	// per step: visitors, median seconds from the previous step, revenue
+	var cols []string
+	for k := 1; k <= n; k++ {
+		reached := fmt.Sprintf("level >= %d", k)
+		med := "0"
+		if k > 1 {
+			// the median of an even count is the mean of the middle two: the
+			// upper middle of d and of -d (quantileExact takes the upper one)
+			med = fmt.Sprintf("(quantileExactIf(0.5)(d%[1]d, %[2]s) - quantileExactIf(0.5)(-d%[1]d, %[2]s)) / 2", k, reached)
+		}
+		cols = append(cols, fmt.Sprintf("toFloat64(countIf(%s)) AS v%d", reached, k),
+			fmt.Sprintf("toFloat64(%s) AS med%d", med, k), fmt.Sprintf("toFloat64(sumIf(net, %s)) AS rev%d", reached, k))
+	}
+	out := wrap("SELECT "+strings.Join(cols, ", ")+" FROM (", nil, cur, ") AS reached")
+	q.payments(out)
+	return out.b.String(), out.args, nil
+}
+
+// events adds the subquery of the events that complete a step: each with its
+// time and the bits of the steps it completes in one sort key.
+func (q FunnelQuery) events(s *sqlb) error {
+	s.add("SELECT visitor_id, toUInt64(ts) * 256 + ")
+	for k, step := range q.Steps {
+		if k > 0 {
+			s.add(" + ")
+		}
+		s.add("(")
+		stepCondition(s, step)
+		if k == 0 {
+			s.add(" AND ts < ?", q.To.UTC()) // step 1 lies in the range; later steps may follow it past the end
+		}
+		s.add(fmt.Sprintf(") * %d", 1<<k))
+	}
+	s.add(" AS e FROM events")
+	if q.SamplePercent > 0 && q.SamplePercent < 100 {
+		// SAMPLE takes only a literal: an int the service computed itself
+		s.add(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
+	}
+	s.add(" WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ?", string(q.Site), q.From.UTC(), q.To.Add(q.Window).UTC())
+	for _, f := range q.Filters {
+		expr, ok := f.Dim.exprs[Events]
+		if !ok {
+			return fmt.Errorf("stats: %s cannot filter a funnel", f.Dim.Name)
+		}
+		switch {
+		case f.Set != nil:
+			s.add(" AND "+expr+" IN ?", append(append([]any{}, f.Dim.args...), f.Set)...)
+		case f.Not:
+			s.add(" AND "+expr+" != ?", append(append([]any{}, f.Dim.args...), f.Value)...)
+		default:
+			s.add(" AND "+expr+" = ?", append(append([]any{}, f.Dim.args...), f.Value)...)
+		}
+	}
+	s.add(" AND e % 256 != 0")
+	return nil
+}
+
+// stepCondition adds the condition an event meets when it completes step.
+func stepCondition(s *sqlb, step model.FunnelStep) {
+	if step.Type == model.GoalPageview {
+		s.add("is_pageview = 1 AND match(pathname, (SELECT v FROM ?))", Set{goals.PathRegexp(step.PagePath)})
+		return
+	}
+	s.add("is_pageview = 0 AND name = (SELECT v FROM ?)", Set{step.EventName})
+	if len(step.Props) > 0 {
+		// each prop as its key's length, a colon, the key and the value:
+		// unambiguous whatever the key and value hold
+		s.add(" AND hasAll(arrayMap((k, x) -> concat(toString(length(k)), ':', k, x), props_keys, props_values), "+
+			"(SELECT groupArray(v) FROM ?))", Set(propPairs(step.Props)))
+	}
+}
+
+// propPairs encodes props as stepCondition compares them.
+func propPairs(props map[string]string) []string {
+	out := make([]string, 0, len(props))
+	for k, v := range props {
+		out = append(out, strconv.Itoa(len(k))+":"+k+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// payments joins each visitor's net revenue of the range (in the base
+// currency), following the revenue report's rule on client-reported revenue.
+func (q FunnelQuery) payments(s *sqlb) {
+	m := revenueMetrics(q.ClientRevenue) // revenue, then refunds
+	s.add(" ANY LEFT JOIN (SELECT visitor_id, "+m[0].exprs[Payments]+" - "+m[1].exprs[Payments]+" AS net FROM payments"+
+		" WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND base_currency = ? AND visitor_id != 0 GROUP BY visitor_id) AS paid"+
+		" USING visitor_id", string(q.Site), q.From.UTC(), q.To.UTC(), q.BaseCurrency)
+}
