@@ -24,9 +24,9 @@ type Enricher struct {
 
 // draft is an event on its way through the steps.
 type draft struct {
-	ev       event
+	ev       *event
 	at       time.Time
-	site     model.Site
+	site     *model.Site
 	pathname string
 	attr     model.Attribution
 	visitor  uint64
@@ -57,10 +57,9 @@ func (e *Enricher) page(d *draft) {
 		d.pathname = "/"
 	}
 	d.pathname = truncateUTF8(d.pathname, maxPathStoredLen)
-	q := u.Query()
-	utm := func(name string) string { return truncateUTF8(strings.TrimSpace(q.Get(name)), maxUTMLen) }
-	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm("utm_source"), utm("utm_medium"), utm("utm_campaign")
-	d.attr.UTMContent, d.attr.UTMTerm = utm("utm_content"), utm("utm_term")
+	utm := func(i int) string { return truncateUTF8(strings.TrimSpace(d.ev.params[i]), maxUTMLen) }
+	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm(paramUTMSource), utm(paramUTMMedium), utm(paramUTMCampaign)
+	d.attr.UTMContent, d.attr.UTMTerm = utm(paramUTMContent), utm(paramUTMTerm)
 }
 
 // userAgent sets device, browser and OS, and recognises bots. A tracker

@@ -112,7 +112,8 @@ func TestEnrich(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.ev.site = site.ID
-			d := &draft{ev: tt.ev, at: at, site: site}
+			readParams(tt.ev.url.RawQuery, &tt.ev.params) // as validate does
+			d := &draft{ev: &tt.ev, at: at, site: &site}
 			if err := e.enrich(context.Background(), d); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/netip"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,6 +88,50 @@ type event struct {
 	checkoutSession string
 	browser         bool
 	acceptsLanguage bool
+	// params are the first values of the page's query parameters tally
+	// reads (queryParams), from one walk of its query string
+	params [len(queryParams)]string
+}
+
+// queryParams are the query parameters of a page tally reads: the UTM
+// parameters, and the checkout session ids of payment providers' success
+// URLs. Indexes into event.params.
+var queryParams = [...]string{"utm_source", "utm_medium", "utm_campaign", "utm_content", "utm_term", "session_id", "checkout_session_id"}
+
+const (
+	paramUTMSource = iota
+	paramUTMMedium
+	paramUTMCampaign
+	paramUTMContent
+	paramUTMTerm
+	paramSessionID
+	paramCheckoutSessionID
+)
+
+// readParams sets the first value of each of queryParams in raw, a URL's
+// query string, as url.Values.Get would read it (pairs with a semicolon or
+// a bad escape are skipped), without building the map of every parameter.
+func readParams(raw string, out *[len(queryParams)]string) {
+	var found [len(queryParams)]bool
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(k)
+		if err != nil {
+			continue
+		}
+		i := slices.Index(queryParams[:], key)
+		if i < 0 || found[i] {
+			continue
+		}
+		if value, err := url.QueryUnescape(v); err == nil {
+			out[i], found[i] = value, true
+		}
+	}
 }
 
 // Validate checks an event against every rule that needs no site lookup
@@ -114,6 +159,7 @@ func validate(in Input) (event, error) {
 		return ev, err
 	}
 	ev.url = u
+	readParams(u.RawQuery, &ev.params)
 	if in.Referrer != "" {
 		r, err := url.Parse(in.Referrer)
 		if err != nil || len(in.Referrer) > maxReferrerLen || r.Host == "" || r.Scheme == "" {
@@ -162,7 +208,7 @@ func validate(in Input) (event, error) {
 			return ev, errs.InvalidField("checkout_session_id", "must be 1 to %d printable ASCII characters", maxCheckoutSessionLen)
 		}
 		ev.checkoutSession = cs
-	} else if cs := checkoutSessionOf(ev.url); validCheckoutSession(cs) {
+	} else if cs := checkoutSessionOf(&ev); validCheckoutSession(cs) {
 		ev.checkoutSession = cs
 	}
 	return ev, nil
@@ -173,12 +219,8 @@ func validate(in Input) (event, error) {
 // ?checkout_session_id=…): a server-side sender forwarding the page's URL
 // gets the checkout attributed as the tracking script does. One that is not
 // a valid id is ignored: the event does not depend on it.
-func checkoutSessionOf(u *url.URL) string {
-	if u.RawQuery == "" {
-		return ""
-	}
-	q := u.Query()
-	return strings.TrimSpace(cmp.Or(q.Get("session_id"), q.Get("checkout_session_id")))
+func checkoutSessionOf(ev *event) string {
+	return strings.TrimSpace(cmp.Or(ev.params[paramSessionID], ev.params[paramCheckoutSessionID]))
 }
 
 func validCheckoutSession(cs string) bool {

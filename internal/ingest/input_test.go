@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -104,6 +105,24 @@ func TestCheckoutSessionFromTheURL(t *testing.T) {
 		ev, err := validate(Input{Pageview: true, SiteID: "site1", URL: tc.url, CheckoutSession: tc.field})
 		if err != nil || ev.checkoutSession != tc.want {
 			t.Errorf("field %q, url %s: %q, %v; want %q", tc.field, tc.url, ev.checkoutSession, err, tc.want)
+		}
+	}
+}
+
+// readParams reads what url.Values.Get reads, in one walk.
+func TestReadParams(t *testing.T) {
+	for _, raw := range []string{
+		"", "utm_source=a&utm_source=b", "utm_source=&utm_source=b", "utm_medium=%41%20b+c&session_id=cs_1",
+		"utm_campaign=x;y&utm_campaign=z", "utm_term=%zz&utm_term=ok", "utm%5Fcontent=q&checkout_session_id=c2",
+		"&&utm_source&utm_medium=m=n", "a=1&b=2&session_id=s&checkout_session_id=t",
+	} {
+		var got [len(queryParams)]string
+		readParams(raw, &got)
+		q, _ := url.ParseQuery(raw)
+		for i, name := range queryParams {
+			if got[i] != q.Get(name) {
+				t.Errorf("%q: %s = %q, url.Values says %q", raw, name, got[i], q.Get(name))
+			}
 		}
 	}
 }

@@ -155,8 +155,11 @@ type accepted struct {
 func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 	results := make([]Result, len(items))
 	recs := make([]model.Record, 0, len(items))
+	// one allocation each for the batch's drafts and rows
+	drafts, rows := make([]draft, len(items)), make([]model.EventRow, len(items))
 	for i := range items {
 		it := &items[i]
+		it.d, it.row = &drafts[i], &rows[i]
 		if err := s.prepare(ctx, it); err != nil {
 			results[i].Err = err
 			continue
@@ -189,24 +192,25 @@ func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 	return results
 }
 
-// prepare gives an event its id and enrichment and builds its record (a
-// bot's record holds only the bot row; row stays nil).
+// prepare gives an event its id and enrichment and builds its record in
+// it.d and it.row (a bot's record holds only the bot row; row becomes nil).
 func (s *Service) prepare(ctx context.Context, it *accepted) error {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return s.refusedAt(it.site.ID, "", fmt.Errorf("ingest: event id: %w", err), 1)
 	}
 	it.id = id.String()
-	it.d = &draft{ev: it.ev, at: s.now().UTC().Truncate(time.Second), site: it.site}
+	*it.d = draft{ev: &it.ev, at: s.now().UTC().Truncate(time.Second), site: &it.site}
 	if err := s.enricher.enrich(ctx, it.d); err != nil {
 		return s.refusedAt(it.site.ID, "", errs.E(errs.Unavailable, "service_unavailable", "cannot accept events now").Wrap(err), 1)
 	}
 	d, ev := it.d, it.ev
 	if d.botReason != "" {
+		it.row = nil
 		it.rec = model.Record{Bot: &model.BotEventRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id, Reason: d.botReason}}
 		return nil
 	}
-	it.row = &model.EventRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id, Name: ev.name, VisitorID: d.visitor,
+	*it.row = model.EventRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id, Name: ev.name, VisitorID: d.visitor,
 		Pathname: d.pathname, Attribution: d.attr, PropKeys: ev.propKeys, PropValues: ev.propValues,
 		RevenueAmount: ev.revenueAmount, RevenueCurrency: ev.revenueCurrency}
 	it.rec = model.Record{Event: it.row}
