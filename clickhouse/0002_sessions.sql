@@ -1,8 +1,10 @@
 -- Sessions: one live state per session. Every event of a session writes a
 -- cancel row (sign -1) for the previous state and a new state (sign +1,
--- version + 1); queries sum with sign instead of using FINAL.
-CREATE TABLE IF NOT EXISTS sessions (
-    site_key         UInt64 MATERIALIZED cityHash64(site_id),
+-- version + 1); queries sum with sign instead of using FINAL. On a cluster,
+-- sharded by visitor like events: a session's rows, and so their collapsing,
+-- stay on one shard.
+CREATE TABLE IF NOT EXISTS {{local "sessions"}} {{onCluster}} (
+    site_key         UInt64 {{computed}} cityHash64(site_id),
     site_id          String,
     session_id       UInt64,
     visitor_id       UInt64,
@@ -34,7 +36,9 @@ CREATE TABLE IF NOT EXISTS sessions (
     region_code      String,
     region_name      String,
     city             String
-) ENGINE = VersionedCollapsingMergeTree(sign, version)
+) ENGINE = {{engine "sessions" "VersionedCollapsingMergeTree" "sign" "version"}}
 PARTITION BY toYYYYMM(started_at)
 ORDER BY (site_key, toDate(started_at), visitor_id, session_id)
 SAMPLE BY visitor_id;
+
+{{distributed "sessions" "visitor_id"}};

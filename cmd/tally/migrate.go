@@ -16,7 +16,7 @@ func newMigrateCmd() *cobra.Command {
 		Long: `migrate applies tally's embedded, numbered, forward-only migrations to Postgres
 and ClickHouse (creating the ClickHouse database if needed). It is safe to run
 repeatedly. Run it once, before tally servers start or are upgraded: a
-migration that builds a rollup from the stored events (0005_page_rollups)
+migration that builds rollups from the stored rows (0005_page_rollups, 0008_rollups)
 would count events inserted while it runs twice.
 
 It also seals again, with TALLY_SECRETS_KEY, every webhook signing secret

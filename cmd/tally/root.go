@@ -29,7 +29,7 @@ statistics. Configuration comes from TALLY_* environment variables (see README).
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCmd(), newMigrateCmd(), newUserCmd(), newSiteCmd(), newKeyCmd(), newRatesCmd(), newDemoCmd(),
-		newExportCmd(), newHealthcheckCmd())
+		newExportCmd(), newRollupsCmd(), newHealthcheckCmd())
 	return root
 }
 

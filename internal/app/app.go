@@ -150,7 +150,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Ingest = ingest.NewService(access, enricher, a.Buffer, a.PG, a.Revenue, a.CH, a.now, log, a.Metrics)
 	a.Funnels = funnels.NewService(a.PG, a.Accounts)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix),
-		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, PageRollups: cfg.PageRollups, Funnels: a.Funnels}, a.now, log)
+		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, PageRollups: cfg.PageRollups && cfg.Rollups,
+			Rollups: cfg.Rollups, Funnels: a.Funnels}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue, Funnels: a.Funnels,
@@ -189,7 +190,7 @@ func (c clientRevenue) PurgeClientRevenue(ctx context.Context, p auth.Principal,
 
 // CHOptions are the ClickHouse connection options of cfg.
 func CHOptions(cfg *config.Config) chstore.Options {
-	return chstore.Options{Addr: cfg.ClickHouseAddr, Database: cfg.ClickHouseDatabase,
+	return chstore.Options{Addr: cfg.ClickHouseAddr, Database: cfg.ClickHouseDatabase, Cluster: cfg.ClickHouseCluster,
 		User: cfg.ClickHouseUser, Password: cfg.ClickHousePassword, Timeout: cfg.ClickHouseTimeout}
 }
 

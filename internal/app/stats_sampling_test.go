@@ -46,6 +46,7 @@ func TestSampling(t *testing.T) {
 	cfg := *h.cfg
 	cfg.WALDir = t.TempDir()
 	cfg.SampleAboveEvents = 200 // 800 events in range: read 100/800 → a 12 % sample
+	cfg.Rollups = false         // raw rows only; rollups are read whole (below)
 	sampling := startApp(t, &cfg, h.clock)
 	res, err := sampling.client(h.key).Overview(ctx, params)
 	if err != nil {
@@ -65,5 +66,23 @@ func TestSampling(t *testing.T) {
 	pages, err := sampling.client(h.key).Pages(ctx, params)
 	if err != nil || !pages.Meta.Sampled {
 		t.Errorf("pages: sampled=%v, %v", pages.Meta.Sampled, err)
+	}
+
+	// With rollups, what reads them reads no sample: exact, and meta says
+	// so; a filter no rollup holds still reads a sample of raw rows.
+	cfg.WALDir, cfg.Rollups = t.TempDir(), true
+	rolled := startApp(t, &cfg, h.clock).client(h.key)
+	res, err = rolled.Overview(ctx, params)
+	if err != nil || res.Meta.Sampled || res.Data.Metrics.Visitors != visitors || res.Data.Metrics.Pageviews != visitors*perVisitor {
+		t.Errorf("overview from rollups: sampled=%v %+v, %v; want exact", res.Meta.Sampled, res.Data.Metrics, err)
+	}
+	pages, err = rolled.Pages(ctx, params)
+	if err != nil || pages.Meta.Sampled {
+		t.Errorf("pages from rollups: sampled=%v, %v", pages.Meta.Sampled, err)
+	}
+	filtered := params
+	filtered.Pathname = "/p/0"
+	if res, err = rolled.Overview(ctx, filtered); err != nil || !res.Meta.Sampled {
+		t.Errorf("overview of a page: sampled=%v, %v", res.Meta.Sampled, err)
 	}
 }

@@ -197,11 +197,11 @@ func (s *Store) sendBatch(ctx context.Context, table, stmt string, n int, fill f
 // client that sends it.)
 func (s *Store) EndInsert(ctx context.Context, id string) error {
 	for {
-		var running uint64
-		if err := s.conn.QueryRow(ctx, "SELECT count() FROM system.processes WHERE query_id = ?", id).Scan(&running); err != nil {
+		running, err := s.insertRunning(ctx, id)
+		if err != nil {
 			return translate(fmt.Errorf("chstore: end insert %s: %w", id, err))
 		}
-		if running == 0 {
+		if !running {
 			return nil
 		}
 		select {
@@ -210,6 +210,17 @@ func (s *Store) EndInsert(ctx context.Context, id string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// insertRunning reports whether the insert named id runs in ClickHouse (on
+// a cluster: on any node).
+func (s *Store) insertRunning(ctx context.Context, id string) (bool, error) {
+	if s.layout.clustered() {
+		return s.endInsertCluster(ctx, id)
+	}
+	var running uint64
+	err := s.conn.QueryRow(ctx, "SELECT count() FROM system.processes WHERE query_id = ?", id).Scan(&running)
+	return running > 0, err
 }
 
 func nonNil(s []string) []string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/tally-analytics/tally/clickhouse"
 	"github.com/tally-analytics/tally/internal/migrations"
@@ -25,8 +26,12 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version UInt32, name String, applied_at DateTime) ENGINE = MergeTree ORDER BY version`); err != nil {
+	if s.layout.clustered() {
+		if err := s.checkProfile(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.conn.Exec(ctx, s.versionTable()); err != nil {
 		return nil, fmt.Errorf("chstore: migrate: version table: %w", err)
 	}
 	applied := map[uint32]bool{}
@@ -51,8 +56,12 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 		if applied[uint32(m.Version)] {
 			continue
 		}
-		for _, stmt := range m.Statements {
-			if err := s.conn.Exec(ctx, stmt); err != nil && !columnExists(stmt, err) {
+		sql, err := s.layout.render(fmt.Sprintf("%04d_%s.sql", m.Version, m.Name), m.Body)
+		if err != nil {
+			return done, err
+		}
+		for _, stmt := range migrations.Split(sql) {
+			if err := s.migrateExec(ctx, stmt); err != nil {
 				return done, fmt.Errorf("chstore: migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}
@@ -71,8 +80,36 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	return done, nil
 }
 
-// addColumn matches a statement that adds one column.
-var addColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+\S+\s+ADD\s+COLUMN\s+[^,]*$`)
+// migrateExec runs one statement of a migration, on every node of the
+// cluster in turn when it is marked so; an added column that exists counts
+// as added.
+func (s *Store) migrateExec(ctx context.Context, stmt string) error {
+	exec := func(conn driver.Conn, stmt string) error {
+		if err := conn.Exec(ctx, stmt); err != nil && !columnExists(stmt, err) {
+			return err
+		}
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(stmt, everyNodeMarker); ok {
+		return s.everyNode(ctx, func(n *node) error { return exec(n.conn, rest) })
+	}
+	return exec(s.conn, stmt)
+}
+
+// versionTable is the statement creating the table of applied versions. On
+// a cluster it is replicated on every node (one replica set, whatever the
+// shard), so every node and every migrator reads the same versions.
+func (s *Store) versionTable() string {
+	engine := "MergeTree"
+	if s.layout.clustered() {
+		engine = s.layout.replicated("schema_migrations", "all", "MergeTree", nil)
+	}
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s %s (version UInt32, name String, applied_at DateTime) ENGINE = %s ORDER BY version",
+		s.layout.qualified("schema_migrations"), s.layout.onCluster(), engine)
+}
+
+// addColumn matches a statement that adds one column (ON CLUSTER or not).
+var addColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+\S+\s+(?:ON\s+CLUSTER\s+\S+\s+)?ADD\s+COLUMN\s+[^,]*$`)
 
 // columnExists reports whether err says that stmt, an ALTER TABLE adding one
 // column, failed because the column is there already: 18.16 answers

@@ -50,7 +50,11 @@ func TestPageRollups(t *testing.T) {
 		if m.Name != "page_rollups" {
 			continue
 		}
-		for _, stmt := range m.Statements {
+		stmts, err := s.Rendered(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range stmts {
 			if err := s.Exec(ctx, stmt); err != nil {
 				t.Fatalf("replaying %s: %v", stmt, err)
 			}

@@ -20,12 +20,18 @@ import (
 
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/stats"
 )
 
 // Options configure the connection.
 type Options struct {
-	Addr     string // host:port of the native protocol
+	// Addr is host:port of the native protocol; on a cluster a
+	// comma-separated list of nodes, tried in order.
+	Addr     string
 	Database string
+	// Cluster names the ClickHouse cluster the tables are spread over
+	// (layout); empty for one node.
+	Cluster  string
 	User     string
 	Password string
 	// Timeout bounds dialing and every read; clickhouse-go waits forever without it.
@@ -39,7 +45,10 @@ type Options struct {
 type Store struct {
 	conn    driver.Conn
 	db      string
+	layout  layout
+	opts    Options
 	observe func(op string, d time.Duration, err error)
+	nodes   nodeConns // on a cluster: a connection to every node (cluster.go)
 }
 
 // timed runs f and reports its latency to the observer.
@@ -59,7 +68,8 @@ func connect(o Options, database string) (driver.Conn, error) {
 		o.Timeout = 30 * time.Second
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:             []string{o.Addr},
+		Addr:             addrs(o.Addr),
+		Settings:         clusterSettings(o.Cluster),
 		Auth:             clickhouse.Auth{Database: database, Username: o.User, Password: o.Password},
 		DialTimeout:      5 * time.Second,
 		ReadTimeout:      o.Timeout,
@@ -85,7 +95,7 @@ func New(o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{conn: conn, db: o.Database, observe: o.Observe}, nil
+	return &Store{conn: conn, db: o.Database, layout: layout{cluster: o.Cluster, db: o.Database}, opts: o, observe: o.Observe}, nil
 }
 
 // Open connects to ClickHouse, creating the database if it is missing, and
@@ -106,19 +116,23 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 }
 
 // Close closes the connections.
-func (s *Store) Close() error { return s.conn.Close() }
+func (s *Store) Close() error {
+	s.nodes.close()
+	return s.conn.Close()
+}
 
 // Ping checks that ClickHouse answers.
 func (s *Store) Ping(ctx context.Context) error { return s.conn.Ping(ctx) }
 
-// CreateDatabase creates a database if it does not exist.
+// CreateDatabase creates a database if it does not exist (on every node of
+// a cluster).
 func CreateDatabase(ctx context.Context, o Options, name string) error {
-	return adminExec(ctx, o, name, "CREATE DATABASE IF NOT EXISTS %s")
+	return adminExec(ctx, o, name, "CREATE DATABASE IF NOT EXISTS %s "+layout{cluster: o.Cluster}.onCluster())
 }
 
 // DropDatabase drops a database if it exists (test harness).
 func DropDatabase(ctx context.Context, o Options, name string) error {
-	return adminExec(ctx, o, name, "DROP DATABASE IF EXISTS %s")
+	return adminExec(ctx, o, name, "DROP DATABASE IF EXISTS %s "+layout{cluster: o.Cluster}.onCluster())
 }
 
 func adminExec(ctx context.Context, o Options, name, stmt string) error {
@@ -138,11 +152,23 @@ func adminExec(ctx context.Context, o Options, name, stmt string) error {
 
 // translate turns a failure to reach ClickHouse into errs.StoreDown (503
 // with Retry-After); other errors pass unchanged.
+//
+// On a cluster, a node that cannot reach any replica of a shard says so
+// with an exception, which counts the same: a report never answers with
+// the numbers of a part of the shards.
 func translate(err error) error {
-	if err != nil && (errs.IsNetwork(err) || errors.Is(err, clickhouse.ErrAcquireConnTimeout)) {
+	if err != nil && (errs.IsNetwork(err) || errors.Is(err, clickhouse.ErrAcquireConnTimeout) || shardAway(err)) {
 		return errs.StoreDown(err)
 	}
 	return err
+}
+
+// shardAway reports whether err is ClickHouse failing to reach another
+// node: ALL_CONNECTION_TRIES_FAILED (279), NETWORK_ERROR (210),
+// SOCKET_TIMEOUT (209).
+func shardAway(err error) bool {
+	var e *clickhouse.Exception
+	return errors.As(err, &e) && (e.Code == 279 || e.Code == 210 || e.Code == 209)
 }
 
 // QueryRow runs a query returning one row; args bind to ? placeholders.
@@ -154,13 +180,13 @@ func (s *Store) QueryRow(ctx context.Context, query string, args ...any) interfa
 // deletions are ClickHouse mutations: they finish in the background.
 func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
 	for _, table := range []string{"events", "sessions", "bot_events", "payments", "ingest_refusals"} {
-		if err := s.conn.Exec(ctx, "ALTER TABLE "+table+" DELETE WHERE site_id = ?", string(site)); err != nil {
+		if err := s.mutate(ctx, table, "DELETE WHERE site_id = ?", string(site)); err != nil {
 			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
 		}
 	}
-	// the rollups of events (clickhouse/0005_page_rollups.sql) know sites by key
-	for _, table := range []string{"page_days", "page_visitor_days"} {
-		if err := s.conn.Exec(ctx, "ALTER TABLE "+table+" DELETE WHERE site_key = cityHash64(?)", string(site)); err != nil {
+	// the rollups (clickhouse/0005_page_rollups.sql, 0008_rollups.sql) know sites by key
+	for _, table := range stats.RollupTables() {
+		if err := s.mutate(ctx, table, "DELETE WHERE site_key = cityHash64(?)", string(site)); err != nil {
 			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
 		}
 	}
@@ -170,10 +196,19 @@ func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
 // DeletePayments removes a site's payments from one provider (or source)
 // from the revenue table (a mutation: it finishes in the background).
 func (s *Store) DeletePayments(ctx context.Context, site model.SiteID, provider string) error {
-	if err := s.conn.Exec(ctx, "ALTER TABLE payments DELETE WHERE site_id = ? AND provider = ?", string(site), provider); err != nil {
+	if err := s.mutate(ctx, "payments", "DELETE WHERE site_id = ? AND provider = ?", string(site), provider); err != nil {
 		return fmt.Errorf("chstore: delete payments: %w", translate(err))
 	}
 	return nil
+}
+
+// mutate runs a mutation (ALTER TABLE ... DELETE or UPDATE) of table's
+// rows. On a cluster a Distributed table has no rows to mutate: the
+// mutation goes to the local tables ON CLUSTER, which ZooKeeper's queue
+// delivers to every shard (a node that is down gets it when it returns),
+// and each shard's replicas apply it through replication.
+func (s *Store) mutate(ctx context.Context, table, mutation string, args ...any) error {
+	return s.conn.Exec(ctx, "ALTER TABLE "+s.layout.local(table)+" "+s.layout.onCluster()+" "+mutation, args...)
 }
 
 // OptimizeFinal merges every part of table now, so that rows which collapse
@@ -182,6 +217,9 @@ func (s *Store) DeletePayments(ctx context.Context, site model.SiteID, provider 
 func (s *Store) OptimizeFinal(ctx context.Context, table string) error {
 	if !safeName.MatchString(table) {
 		return fmt.Errorf("chstore: invalid table name %q", table)
+	}
+	if s.layout.clustered() {
+		return s.optimizeCluster(ctx, table)
 	}
 	if err := s.conn.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {
 		return fmt.Errorf("chstore: optimize %s: %w", table, err)

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 	"time"
 
@@ -27,6 +28,9 @@ const (
 	EnvTest        = "test"
 )
 
+// clusterName is what ClickHouse accepts unquoted as a cluster's name.
+var clusterName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
 // Config is every setting of tally. Each field documents its variable.
 type Config struct {
 	// Env is production, development or test (TALLY_ENV). Unset is
@@ -36,8 +40,14 @@ type Config struct {
 	HTTPAddr string `env:"TALLY_HTTP_ADDR" envDefault:":8080"`
 	// PostgresURL is the Postgres connection URL (TALLY_POSTGRES_URL).
 	PostgresURL string `env:"TALLY_POSTGRES_URL" envDefault:"postgres://postgres@127.0.0.1:15432/tally?sslmode=disable" secret:"url"`
-	// ClickHouseAddr is host:port of ClickHouse's native protocol (TALLY_CLICKHOUSE_ADDR).
+	// ClickHouseAddr is host:port of ClickHouse's native protocol
+	// (TALLY_CLICKHOUSE_ADDR); on a cluster, a comma-separated list of nodes,
+	// tried in order (the first that answers serves every query).
 	ClickHouseAddr string `env:"TALLY_CLICKHOUSE_ADDR" envDefault:"127.0.0.1:19000"`
+	// ClickHouseCluster names the ClickHouse cluster (remote_servers) to
+	// scale out on (TALLY_CLICKHOUSE_CLUSTER): tables become Replicated, with
+	// Distributed tables over them sharded by visitor. Empty: one node.
+	ClickHouseCluster string `env:"TALLY_CLICKHOUSE_CLUSTER"`
 	// ClickHouseDatabase is the ClickHouse database (TALLY_CLICKHOUSE_DATABASE).
 	ClickHouseDatabase string `env:"TALLY_CLICKHOUSE_DATABASE" envDefault:"tally"`
 	// ClickHouseUser and ClickHousePassword authenticate to ClickHouse.
@@ -103,6 +113,11 @@ type Config struct {
 	// per-page rollups instead of every event; false reads events only
 	// (TALLY_PAGE_ROLLUPS).
 	PageRollups bool `env:"TALLY_PAGE_ROLLUPS" envDefault:"true"`
+	// Rollups lets every report read the rollups that hold its queries
+	// (clickhouse/0008_rollups.sql) for the whole quarters or days of a
+	// range, and the raw rows only for its edges; false reads raw rows
+	// only, the page rollups included (TALLY_ROLLUPS).
+	Rollups bool `env:"TALLY_ROLLUPS" envDefault:"true"`
 	// RedirectHTTPS sends plain-HTTP requests to HTTPS (308): "auto" (on in
 	// production), "true" or "false". A request counts as HTTPS when it
 	// arrived over TLS, or with X-Forwarded-Proto: https from a trusted proxy
@@ -340,6 +355,9 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.SampleAboveEvents < 0 {
 		problems = append(problems, errors.New("TALLY_SAMPLE_ABOVE_EVENTS must be 0 or positive"))
+	}
+	if c.ClickHouseCluster != "" && !clusterName.MatchString(c.ClickHouseCluster) {
+		problems = append(problems, errors.New("TALLY_CLICKHOUSE_CLUSTER must be a ClickHouse identifier (letters, digits, _)"))
 	}
 	if c.ClickHouseTimeout <= 0 {
 		problems = append(problems, errors.New("TALLY_CLICKHOUSE_TIMEOUT must be positive"))

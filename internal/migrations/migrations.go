@@ -14,8 +14,11 @@ import (
 
 // Migration is one numbered .sql file.
 type Migration struct {
-	Version    int
-	Name       string
+	Version int
+	Name    string
+	// Body is the file's text; a store that renders its migrations as
+	// templates (ClickHouse, for a cluster) splits the result itself.
+	Body       string
 	Statements []string
 }
 
@@ -46,7 +49,7 @@ func Load(fsys fs.FS) ([]Migration, error) {
 		if len(stmts) == 0 {
 			return nil, fmt.Errorf("migrations: %s holds no statement", name)
 		}
-		out = append(out, Migration{Version: version, Name: rest, Statements: stmts})
+		out = append(out, Migration{Version: version, Name: rest, Body: string(body), Statements: stmts})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil

@@ -39,7 +39,8 @@ func TestLoadOrdersAndRejectsBadNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Migration{{1, "a", []string{"SELECT 1"}}, {2, "b", []string{"SELECT 2"}}}
+	want := []Migration{{Version: 1, Name: "a", Body: "SELECT 1;", Statements: []string{"SELECT 1"}},
+		{Version: 2, Name: "b", Body: "SELECT 2;", Statements: []string{"SELECT 2"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Load (-want +got):\n%s", diff)
 	}

@@ -26,7 +26,7 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (ap
 		func(ctx context.Context) (err error) { cur, err = s.period(ctx, sc, r.DateFrom, r.DateTo); return err },
 		func(ctx context.Context) (err error) {
 			bots, err = s.rows(ctx, Query{Table: BotEvents, Site: sc.site.ID, From: sc.from, To: sc.to,
-				Dimensions: []Dimension{BotReason}, Metrics: []Metric{EventCount}})
+				Dimensions: []Dimension{BotReason}, Metrics: []Metric{EventCount}, Rollups: sc.rollups})
 			return err
 		},
 	}

@@ -62,6 +62,10 @@ type Query struct {
 	// SamplePercent, when 1..99, reads that share of visitors (SAMPLE BY
 	// visitor_id); count metrics must then be scaled by 100/SamplePercent.
 	SamplePercent int
+	// Rollups lets Build read a rollup that holds the query for the whole
+	// units of the range, and the table itself only for the edges
+	// (rollups.go); such a query reads no sample.
+	Rollups bool
 }
 
 // Build returns the SQL and its arguments. Result columns are the dimensions
@@ -69,6 +73,10 @@ type Query struct {
 func (q Query) Build() (string, []any, error) {
 	if err := q.check(); err != nil {
 		return "", nil, err
+	}
+	if p, ok := q.rollupPlan(); ok {
+		sql, args := p.build(q)
+		return sql, args, nil
 	}
 	var sel, group []string
 	var args, selArgs []any
@@ -105,17 +113,9 @@ func (q Query) Build() (string, []any, error) {
 			args = append(args, f.Value)
 			continue
 		}
-		switch {
-		case f.Set != nil:
-			b.WriteString(" AND " + expr + " IN ?")
-			args = append(append(args, f.Dim.args...), f.Set)
-			continue
-		case f.Not:
-			b.WriteString(" AND " + expr + " != ?")
-		default:
-			b.WriteString(" AND " + expr + " = ?")
-		}
-		args = append(append(args, f.Dim.args...), f.Value)
+		cond, condArgs := f.condition(expr)
+		b.WriteString(" AND " + cond)
+		args = append(args, condArgs...)
 	}
 	if len(group) > 0 {
 		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
@@ -137,12 +137,29 @@ func (q Query) Build() (string, []any, error) {
 	return b.String(), args, nil
 }
 
+// condition is f on expr, the expression of its dimension on the table read.
+func (f Filter) condition(expr string) (string, []any) {
+	args := append([]any(nil), f.Dim.args...)
+	switch {
+	case f.Set != nil:
+		return expr + " IN ?", append(args, f.Set)
+	case f.Not:
+		return expr + " != ?", append(args, f.Value)
+	default:
+		return expr + " = ?", append(args, f.Value)
+	}
+}
+
 // sessionSpan is the longest a session lasts (the session rule's maximum).
 const sessionSpan = 24 * time.Hour
 
 // sampled reports whether the query reads a sample.
 func (q Query) sampled() bool {
-	return q.SamplePercent > 0 && q.SamplePercent < 100 && (q.Table == Events || q.Table == Sessions)
+	if q.SamplePercent <= 0 || q.SamplePercent >= 100 || (q.Table != Events && q.Table != Sessions) {
+		return false
+	}
+	_, rolled := q.rollupPlan()
+	return !rolled
 }
 
 // Scale is the factor that turns a count on the sample into an estimate.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -59,7 +60,9 @@ type Service struct {
 	sampleAbove int64
 	// pageRollups lets page reports read the daily per-page rollups.
 	pageRollups bool
-	counts      eventCounts
+	// rollups lets every query read the rollups that hold it (rollups.go).
+	rollups bool
+	counts  eventCounts
 }
 
 // Options tune how the statistics are read.
@@ -70,6 +73,9 @@ type Options struct {
 	// PageRollups lets the pages reports read the daily per-page rollups
 	// when a range has no filters (see pageRollup).
 	PageRollups bool
+	// Rollups lets every report read the rollups that hold its queries
+	// (rollups.go): unfiltered ranges, and filters on what a rollup holds.
+	Rollups bool
 	// Funnels finds the funnel of a funnel report.
 	Funnels FunnelSource
 }
@@ -117,7 +123,7 @@ func (c *eventCounts) put(k countKey, n float64, now time.Time) {
 func NewService(store Store, sites Sites, goals GoalLister, pending PendingCounter, realtime RealtimeSource,
 	opts Options, now func() time.Time, log *slog.Logger) *Service {
 	return &Service{store: store, sites: sites, goals: goals, pending: pending, realtime: realtime,
-		sampleAbove: opts.SampleAboveEvents, pageRollups: opts.PageRollups, funnels: opts.Funnels, now: now, log: log}
+		sampleAbove: opts.SampleAboveEvents, pageRollups: opts.PageRollups, rollups: opts.Rollups, funnels: opts.Funnels, now: now, log: log}
 }
 
 // UnknownLabel names rows whose value is unknown (device, browser, country...).
@@ -134,6 +140,11 @@ type scope struct {
 	loc      *time.Location
 	from, to time.Time
 	sample   int // percent of visitors read; 0 = all
+	// rollups lets the scope's queries read rollups (they then read no sample).
+	rollups bool
+	// sampled is set when one of the report's queries read a sample; nil
+	// for a report that samples by itself, whose meta says sample > 0.
+	sampled *atomic.Bool
 }
 
 func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (scope, error) {
@@ -141,6 +152,7 @@ func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (sco
 	if err != nil || r.DateFrom.IsZero() {
 		return sc, err
 	}
+	sc.rollups, sc.sampled = s.rollups, new(atomic.Bool)
 	sc.sample, err = s.sampleRate(ctx, sc)
 	return sc, err
 }
@@ -220,7 +232,8 @@ func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
 	key := countKey{sc.site.ID, sc.from.Unix(), sc.to.Unix()}
 	n, ok := s.counts.get(key, time.Now())
 	if !ok {
-		total, err := s.total(ctx, Query{Table: Events, Site: sc.site.ID, From: sc.from, To: sc.to, Metrics: []Metric{EventCount}})
+		total, err := s.total(ctx, Query{Table: Events, Site: sc.site.ID, From: sc.from, To: sc.to, Metrics: []Metric{EventCount},
+			Rollups: s.rollups})
 		if err != nil {
 			return 0, err
 		}
@@ -234,10 +247,15 @@ func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
 	return max(1, int(float64(s.sampleAbove)/2/n*100)), nil
 }
 
-// query starts a query on the scope with its filters and sample.
+// query starts a query on the scope with its filters and sample (none when
+// it reads a rollup).
 func (sc scope) query(t Table, dims []Dimension, metrics []Metric, filters ...Filter) Query {
-	return Query{Table: t, Site: sc.site.ID, From: sc.from, To: sc.to, Dimensions: dims, Metrics: metrics,
-		Filters: append(append([]Filter(nil), sc.req.Filters...), filters...), SamplePercent: sc.sample}
+	q := Query{Table: t, Site: sc.site.ID, From: sc.from, To: sc.to, Dimensions: dims, Metrics: metrics,
+		Filters: append(append([]Filter(nil), sc.req.Filters...), filters...), SamplePercent: sc.sample, Rollups: sc.rollups}
+	if sc.sampled != nil && q.Scale() != 1 {
+		sc.sampled.Store(true)
+	}
+	return q
 }
 
 // rows runs q and scales count metrics back when it ran on a sample.
@@ -316,7 +334,15 @@ func (s *Service) total(ctx context.Context, q Query) ([]float64, error) {
 
 func (sc scope) meta() api.StatsMeta {
 	return api.StatsMeta{SiteID: string(sc.site.ID), DateFrom: sc.req.DateFrom.Format(time.DateOnly),
-		DateTo: sc.req.DateTo.Format(time.DateOnly), Timezone: sc.tz, Sampled: sc.sample > 0}
+		DateTo: sc.req.DateTo.Format(time.DateOnly), Timezone: sc.tz, Sampled: sc.readSample()}
+}
+
+// readSample reports whether the report read a sample.
+func (sc scope) readSample() bool {
+	if sc.sampled == nil {
+		return sc.sample > 0
+	}
+	return sc.sampled.Load()
 }
 
 // round1 rounds to one decimal, as every rate and duration is reported.

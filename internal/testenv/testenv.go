@@ -80,7 +80,8 @@ func Postgres(t testing.TB) string {
 // ClickHouseOptions are the connection options of the test ClickHouse
 // server, for database db.
 func ClickHouseOptions(t testing.TB, db string) chstore.Options {
-	return chstore.Options{Addr: Lookup(t, "TALLY_CLICKHOUSE_ADDR"), Database: db, User: "default", Timeout: 30 * time.Second}
+	return chstore.Options{Addr: Lookup(t, "TALLY_CLICKHOUSE_ADDR"), Database: db, User: "default", Timeout: 30 * time.Second,
+		Cluster: os.Getenv("TALLY_CLICKHOUSE_CLUSTER")}
 }
 
 // ClickHouse creates and migrates a database of its own for the test and
@@ -142,7 +143,7 @@ func Config(t testing.TB) *config.Config {
 		t.Fatal(err)
 	}
 	cfg.PostgresURL = pgURL
-	cfg.ClickHouseAddr, cfg.ClickHouseDatabase = ch.Addr, ch.Database
+	cfg.ClickHouseAddr, cfg.ClickHouseDatabase, cfg.ClickHouseCluster = ch.Addr, ch.Database, ch.Cluster
 	cfg.RedisURL = Lookup(t, "TALLY_REDIS_URL")
 	cfg.RedisPrefix = prefix
 	cfg.WALDir = t.TempDir()

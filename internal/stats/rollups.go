@@ -1,0 +1,311 @@
+package stats
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Rollups: tables that materialised views keep in step with every insert
+// into events, sessions and bot_events (clickhouse/0008_rollups.sql), each
+// summing the raw rows of a site by a unit of time (a quarter of an hour or
+// a UTC day) and the values of a few dimensions. Each is declared once
+// below; the declaration drives the planner (a Query whose table,
+// dimensions, filters and metrics a rollup holds reads it for the whole
+// units of its range and the raw table only for the edges), the views'
+// SELECT (a test holds the migration to it) and `tally rollups rebuild`.
+//
+// A rollup's columns are named as the raw table's, its time column too
+// (ts, started_at: the start of the unit), so the vocabulary's expressions
+// apply to both unchanged.
+//
+// Grains: the overview's totals use quarters of an hour, so that a
+// day-grouped time series is made of whole units in every time zone (all
+// UTC offsets are multiples of 15 minutes; +5:30 and +12:45 included) and a
+// range reads no raw row unless it starts or ends inside a quarter. The
+// breakdowns use UTC days: a day holds ~96 times fewer rows than its
+// quarters (most rows of a breakdown are values seen a few times a day), and
+// an edge costs little more than a quarter would, since the raw tables are
+// ordered by day and an edge of a few minutes reads that day's rows of the
+// site anyway.
+type rollup struct {
+	table   string
+	source  Table
+	grain   time.Duration
+	dims    []Dimension
+	metrics []rollupMetric
+}
+
+// rollupMetric is a metric a rollup holds in a column: a sum of the
+// metric's own expression on the raw table, or distinct visitors as
+// uniqCombined(17) states.
+type rollupMetric struct {
+	metric Metric
+	column string
+	uniq   bool
+}
+
+const (
+	quarterGrain = 15 * time.Minute
+	dayGrain     = 24 * time.Hour
+)
+
+// visitorState is the state of Visitors (uniqVisitors: uniqCombined, whose
+// default precision is 17) on raw rows. Merging such states counts exactly
+// what uniqCombined counts over the same rows, so a report reads the same
+// visitors from rollups as from raw rows (exact up to a few thousand, within
+// about 0.3 % beyond); a state takes 4 bytes a visitor, at most ~80 KB.
+const visitorState = "uniqCombinedState(17)(visitor_id)"
+
+var (
+	rolledVisitors = rollupMetric{metric: Visitors, column: "visitors", uniq: true}
+	// sessionSums are exact in SummingMergeTree: every column adds up sign
+	// times a figure, so the cancel rows of the sessions table take out the
+	// states they replace, wherever a merge puts them.
+	sessionSums = []rollupMetric{
+		{metric: SessionCount, column: "sessions"}, {metric: Bounces, column: "bounces"},
+		{metric: DurationSum, column: "duration_sum"}, {metric: Pageviews, column: "pageview_count"},
+	}
+)
+
+// sessionRollup rolls sessions up by UTC day of their start and dims fixed
+// when a session starts (visitors are counted over every row of a session,
+// cancel rows included: all carry the same dims).
+func sessionRollup(table string, dims ...Dimension) rollup {
+	return rollup{table: table, source: Sessions, grain: dayGrain, dims: dims,
+		metrics: append(append([]rollupMetric(nil), sessionSums...), rolledVisitors)}
+}
+
+// rollups are the declared rollups, in the planner's order of preference:
+// the first that holds a query reads it.
+var rollups = []rollup{
+	// the overview: visitors, pageviews and events, and its sessions
+	{table: "site_quarters", source: Events, grain: quarterGrain, metrics: []rollupMetric{
+		rolledVisitors, {metric: Pageviews, column: "pageview_count"}, {metric: EventCount, column: "event_count"}}},
+	{table: "session_quarters", source: Sessions, grain: quarterGrain, metrics: sessionSums},
+	// custom events (and pageviews, one row a day)
+	{table: "event_days", source: Events, grain: dayGrain, dims: []Dimension{IsPageview, EventName},
+		metrics: []rollupMetric{{metric: EventCount, column: "event_count"}, rolledVisitors}},
+	{table: "bot_days", source: BotEvents, grain: dayGrain, dims: []Dimension{BotReason},
+		metrics: []rollupMetric{{metric: EventCount, column: "event_count"}}},
+	sessionRollup("source_days", Source, SourceType),
+	sessionRollup("utm_days", UTMSource, UTMMedium, UTMCampaign, UTMContent),
+	sessionRollup("device_days", Device, Browser, OS),
+	sessionRollup("location_days", Country, Region, RegionName, City),
+	// entry and exit pages count sessions only; the exit page changes
+	// between versions of a session (a mutable dimension), which sums with
+	// sign handle but visitor states could not
+	{table: "entry_days", source: Sessions, grain: dayGrain, dims: []Dimension{EntryPage}, metrics: sessionSums},
+	{table: "exit_days", source: Sessions, grain: dayGrain, dims: []Dimension{ExitPage}, metrics: sessionSums},
+}
+
+// holds reports whether every dimension, filter and metric of q is in r.
+func (r rollup) holds(q Query) bool {
+	if r.source != q.Table {
+		return false
+	}
+	for _, d := range q.Dimensions {
+		if d.zone == "" && !r.hasDim(d) {
+			return false
+		}
+	}
+	for _, f := range q.Filters {
+		if !r.hasDim(f.Dim) {
+			return false
+		}
+	}
+	for _, m := range q.Metrics {
+		if _, ok := r.metric(m); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (r rollup) hasDim(d Dimension) bool {
+	for _, x := range r.dims {
+		if x.Name == d.Name && x.exprs[r.source] == d.exprs[r.source] && len(d.args) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (r rollup) metric(m Metric) (rollupMetric, bool) {
+	for _, x := range r.metrics {
+		if x.metric.Name == m.Name && x.metric.exprs[r.source] == m.exprs[r.source] && len(m.args) == 0 {
+			return x, true
+		}
+	}
+	return rollupMetric{}, false
+}
+
+// rollupPlan reads a query's whole units [units[0], units[1]) from a rollup
+// and its edges from the raw table.
+type rollupPlan struct {
+	r     rollup
+	units [2]time.Time
+	edges [][2]time.Time
+}
+
+// rollupPlan finds the first rollup that holds q and has a whole unit in its
+// range; ok is false when q does not allow rollups or none fits.
+func (q Query) rollupPlan() (rollupPlan, bool) {
+	if !q.Rollups {
+		return rollupPlan{}, false
+	}
+	for _, r := range rollups {
+		if !r.holds(q) {
+			continue
+		}
+		if p, ok := r.plan(q); ok {
+			return p, true
+		}
+	}
+	return rollupPlan{}, false
+}
+
+// plan splits q's range into r's whole units and the edges; ok is false when
+// it holds no whole unit, or when q groups by day in a zone whose midnights
+// fall inside units.
+func (r rollup) plan(q Query) (rollupPlan, bool) {
+	from, to := q.From.UTC(), q.To.UTC()
+	first := from.Truncate(r.grain)
+	if first.Before(from) {
+		first = first.Add(r.grain)
+	}
+	last := to.Truncate(r.grain)
+	if !first.Before(last) {
+		return rollupPlan{}, false
+	}
+	for _, d := range q.Dimensions {
+		if d.zone != "" && !alignedDays(d.zone, first, last, r.grain) {
+			return rollupPlan{}, false
+		}
+	}
+	p := rollupPlan{r: r, units: [2]time.Time{first, last}}
+	if from.Before(first) {
+		p.edges = append(p.edges, [2]time.Time{from, first})
+	}
+	if last.Before(to) {
+		p.edges = append(p.edges, [2]time.Time{last, to})
+	}
+	return p, true
+}
+
+// alignedDays reports whether every midnight of zone within (first, last)
+// starts a unit of grain, so that no unit straddles two of its days.
+func alignedDays(zone string, first, last time.Time, grain time.Duration) bool {
+	loc, err := LoadLocation(zone)
+	if err != nil {
+		return false
+	}
+	g := int64(grain / time.Second)
+	d := first.In(loc)
+	for m := time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc); m.Before(last); m = time.Date(m.Year(), m.Month(), m.Day()+1, 0, 0, 0, 0, loc) {
+		if m.Unix()%g != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// build is q read from the plan: the rollup's units UNION ALL the raw
+// edges, each aggregated to partial figures (sums, visitor states), then
+// merged; the result's columns are those of Query.Build.
+func (p rollupPlan) build(q Query) (string, []any) {
+	part, args := p.part(q, true, p.units[0], p.units[1])
+	parts := []string{part}
+	for _, e := range p.edges {
+		part, edgeArgs := p.part(q, false, e[0], e[1])
+		parts = append(parts, part)
+		args = append(args, edgeArgs...)
+	}
+	var sel, group []string
+	for i := range q.Dimensions {
+		sel = append(sel, fmt.Sprintf("k%d AS d%d", i, i))
+		group = append(group, fmt.Sprintf("d%d", i))
+	}
+	for i, m := range q.Metrics {
+		rm, _ := p.r.metric(m)
+		merge := "sum"
+		if rm.uniq {
+			merge = "uniqCombinedMerge(17)"
+		}
+		sel = append(sel, fmt.Sprintf("toFloat64(%s(v%d)) AS m%d", merge, i, i))
+	}
+	var b strings.Builder
+	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM (" + strings.Join(parts, " UNION ALL ") + ")")
+	if len(group) > 0 {
+		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
+		if q.WithTotals {
+			b.WriteString(" WITH TOTALS")
+		}
+		if q.Table == Sessions {
+			// as on the raw table: groups whose rows all cancel out hold no live session
+			b.WriteString(" HAVING sum(live) > 0")
+		}
+	}
+	if order := q.orderBy(); order != "" {
+		b.WriteString(" ORDER BY " + order)
+	}
+	if q.Limit > 0 {
+		b.WriteString(" LIMIT ? OFFSET ?")
+		args = append(args, q.Limit, q.Offset)
+	}
+	return b.String(), args
+}
+
+// part aggregates [from, to) of the rollup (rolled) or of the raw table.
+func (p rollupPlan) part(q Query, rolled bool, from, to time.Time) (string, []any) {
+	var sel, keys []string
+	var args []any
+	for i, d := range q.Dimensions {
+		sel = append(sel, fmt.Sprintf("toString(%s) AS k%d", d.exprs[q.Table], i))
+		args = append(args, d.args...)
+		keys = append(keys, fmt.Sprintf("k%d", i))
+	}
+	for i, m := range q.Metrics {
+		rm, _ := p.r.metric(m)
+		sel = append(sel, rm.partial(q.Table, rolled)+fmt.Sprintf(" AS v%d", i))
+	}
+	table := string(q.Table)
+	if q.Table == Sessions && len(keys) > 0 {
+		live := "toFloat64(sum(sign))"
+		if rolled {
+			live = "toFloat64(sum(sessions))"
+		}
+		sel = append(sel, live+" AS live")
+	}
+	if rolled {
+		table = p.r.table
+	}
+	tc := timeColumn[q.Table]
+	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + table +
+		" WHERE site_key = cityHash64(?) AND " + tc + " >= ? AND " + tc + " < ?"
+	args = append(args, string(q.Site), from, to)
+	for _, f := range q.Filters {
+		cond, condArgs := f.condition(f.Dim.exprs[q.Table])
+		sql += " AND " + cond
+		args = append(args, condArgs...)
+	}
+	if len(keys) > 0 {
+		sql += " GROUP BY " + strings.Join(keys, ", ")
+	}
+	return sql, args
+}
+
+// partial is the metric's partial figure on the rollup (rolled) or on the
+// raw table t: a Float64 sum, or a visitor state.
+func (m rollupMetric) partial(t Table, rolled bool) string {
+	switch {
+	case m.uniq && rolled:
+		return "uniqCombinedMergeState(17)(" + m.column + ")"
+	case m.uniq:
+		return visitorState
+	case rolled:
+		return "toFloat64(sum(" + m.column + "))"
+	default:
+		return "toFloat64(" + m.metric.exprs[t] + ")"
+	}
+}

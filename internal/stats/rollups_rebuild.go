@@ -1,0 +1,138 @@
+package stats
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// Statement is one SQL statement and its arguments.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// RollupRebuild rebuilds one rollup table's rows of a range from the raw
+// rows: delete the rows Delete selects (ALTER TABLE … DELETE WHERE), wait
+// for the mutation, then run Inserts.
+type RollupRebuild struct {
+	Table   string
+	Delete  Statement // a condition on the rollup's rows
+	Inserts []Statement
+}
+
+// RollupTables lists every rollup table: those of the pages
+// (clickhouse/0005_page_rollups.sql) and the declared ones.
+func RollupTables() []string {
+	out := []string{"page_days", "page_visitor_days"}
+	for _, r := range rollups {
+		out = append(out, r.table)
+	}
+	return out
+}
+
+// RebuildBefore is the end of the range `tally rollups rebuild` may
+// rewrite at now: the start of yesterday (UTC). Rows of later days are
+// still being written — a session's cancel and new rows carry its start,
+// up to a day back — and the views would add them again after the rebuild
+// read them (ClickHouse deletes only the parts that existed when the
+// mutation was submitted, and cannot lock a table).
+func RebuildBefore(now time.Time) time.Time {
+	return now.UTC().Truncate(dayGrain).Add(-dayGrain)
+}
+
+// RollupRebuilds lists how to rebuild every rollup table for the whole UTC
+// days [from, to) of one site, or of every site when site is "".
+func RollupRebuilds(site model.SiteID, from, to time.Time) []RollupRebuild {
+	from, to = from.UTC(), to.UTC()
+	siteCond, siteArgs := "", []any(nil)
+	if site != "" {
+		siteCond, siteArgs = "site_key = cityHash64(?) AND ", []any{string(site)}
+	}
+	days := []any{from.Format(time.DateOnly), to.Format(time.DateOnly)}
+	span := append(append([]any(nil), siteArgs...), from, to)
+	pages := Statement{siteCond + "day >= toDate(?) AND day < toDate(?)", append(append([]any(nil), siteArgs...), days...)}
+	pageWhere := siteCond + "ts >= ? AND ts < ? AND is_pageview = 1"
+	out := []RollupRebuild{
+		{Table: "page_days", Delete: pages, Inserts: []Statement{
+			{"INSERT INTO page_days (site_key, day, pathname, pageviews, time_sum, time_count)" +
+				" SELECT site_key, toDate(ts, 'UTC') AS day, pathname, count(), toUInt64(0), toUInt64(0)" +
+				" FROM events WHERE " + pageWhere + " GROUP BY site_key, day, pathname", span},
+			{"INSERT INTO page_days (site_key, day, pathname, pageviews, time_sum, time_count)" +
+				" SELECT site_key, toDate(ts, 'UTC') AS day, prev_pathname, toUInt64(0), toUInt64(sum(time_on_prev)), count()" +
+				" FROM events WHERE " + pageWhere + " AND prev_pathname != '' GROUP BY site_key, day, prev_pathname", span},
+		}},
+		{Table: "page_visitor_days", Delete: pages, Inserts: []Statement{
+			{"INSERT INTO page_visitor_days (site_key, day, pathname, visitors)" +
+				" SELECT site_key, toDate(ts, 'UTC') AS day, pathname, uniqCombinedState(14)(visitor_id)" +
+				" FROM events WHERE " + pageWhere + " GROUP BY site_key, day, pathname", span},
+		}},
+	}
+	for _, r := range rollups {
+		tc := timeColumn[r.source]
+		cond := siteCond + tc + " >= ? AND " + tc + " < ?"
+		out = append(out, RollupRebuild{Table: r.table, Delete: Statement{cond, span},
+			Inserts: []Statement{{"INSERT INTO " + r.table + " (" + strings.Join(r.columns(), ", ") + ") " + r.selectSQL(cond), span}}})
+	}
+	return out
+}
+
+// columns are r's columns in the order selectSQL selects them.
+func (r rollup) columns() []string {
+	cols := []string{"site_key", timeColumn[r.source]}
+	for _, d := range r.dims {
+		cols = append(cols, d.exprs[r.source])
+	}
+	for _, m := range r.metrics {
+		cols = append(cols, m.column)
+	}
+	return cols
+}
+
+// selectSQL rolls the raw rows meeting where ("" = all) up into r's rows,
+// in the order of columns: the SELECT of its materialised view (which
+// matches columns by name), its backfill and its rebuild. The start of the
+// unit is named as the raw time column, unless where needs that column:
+// ClickHouse would read an alias there.
+func (r rollup) selectSQL(where string) string {
+	tc := timeColumn[r.source]
+	unit := tc
+	if where != "" {
+		unit = "unit"
+	}
+	g := int64(r.grain / time.Second)
+	sel := []string{"site_key", fmt.Sprintf("toDateTime(intDiv(toUInt32(%s), %d) * %d) AS %s", tc, g, g, unit)}
+	group := []string{"site_key", unit}
+	for _, d := range r.dims {
+		sel = append(sel, d.exprs[r.source])
+		group = append(group, d.exprs[r.source])
+	}
+	for _, m := range r.metrics {
+		expr := m.metric.exprs[r.source]
+		if m.uniq {
+			expr = visitorState
+		}
+		sel = append(sel, expr+" AS "+m.column)
+	}
+	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + string(r.source)
+	if where != "" {
+		sql += " WHERE " + where
+	}
+	return sql + " GROUP BY " + strings.Join(group, ", ")
+}
+
+// RollupViews are the statements of the materialised views that keep the
+// declared rollups, and the backfill of their tables, as
+// clickhouse/0008_rollups.sql holds them (a test compares).
+func RollupViews() []string {
+	var out []string
+	for _, r := range rollups {
+		out = append(out,
+			"CREATE MATERIALIZED VIEW IF NOT EXISTS "+r.table+"_mv TO "+r.table+" AS "+r.selectSQL(""),
+			"TRUNCATE TABLE "+r.table,
+			"INSERT INTO "+r.table+" ("+strings.Join(r.columns(), ", ")+") "+r.selectSQL(""))
+	}
+	return out
+}
