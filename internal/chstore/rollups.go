@@ -64,12 +64,23 @@ func (s *Store) deleteAndWait(ctx context.Context, table string, cond stats.Stat
 	return s.waitMutations(ctx, table)
 }
 
-// waitMutations waits until no mutation of table is left to do.
+// waitMutations waits until no mutation of table is left to do: of its
+// local tables on every node of a cluster.
 func (s *Store) waitMutations(ctx context.Context, table string) error {
+	const q = "SELECT count() FROM system.mutations WHERE database = ? AND table = ? AND is_done = 0"
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		var pending uint64
-		err := s.conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = ? AND table = ? AND is_done = 0",
-			s.db, table).Scan(&pending)
+		var err error
+		if s.layout.clustered() {
+			err = s.everyNode(ctx, func(n *node) error {
+				var left uint64
+				err := n.conn.QueryRow(ctx, q, s.db, table+"_local").Scan(&left)
+				pending += left
+				return err
+			})
+		} else {
+			err = s.conn.QueryRow(ctx, q, s.db, table).Scan(&pending)
+		}
 		if err != nil {
 			return fmt.Errorf("chstore: rebuild %s: mutations: %w", table, translate(err))
 		}
