@@ -14,10 +14,10 @@ import (
 
 // FunnelQuery is the one ClickHouse query of a funnel report. It reads the
 // events of the range (and of the window after it) that complete any step,
-// gathers each visitor's into one sorted array, walks the steps over the
-// array with array functions only (ClickHouse 18.16 has no window functions
-// and no arrayFold, and windowFunnel gives the level but not the times of
-// the steps), and joins each visitor's net revenue of the range.
+// gathers each visitor's into one array beside their net revenue of the
+// range, and walks the steps over the sorted array with array functions only
+// (ClickHouse 18.16 has no window functions and no arrayFold, and
+// windowFunnel gives the level but not the times of the steps).
 //
 // Per visitor, with the events sorted by time (and, within a second, by the
 // steps they complete, lowest first), level k keeps for each position the
@@ -82,6 +82,13 @@ func wrap(prefix string, prefixArgs []any, inner *sqlb, suffix string) *sqlb {
 // read by a scalar subquery, so no funnel makes the query longer than its
 // number of steps does.
 //
+// Most visitors of a big site never do step 2 (on 10M demo events, 82 % of
+// those who did step 1): they stop at step 1, so they are counted (and
+// their revenue added) in one row before the walk, and only the visitors
+// who did step 2 go through the arrays, a row each. The walk's array
+// functions cost per row far more than per element (on those 10M events,
+// 1.2 s for 908k visitors against 0.3 s for the 164k who did step 2).
+//
 // Each level is a subquery of its own: ClickHouse expands aliases before it
 // runs a query, and a level refers to the one before it three times, so
 // eight levels of aliases in one SELECT would make an expression tree of
@@ -96,24 +103,32 @@ func (q FunnelQuery) Build() (string, []any, error) {
 		return "", nil, errors.New("stats: a funnel query needs a site, a non-empty time range and a window")
 	}
 	win := int64(q.Window / time.Second)
-	var ev sqlb
-	if err := q.events(&ev); err != nil {
+	var rows sqlb
+	if err := q.rows(&rows); err != nil {
 		return "", nil, err
 	}
-	// a visitor's events as times (t) and step bits (m), sorted
-	cur := wrap("SELECT visitor_id, arraySort(groupArray(e)) AS ev, arrayMap(x -> intDiv(x, 256), ev) AS t, "+
-		"arrayMap(x -> x % 256, ev) AS m FROM (", nil, &ev, ") GROUP BY visitor_id")
+	// per visitor who did step 1: the steps their events complete (bits),
+	// the events, the net revenue
+	cur := wrap("SELECT visitor_id, groupBitOr(e % 256) AS bits, groupArray(e) AS ev, sum(net) AS net FROM (", nil, &rows,
+		") GROUP BY visitor_id HAVING bitAnd(bits, 1) != 0")
+	// all of them counted at once (v1, r1); the events and revenue of those
+	// who did step 2, a row each (one row of empty arrays when nobody did)
+	cur = wrap("SELECT v1, r1, hev AS ev, hnet AS net FROM (SELECT count() AS v1, sum(net) AS r1, "+
+		"groupArrayIf(ev, bitAnd(bits, 2) != 0) AS hev, groupArrayIf(net, bitAnd(bits, 2) != 0) AS hnet FROM (", nil, cur,
+		")) LEFT ARRAY JOIN hev, hnet")
+	// their events as times (t) and step bits (m), sorted
+	cur = wrap("SELECT v1, r1, net, arraySort(ev) AS evs, arrayMap(x -> intDiv(x, 256), evs) AS t, arrayMap(x -> x % 256, evs) AS m FROM (",
+		nil, cur, ")")
 	// level 1: the latest step-1 time so far (a1), shifted to "before this
-	// position" (p1); visitors without step 1 go no further
-	cur = wrap("SELECT visitor_id, t, m, arrayMap(x -> bitAnd(x, 1) != 0, m) AS ok1, arrayFilter((x, o) -> o, t, ok1) AS s1, "+
-		"arrayMap(c -> s1[c], arrayCumSum(ok1)) AS a1, arrayPushFront(arrayPopBack(a1), 0) AS p1, a1[-1] AS last1 FROM (", nil, cur,
-		") WHERE last1 > 0")
+	// position" (p1)
+	cur = wrap("SELECT v1, r1, net, t, m, arrayMap(x -> bitAnd(x, 1) != 0, m) AS ok1, arrayFilter((x, o) -> o, t, ok1) AS s1, "+
+		"arrayMap(c -> s1[c], arrayCumSum(ok1)) AS a1, arrayPopBack(arrayPushFront(a1, 0)) AS p1, a1[-1] AS last1 FROM (", nil, cur, ")")
 	// level k extends level k-1's latest start before each position
-	keep := "visitor_id, t, m, last1"
+	keep := "v1, r1, net, t, m, last1"
 	for k := 2; k <= n; k++ {
 		cur = wrap(fmt.Sprintf("SELECT %[1]s, arrayMap((x, st, y) -> bitAnd(x, %[2]d) != 0 AND st > 0 AND y <= st + ?, m, p%[3]d, t) AS ok%[4]d, "+
 			"arrayFilter((st, o) -> o, p%[3]d, ok%[4]d) AS s%[4]d, arrayMap(c -> s%[4]d[c], arrayCumSum(ok%[4]d)) AS a%[4]d, "+
-			"arrayPushFront(arrayPopBack(a%[4]d), 0) AS p%[4]d, a%[4]d[-1] AS last%[4]d FROM (", keep, 1<<(k-1), k-1, k), []any{win}, cur, ")")
+			"arrayPopBack(arrayPushFront(a%[4]d, 0)) AS p%[4]d, a%[4]d[-1] AS last%[4]d FROM (", keep, 1<<(k-1), k-1, k), []any{win}, cur, ")")
 		keep += fmt.Sprintf(", last%d", k)
 	}
 	// the deepest level, the latest start that reached it, and the chain from
@@ -125,7 +140,7 @@ func (q FunnelQuery) Build() (string, []any, error) {
 	for k := n; k >= 2; k-- {
 		start = append(start, fmt.Sprintf("level = %d, last%d", k, k))
 	}
-	chain := "SELECT visitor_id, " + strings.Join(level, " + ") + " AS level, multiIf(" + strings.Join(start, ", ") + ", last1) AS start, " +
+	chain := "SELECT v1, r1, net, " + strings.Join(level, " + ") + " AS level, multiIf(" + strings.Join(start, ", ") + ", last1) AS start, " +
 		"arrayFirstIndex((x, y) -> bitAnd(x, 1) != 0 AND y = start, m, t) AS i1"
 	var chainArgs []any
 	for k := 2; k <= n; k++ {
@@ -135,44 +150,71 @@ func (q FunnelQuery) Build() (string, []any, error) {
 	}
 	cur = wrap(chain+" FROM (", chainArgs, cur, ")")
 	// per step: visitors, median seconds from the previous step, revenue
-	var cols []string
-	for k := 1; k <= n; k++ {
+	cols := []string{"toFloat64(any(v1)) AS v1", "toFloat64(0) AS med1", "toFloat64(any(r1)) AS rev1"}
+	for k := 2; k <= n; k++ {
 		reached := fmt.Sprintf("level >= %d", k)
-		med := "0"
-		if k > 1 {
-			// the median of an even count is the mean of the middle two: the
-			// upper middle of d and of -d (quantileExact takes the upper one)
-			med = fmt.Sprintf("(quantileExactIf(0.5)(d%[1]d, %[2]s) - quantileExactIf(0.5)(-d%[1]d, %[2]s)) / 2", k, reached)
-		}
+		// the median of an even count is the mean of the middle two: the
+		// upper middle of d and of -d (quantileExact takes the upper one)
+		med := fmt.Sprintf("(quantileExactIf(0.5)(d%[1]d, %[2]s) - quantileExactIf(0.5)(-d%[1]d, %[2]s)) / 2", k, reached)
 		cols = append(cols, fmt.Sprintf("toFloat64(countIf(%s)) AS v%d", reached, k),
 			fmt.Sprintf("toFloat64(%s) AS med%d", med, k), fmt.Sprintf("toFloat64(sumIf(net, %s)) AS rev%d", reached, k))
 	}
-	out := wrap("SELECT "+strings.Join(cols, ", ")+" FROM (", nil, cur, ") AS reached")
-	q.payments(out)
+	out := wrap("SELECT "+strings.Join(cols, ", ")+" FROM (", nil, cur, ")")
 	return out.b.String(), out.args, nil
 }
 
-// events adds the subquery of the events that complete a step: each with its
-// time and the bits of the steps it completes in one sort key.
-func (q FunnelQuery) events(s *sqlb) error {
-	s.add("SELECT visitor_id, toUInt64(ts) * 256 + ")
-	for k, step := range q.Steps {
-		if k > 0 {
-			s.add(" + ")
+// rows adds the subquery of the rows a funnel reads: the events that
+// complete a step, each with its time and the bits of the steps it completes
+// in one sort key (e), and each visitor's net revenue of the range (net).
+// Pageviews and custom events are read apart, so that each reads only the
+// columns its steps test.
+func (q FunnelQuery) rows(s *sqlb) error {
+	for _, pageviews := range []bool{true, false} {
+		var steps []int
+		for k, step := range q.Steps {
+			if (step.Type == model.GoalPageview) == pageviews {
+				steps = append(steps, k)
+			}
 		}
-		s.add("(")
-		stepCondition(s, step)
+		if len(steps) == 0 {
+			continue
+		}
+		if err := q.events(s, pageviews, steps); err != nil {
+			return err
+		}
+		s.add(" UNION ALL ")
+	}
+	q.payments(s)
+	return nil
+}
+
+// events adds the events of one kind (pageviews or custom events) that
+// complete one of steps.
+func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
+	s.add("SELECT visitor_id, toUInt64(ts) * 256")
+	for _, k := range steps {
+		s.add(" + (")
+		stepCondition(s, q.Steps[k])
 		if k == 0 {
 			s.add(" AND ts < ?", q.To.UTC()) // step 1 lies in the range; later steps may follow it past the end
 		}
 		s.add(fmt.Sprintf(") * %d", 1<<k))
 	}
-	s.add(" AS e FROM events")
+	s.add(" AS e, toInt64(0) AS net FROM events")
 	if q.SamplePercent > 0 && q.SamplePercent < 100 {
 		// SAMPLE takes only a literal: an int the service computed itself
 		s.add(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
 	}
-	s.add(" WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ?", string(q.Site), q.From.UTC(), q.To.Add(q.Window).UTC())
+	// the days too: ClickHouse 18.16 narrows the key's toDate(ts) down by
+	// days, not by times (a 7-day range read all 30 days)
+	end := q.To.Add(q.Window).UTC()
+	s.add(" WHERE site_key = cityHash64(?) AND toDate(ts) >= toDate(?) AND toDate(ts) <= toDate(?) AND ts >= ? AND ts < ?",
+		string(q.Site), q.From.UTC(), end, q.From.UTC(), end)
+	if pageviews {
+		s.add(" AND is_pageview = 1")
+	} else {
+		s.add(" AND is_pageview = 0")
+	}
 	for _, f := range q.Filters {
 		expr, ok := f.Dim.exprs[Events]
 		if !ok {
@@ -191,13 +233,14 @@ func (q FunnelQuery) events(s *sqlb) error {
 	return nil
 }
 
-// stepCondition adds the condition an event meets when it completes step.
+// stepCondition adds the condition an event of the step's kind (pageview or
+// custom event) meets when it completes step.
 func stepCondition(s *sqlb, step model.FunnelStep) {
 	if step.Type == model.GoalPageview {
-		s.add("is_pageview = 1 AND match(pathname, (SELECT v FROM ?))", Set{goals.PathRegexp(step.PagePath)})
+		s.add("match(pathname, (SELECT v FROM ?))", Set{goals.PathRegexp(step.PagePath)})
 		return
 	}
-	s.add("is_pageview = 0 AND name = (SELECT v FROM ?)", Set{step.EventName})
+	s.add("name = (SELECT v FROM ?)", Set{step.EventName})
 	if len(step.Props) > 0 {
 		// each prop as its key's length, a colon, the key and the value:
 		// unambiguous whatever the key and value hold
@@ -216,11 +259,13 @@ func propPairs(props map[string]string) []string {
 	return out
 }
 
-// payments joins each visitor's net revenue of the range (in the base
-// currency), following the revenue report's rule on client-reported revenue.
+// payments adds each visitor's net revenue of the range (in the base
+// currency), following the revenue report's rule on client-reported revenue,
+// as a row of no event: its e of 0 sorts first in the visitor's array and
+// completes no step.
 func (q FunnelQuery) payments(s *sqlb) {
 	m := revenueMetrics(q.ClientRevenue) // revenue, then refunds
-	s.add(" ANY LEFT JOIN (SELECT visitor_id, "+m[0].exprs[Payments]+" - "+m[1].exprs[Payments]+" AS net FROM payments"+
-		" WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND base_currency = ? AND visitor_id != 0 GROUP BY visitor_id) AS paid"+
-		" USING visitor_id", string(q.Site), q.From.UTC(), q.To.UTC(), q.BaseCurrency)
+	s.add("SELECT visitor_id, toUInt64(0) AS e, toInt64("+m[0].exprs[Payments]+" - "+m[1].exprs[Payments]+") AS net FROM payments"+
+		" WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND base_currency = ? AND visitor_id != 0 GROUP BY visitor_id",
+		string(q.Site), q.From.UTC(), q.To.UTC(), q.BaseCurrency)
 }
