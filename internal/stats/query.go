@@ -117,6 +117,14 @@ func (q Query) Build() (string, []any, error) {
 		b.WriteString(" AND " + cond)
 		args = append(args, condArgs...)
 	}
+	args = q.tail(&b, group, "sign", args)
+	return b.String(), args, nil
+}
+
+// tail ends a query of q grouped by group: totals, the groups of sessions
+// that hold a live one (sign is the column summing to the live sessions),
+// order and page; it returns args with those of the page.
+func (q Query) tail(b *strings.Builder, group []string, sign string, args []any) []any {
 	if len(group) > 0 {
 		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
 		if q.WithTotals {
@@ -124,7 +132,7 @@ func (q Query) Build() (string, []any, error) {
 		}
 		if q.Table == Sessions {
 			// groups whose rows all cancel out hold no live session
-			b.WriteString(" HAVING sum(sign) > 0")
+			b.WriteString(" HAVING sum(" + sign + ") > 0")
 		}
 	}
 	if order := q.orderBy(); order != "" {
@@ -134,7 +142,7 @@ func (q Query) Build() (string, []any, error) {
 		b.WriteString(" LIMIT ? OFFSET ?")
 		args = append(args, q.Limit, q.Offset)
 	}
-	return b.String(), args, nil
+	return args
 }
 
 // condition is f on expr, the expression of its dimension on the table read.

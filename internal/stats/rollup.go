@@ -28,23 +28,8 @@ type pageRollup struct {
 // newPageRollup plans the range [from, to); ok is false when it holds no
 // whole UTC day, and events alone are cheaper to read.
 func newPageRollup(site model.SiteID, from, to time.Time) (pageRollup, bool) {
-	from, to = from.UTC(), to.UTC()
-	first := from.Truncate(24 * time.Hour)
-	if first.Before(from) {
-		first = first.Add(24 * time.Hour)
-	}
-	last := to.Truncate(24 * time.Hour)
-	if !first.Before(last) {
-		return pageRollup{}, false
-	}
-	r := pageRollup{site: site, days: [2]time.Time{first, last}}
-	if from.Before(first) {
-		r.edges = append(r.edges, [2]time.Time{from, first})
-	}
-	if last.Before(to) {
-		r.edges = append(r.edges, [2]time.Time{last, to})
-	}
-	return r, true
+	days, edges, ok := wholeUnits(from, to, 24*time.Hour)
+	return pageRollup{site: site, days: days, edges: edges}, ok
 }
 
 // totals lists pages with pageviews in the range, by pageviews (then path):

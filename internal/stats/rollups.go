@@ -169,28 +169,38 @@ func (q Query) rollupPlan() (rollupPlan, bool) {
 // it holds no whole unit, or when q groups by day in a zone whose midnights
 // fall inside units.
 func (r rollup) plan(q Query) (rollupPlan, bool) {
-	from, to := q.From.UTC(), q.To.UTC()
-	first := from.Truncate(r.grain)
-	if first.Before(from) {
-		first = first.Add(r.grain)
-	}
-	last := to.Truncate(r.grain)
-	if !first.Before(last) {
+	units, edges, ok := wholeUnits(q.From, q.To, r.grain)
+	if !ok {
 		return rollupPlan{}, false
 	}
 	for _, d := range q.Dimensions {
-		if d.zone != "" && !alignedDays(d.zone, first, last, r.grain) {
+		if d.zone != "" && !alignedDays(d.zone, units[0], units[1], r.grain) {
 			return rollupPlan{}, false
 		}
 	}
-	p := rollupPlan{r: r, units: [2]time.Time{first, last}}
+	return rollupPlan{r: r, units: units, edges: edges}, true
+}
+
+// wholeUnits splits [from, to) into the whole units of grain it holds
+// (UTC; [units[0], units[1])) and the parts before and after them, the
+// edges; ok is false when it holds no whole unit.
+func wholeUnits(from, to time.Time, grain time.Duration) (units [2]time.Time, edges [][2]time.Time, ok bool) {
+	from, to = from.UTC(), to.UTC()
+	first := from.Truncate(grain)
+	if first.Before(from) {
+		first = first.Add(grain)
+	}
+	last := to.Truncate(grain)
+	if !first.Before(last) {
+		return units, nil, false
+	}
 	if from.Before(first) {
-		p.edges = append(p.edges, [2]time.Time{from, first})
+		edges = append(edges, [2]time.Time{from, first})
 	}
 	if last.Before(to) {
-		p.edges = append(p.edges, [2]time.Time{last, to})
+		edges = append(edges, [2]time.Time{last, to})
 	}
-	return p, true
+	return [2]time.Time{first, last}, edges, true
 }
 
 // alignedDays reports whether every midnight of zone within (first, last)
@@ -236,23 +246,7 @@ func (p rollupPlan) build(q Query) (string, []any) {
 	}
 	var b strings.Builder
 	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM (" + strings.Join(parts, " UNION ALL ") + ")")
-	if len(group) > 0 {
-		b.WriteString(" GROUP BY " + strings.Join(group, ", "))
-		if q.WithTotals {
-			b.WriteString(" WITH TOTALS")
-		}
-		if q.Table == Sessions {
-			// as on the raw table: groups whose rows all cancel out hold no live session
-			b.WriteString(" HAVING sum(live) > 0")
-		}
-	}
-	if order := q.orderBy(); order != "" {
-		b.WriteString(" ORDER BY " + order)
-	}
-	if q.Limit > 0 {
-		b.WriteString(" LIMIT ? OFFSET ?")
-		args = append(args, q.Limit, q.Offset)
-	}
+	args = q.tail(&b, group, "live", args)
 	return b.String(), args
 }
 
