@@ -51,7 +51,7 @@ func environ(cfg *config.Config) []string {
 		"TALLY_ENV": cfg.Env, "TALLY_HTTP_ADDR": cfg.HTTPAddr, "TALLY_POSTGRES_URL": cfg.PostgresURL,
 		"TALLY_CLICKHOUSE_ADDR": cfg.ClickHouseAddr, "TALLY_CLICKHOUSE_DATABASE": cfg.ClickHouseDatabase,
 		"TALLY_CLICKHOUSE_CLUSTER": cfg.ClickHouseCluster,
-		"TALLY_REDIS_URL": cfg.RedisURL, "TALLY_REDIS_PREFIX": cfg.RedisPrefix, "TALLY_WAL_DIR": cfg.WALDir,
+		"TALLY_REDIS_URL":          cfg.RedisURL, "TALLY_REDIS_PREFIX": cfg.RedisPrefix, "TALLY_WAL_DIR": cfg.WALDir,
 		"TALLY_FLUSH_INTERVAL": cfg.FlushInterval.String(), "TALLY_JWT_SECRET": "test-secret-test-secret-test-secret",
 		"TALLY_LOG_LEVEL": "debug",
 	} {
