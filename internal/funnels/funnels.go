@@ -33,9 +33,9 @@ const (
 	MaxNameLen = 120
 	// MaxProps is the most props one step may require, and MaxPropKeyLen and
 	// MaxPropValueLen their sizes: those of an event's props.
-	MaxProps        = 10
-	MaxPropKeyLen   = 50
-	MaxPropValueLen = 2000
+	MaxProps        = model.MaxProps
+	MaxPropKeyLen   = model.MaxPropKeyLen
+	MaxPropValueLen = model.MaxPropValueLen
 	// DefaultWindow is the window of a funnel created without one;
 	// MaxWindow the longest.
 	DefaultWindow = 24 * time.Hour

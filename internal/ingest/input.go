@@ -21,9 +21,9 @@ import (
 
 // Limits of an event (spec "Limits" and DESIGN §6 Ingestion).
 const (
-	MaxProps         = 10
-	MaxPropKeyLen    = 50
-	MaxPropValueLen  = 2000
+	MaxProps         = model.MaxProps
+	MaxPropKeyLen    = model.MaxPropKeyLen
+	MaxPropValueLen  = model.MaxPropValueLen
 	MaxEventNameLen  = 120
 	MaxURLLen        = 2048
 	MaxUserAgentLen  = 512

@@ -177,13 +177,8 @@ func (s *Service) countAt(site model.SiteID, reason string, err error, n int) {
 // the site_id of each event the request was seen to carry, p is the caller
 // (nil: the tracking script).
 func (s *Service) RefusedRequest(p *auth.Principal, sites []string, err error) {
-	reason := refusalReason(err)
-	if reason == "" {
-		return
-	}
-	now := s.now()
 	for _, site := range sites {
-		s.refusals.add(p, site, now, reason, 1)
+		s.countRefused(p, site, err, 1)
 	}
 }
 

@@ -37,6 +37,14 @@ type Attribution struct {
 // PageviewName is the name of pageview events; custom events may not use it.
 const PageviewName = "pageview"
 
+// Limits of an event's props (spec "Limits"), which a funnel step's
+// required props share.
+const (
+	MaxProps        = 10
+	MaxPropKeyLen   = 50
+	MaxPropValueLen = 2000
+)
+
 // EventRow is one row of the ClickHouse events table: a pageview or a custom event.
 type EventRow struct {
 	SiteID    SiteID    `json:"site"`
