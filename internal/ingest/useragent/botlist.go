@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/dlclark/regexp2"
@@ -60,30 +59,38 @@ var markers = map[string][]string{
 // Sogou's spider in Sogou's browser, "Capture" of a phone model, "Download"
 // of QQ's download manager). A user agent with one of them is a browser
 // unless a marker says otherwise.
-var browserTokens = regexp.MustCompile(`(?i)chromeframe|Google(?: |%20)?Earth|SogouM(?:SE|obileBrowser)|coccocbrowser|QQDownload|` +
+var browserTokens = mustFilter(`(?i)chromeframe|Google(?: |%20)?Earth|SogouM(?:SE|obileBrowser)|coccocbrowser|QQDownload|` +
 	`Fluid/\d|Capture\+|AppleNews/|OffByOne|BrowseX|TuneUp HTML Client|Opera Mini/`)
 
 // crawlish are the words that make an isbot-only match a crawler rather than
 // some other bot.
-var crawlish = regexp.MustCompile(`(?i)bot\b|crawl|spider|slurp|archiv|feed|rss|preview|search|index`)
+var crawlish = mustFilter(`(?i)bot\b|crawl|spider|slurp|archiv|feed|rss|preview|search|index`)
 
 // patternTimeout bounds one match of isbot's patterns; regexp2 backtracks.
 const patternTimeout = 50 * time.Millisecond
 
 // botRules tell a bot's user agent from a browser's and name its category.
+// Each pattern runs on its own, behind the words it needs (see required).
 type botRules struct {
 	markers  []botRule // by category, tried first
 	listed   []botRule // crawler-user-agents, by tag
-	patterns *regexp2.Regexp
+	patterns []isbotRule
 }
 
 type botRule struct {
 	category string
+	words    [][]int32
 	re       *regexp.Regexp
 }
 
-// newBotRules builds the rules from the markers and the embedded lists.
-func newBotRules() (*botRules, error) {
+type isbotRule struct {
+	words [][]int32
+	re    *regexp2.Regexp
+}
+
+// newBotRules builds the rules from the markers and the embedded lists,
+// adding their words to x.
+func newBotRules(x *words) (*botRules, error) {
 	var list []struct {
 		Pattern string   `json:"pattern"`
 		Tags    []string `json:"tags"`
@@ -108,64 +115,74 @@ func newBotRules() (*botRules, error) {
 	}
 	r := &botRules{}
 	var err error
-	if r.markers, err = compileRules(markers); err != nil {
+	if r.markers, err = compileRules(markers, x); err != nil {
 		return nil, err
 	}
-	if r.listed, err = compileRules(byTag); err != nil {
+	if r.listed, err = compileRules(byTag, x); err != nil {
 		return nil, err
 	}
 	var patterns []string
 	if err := json.Unmarshal(isbotPatterns, &patterns); err != nil {
 		return nil, fmt.Errorf("useragent: read isbot patterns: %w", err)
 	}
-	if r.patterns, err = regexp2.Compile(strings.Join(patterns, "|"), regexp2.IgnoreCase); err != nil {
-		return nil, fmt.Errorf("useragent: isbot patterns: %w", err)
+	for _, p := range patterns {
+		re, err := regexp2.Compile(p, regexp2.IgnoreCase)
+		if err != nil {
+			return nil, fmt.Errorf("useragent: isbot pattern %q: %w", p, err)
+		}
+		re.MatchTimeout = patternTimeout
+		r.patterns = append(r.patterns, isbotRule{words: x.add(required("(?i)" + p)), re: re})
 	}
-	r.patterns.MatchTimeout = patternTimeout
 	return r, nil
 }
 
-// compileRules joins each category's patterns into one regexp, in the order
-// of Categories (so an AI crawler is not counted as a plain crawler).
-func compileRules(byCategory map[string][]string) ([]botRule, error) {
+// compileRules compiles each category's patterns, in the order of
+// Categories (so an AI crawler is not counted as a plain crawler).
+func compileRules(byCategory map[string][]string, x *words) ([]botRule, error) {
 	var rules []botRule
 	for _, c := range []string{AIAgent, Automation, Monitor, OtherBot, Crawler} {
-		if len(byCategory[c]) == 0 {
-			continue
+		for _, p := range byCategory[c] {
+			re, err := regexp.Compile(p)
+			if err != nil {
+				return nil, fmt.Errorf("useragent: bot pattern %q of %s: %w", p, c, err)
+			}
+			rules = append(rules, botRule{category: c, words: x.add(required(p)), re: re})
 		}
-		re, err := regexp.Compile(`(?:` + strings.Join(byCategory[c], `)|(?:`) + `)`)
-		if err != nil {
-			return nil, fmt.Errorf("useragent: bot patterns of %s: %w", c, err)
-		}
-		rules = append(rules, botRule{category: c, re: re})
 	}
 	return rules, nil
 }
 
-// category is the bot category of ua, or "" for a browser.
-func (r *botRules) category(ua string) string {
-	if c := first(r.markers, ua); c != "" {
+// category is the bot category of ua, or "" for a browser (lower is ua
+// lower-cased, found the words it holds).
+func (r *botRules) category(ua, lower string, found []bool) string {
+	if c := first(r.markers, ua, found); c != "" {
 		return c
 	}
-	if browserTokens.MatchString(ua) {
+	if browserTokens.match(ua, lower) {
 		return ""
 	}
-	if c := first(r.listed, ua); c != "" {
+	if c := first(r.listed, ua, found); c != "" {
 		return c
 	}
-	// A timeout (a pathological header) counts as no match.
-	if ok, err := r.patterns.MatchString(ua); err == nil && ok {
-		if crawlish.MatchString(ua) {
-			return Crawler
+	for _, p := range r.patterns {
+		if !holds(found, p.words) {
+			continue
 		}
-		return OtherBot
+		// A timeout (a pathological header) counts as no match.
+		if ok, err := p.re.MatchString(ua); err == nil && ok {
+			if crawlish.match(ua, lower) {
+				return Crawler
+			}
+			return OtherBot
+		}
 	}
 	return ""
 }
 
-func first(rules []botRule, ua string) string {
+// first returns the category of the first rule that matches ua.
+func first(rules []botRule, ua string, found []bool) string {
 	for _, rule := range rules {
-		if rule.re.MatchString(ua) {
+		if holds(found, rule.words) && rule.re.MatchString(ua) {
 			return rule.category
 		}
 	}

@@ -1,7 +1,6 @@
 package useragent
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -54,13 +53,13 @@ var desktopOS = map[string]bool{
 // say: consoles and TVs first (a TV box runs Android without "Mobile", an
 // Xbox says "Windows Phone"), then laptops that run Android, then tablets.
 var (
-	consoleMarkers = regexp.MustCompile(`(?i)playstation|xbox|nintendo|\bouya\b|gamepad|bunjalloo|\bpsp\b|ps vita|steam deck`)
-	tvMarkers      = regexp.MustCompile(`(?i)smart-?tv|hbbtv|\btv\b|[_ -]tv[_ ;)/-]|tv ?box|\broku|crkey|\baft[a-z]{1,4}\b|bravia|` +
+	consoleMarkers = mustFilter(`(?i)playstation|xbox|nintendo|\bouya\b|gamepad|bunjalloo|\bpsp\b|ps vita|steam deck`)
+	tvMarkers      = mustFilter(`(?i)smart-?tv|hbbtv|\btv\b|[_ -]tv[_ ;)/-]|tv ?box|\broku|crkey|\baft[a-z]{1,4}\b|bravia|` +
 		`google ?tv|android ?tv|web0s|netcast|\bdtv\b|webtv|apple ?tv|tvos|opera tv|\bkylo/|espial|viera|aquos|nettv|` +
 		`\bmitv|freebox|chromecast|fire ?tv|ce-html|vidaa|tizen[^;)]{0,20}tv|mibox|\bstb\b|set-?top|\bdvb\b`)
-	laptopMarkers = regexp.MustCompile(`(?i)chromebook|elitebook|probook|\baspire\b|latitude|netbook|satellite|thinkpad|ideapad|` +
+	laptopMarkers = mustFilter(`(?i)chromebook|elitebook|probook|\baspire\b|latitude|netbook|satellite|thinkpad|ideapad|` +
 		`matebook|\bnuc\d|bilimbook|remix mini`)
-	tabletMarkers = regexp.MustCompile(`(?i)ipad|kindle|silk/|\bkf[a-z]{2,4}\b|tablet|\btab\b|[_ -]tab[_ \d;)-]|tab\d|mediapad|` +
+	tabletMarkers = mustFilter(`(?i)ipad|kindle|silk/|\bkf[a-z]{2,4}\b|tablet|\btab\b|[_ -]tab[_ \d;)-]|tab\d|mediapad|` +
 		`\bpad\b|[_ -]pad[_ \d;)-]|lenovo ?tb|\btb-|sm-[tpx]\d|gt-p\d|gt-n[58]\d|xoom|transformer|nexus (?:7|9|10)\b|` +
 		`pixel (?:c|tablet)\b|playbook|archos \d|iplay|galaxy tab`)
 )
@@ -68,19 +67,19 @@ var (
 // device classifies the hardware from the raw header, the normalised OS and
 // uap-core's device family. uap-core names models ("Samsung SM-X700") rather
 // than classes, so the header's own markers decide most cases.
-func device(ua, os, family string) string {
+func device(ua, lower, os, family string) string {
 	switch {
-	case consoleMarkers.MatchString(ua):
+	case consoleMarkers.match(ua, lower):
 		return Console
-	case tvMarkers.MatchString(ua):
+	case tvMarkers.match(ua, lower):
 		return TV
-	case laptopMarkers.MatchString(ua):
+	case laptopMarkers.match(ua, lower):
 		return Desktop
-	case isTablet(ua, os, family):
+	case isTablet(ua, lower, os, family):
 		return Tablet
 	case strings.Contains(ua, "Mobi") || os == "iOS" || os == "Android" || isPhoneFamily(family):
 		return Mobile
-	case desktopOS[os] || desktopPlatform.MatchString(ua):
+	case desktopOS[os] || desktopPlatform.match(ua, lower):
 		return Desktop
 	default:
 		return ""
@@ -88,16 +87,20 @@ func device(ua, os, family string) string {
 }
 
 // desktopPlatform names desktop systems uap-core leaves unnamed.
-var desktopPlatform = regexp.MustCompile(`X11|Macintosh|Windows NT|Win(?:95|98|dows 9[58])|AmigaOS|Amiga-|BeOS|Haiku|IRIX|` +
+var desktopPlatform = mustFilter(`X11|Macintosh|Windows NT|Win(?:95|98|dows 9[58])|AmigaOS|Amiga-|BeOS|Haiku|IRIX|` +
 	`MorphOS|OS/2|SunOS|Inferno|RISC OS|Syllable|CYGWIN|Mac_PowerPC|Linux x86_64|Linux i686|; Linux\)|` +
 	`\(win(?:7|8|10|11) x(?:64|86)\)`)
 
-func isTablet(ua, os, family string) bool {
+func isTablet(ua, lower, os, family string) bool {
 	if strings.Contains(family, "iPad") || strings.Contains(family, "Kindle") || strings.Contains(family, "Tablet") {
 		return true
 	}
 	// "Tablet PC 2.0" is a marker old Windows desktops send in every header.
-	if tabletMarkers.MatchString(strings.ReplaceAll(ua, "Tablet PC", "")) {
+	if strings.Contains(ua, "Tablet PC") {
+		ua = strings.ReplaceAll(ua, "Tablet PC", "")
+		lower = strings.ToLower(ua)
+	}
+	if tabletMarkers.match(ua, lower) {
 		return true
 	}
 	// Android phones say "Mobile"; Android tablets leave it out.
