@@ -99,47 +99,61 @@ type write struct {
 // carries the session's attribution, so that a filter on the source or
 // campaign selects whole visits. It reads evs only. A degraded snapshot
 // gives no event a session.
+//
+// A batch holds thousands of visitors: their tracks and the sessions they
+// touch live in two slices, linked by index, rather than one allocation each.
 func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 	out := Outcome{Events: make([]Assigned, len(evs)), active: map[model.SiteID][]realtime.Active{}}
 	if snap.Degraded {
 		return out
 	}
-	before := make(map[visitor][]byte, len(snap.States))
+	// the snapshot holds each visitor of the batch once (a visitor missing
+	// from it had no state)
+	index := make(map[visitor]int32, len(snap.States))
+	tracks := make([]track, 0, len(snap.States))
+	order := make([]int32, 0, len(snap.States)) // tracks in the order of their first event
 	for _, s := range snap.States {
-		before[visitor{s.Site, s.Visitor}] = s.Value
+		index[visitor{s.Site, s.Visitor}] = int32(len(tracks))
+		tracks = append(tracks, track{v: visitor{s.Site, s.Visitor}, before: s.Value, first: -1, last: -1, open: -1})
 	}
-	tracks := make(map[visitor]*track, len(snap.States))
-	order := make([]visitor, 0, len(snap.States))
+	touched := make([]touched, 0, len(snap.States)+len(snap.States)/8)
 	for i, ev := range evs {
 		v := visitor{ev.SiteID, ev.VisitorID}
-		tr := tracks[v]
-		if tr == nil {
-			tr = newTrack(before[v])
-			tracks[v] = tr
-			order = append(order, v)
+		k, ok := index[v]
+		if !ok {
+			k = int32(len(tracks))
+			index[v] = k
+			tracks = append(tracks, track{v: v, first: -1, last: -1, open: -1})
 		}
-		out.Events[i] = r.apply(tr, ev)
+		tr := &tracks[k]
+		if !tr.seen {
+			tr.seen = true
+			tr.load()
+			order = append(order, k)
+		}
+		out.Events[i] = r.apply(tr, &touched, ev)
 	}
 	rows := 0
-	for _, tr := range tracks {
-		for _, t := range tr.touched {
-			if rows++; t.before != nil {
-				rows++
-			}
+	for _, t := range touched {
+		if rows++; t.hasBefore {
+			rows++
 		}
 	}
 	out.Rows = make([]model.SessionRow, 0, rows)
 	out.writes = make([]write, 0, len(order))
-	for _, v := range order {
-		tr := tracks[v]
-		for _, t := range tr.touched {
-			if t.before != nil {
-				out.Rows = append(out.Rows, t.before.row(v.site, v.id, -1))
+	values := make([]byte, 0, 128*len(order)) // the new states, one after another
+	for _, k := range order {
+		tr := &tracks[k]
+		v := tr.v
+		for t := tr.first; t >= 0; t = touched[t].next {
+			if touched[t].hasBefore {
+				out.Rows = append(out.Rows, touched[t].before.row(v.site, v.id, -1))
 			}
-			out.Rows = append(out.Rows, t.now.row(v.site, v.id, 1))
+			out.Rows = append(out.Rows, touched[t].now.row(v.site, v.id, 1))
 		}
-		next := stored{tag: snap.Tag, state: *tr.cur}
-		out.writes = append(out.writes, write{v: v, expect: tagOf(before[v]), value: appendStored(nil, next)})
+		start := len(values)
+		values = appendStored(values, stored{tag: snap.Tag, state: tr.cur})
+		out.writes = append(out.writes, write{v: v, expect: tagOf(tr.before), value: values[start:len(values):len(values)]})
 		page := tr.cur.exit
 		if page == "" {
 			page = tr.lastPath
@@ -152,53 +166,70 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 
 // track follows one visitor through a batch.
 type track struct {
-	cur      *state   // the visitor's current session; nil before the first
-	open     *touched // cur's entry in touched, once the batch touched it
-	touched  []*touched
-	lastPath string
+	v      visitor
+	before []byte // the stored state before the batch; nil = none
+	seen   bool   // the batch has an event of the visitor (load ran)
+	has    bool   // cur is the visitor's current session
+	cur    state
+	// first and last index the sessions the batch touched, in touched
+	// (linked by next); open is cur's, once the batch touched it; -1 = none.
+	first, last, open int32
+	lastPath          string
 }
 
-// touched is a session the batch changed: its state before the batch (nil
-// if the batch started it) and now.
+// touched is a session the batch changed: its state before the batch (if
+// the batch did not start it) and now.
 type touched struct {
-	before *state
-	now    state
+	hasBefore bool
+	before    state
+	now       state
+	next      int32 // the visitor's next touched session; -1 = none
 }
 
-func newTrack(value []byte) *track {
-	tr := &track{}
-	if value == nil {
-		return tr
+// load reads the visitor's state before the batch; one that does not
+// decode counts as none.
+func (tr *track) load() {
+	if tr.before == nil {
+		return
 	}
-	if s, err := decodeStored(value); err == nil {
-		cur := s.state
-		tr.cur = &cur
+	if s, err := decodeStored(tr.before); err == nil {
+		tr.cur, tr.has = s.state, true
 	}
-	return tr
 }
 
-// apply moves the visitor's session on by ev.
-func (r Rule) apply(tr *track, ev *model.EventRow) Assigned {
+// touch adds a session the batch changed to tr's list and makes it the
+// open one.
+func (tr *track) touch(all *[]touched, t touched) {
+	k := int32(len(*all))
+	t.next = -1
+	*all = append(*all, t)
+	if tr.last >= 0 {
+		(*all)[tr.last].next = k
+	} else {
+		tr.first = k
+	}
+	tr.last, tr.open = k, k
+}
+
+// apply moves the visitor's session on by ev; all are the sessions the
+// batch touched.
+func (r Rule) apply(tr *track, all *[]touched, ev *model.EventRow) Assigned {
 	now := ev.Timestamp.Unix()
-	prev := tr.cur
-	if prev != nil && now < prev.last {
-		now = prev.last // clocks of instances differ slightly: a session never goes back in time
+	if tr.has && now < tr.cur.last {
+		now = tr.cur.last // clocks of instances differ slightly: a session never goes back in time
 	}
-	alive := prev != nil && now-prev.last <= int64(r.Idle/time.Second) && now-prev.start < int64(r.MaxAge/time.Second)
+	alive := tr.has && now-tr.cur.last <= int64(r.Idle/time.Second) && now-tr.cur.start < int64(r.MaxAge/time.Second)
 	var was state
 	if alive {
-		was = *prev
-		if tr.open == nil {
-			before := was
-			tr.open = &touched{before: &before}
-			tr.touched = append(tr.touched, tr.open)
+		was = tr.cur
+		if tr.open < 0 {
+			tr.touch(all, touched{hasBefore: true, before: was})
 		}
 	} else {
-		tr.cur = &state{sid: sessionID(ev.EventID), start: now, attribution: ev.Attribution}
-		tr.open = &touched{}
-		tr.touched = append(tr.touched, tr.open)
+		tr.cur, tr.has = state{sid: sessionID(ev.EventID), start: now, attribution: ev.Attribution}, true
+		tr.touch(all, touched{})
 	}
-	s := tr.cur
+	s := &tr.cur
 	s.version++
 	s.last = now
 	var a Assigned
@@ -214,7 +245,7 @@ func (r Rule) apply(tr *track, ev *model.EventRow) Assigned {
 	} else {
 		s.events++
 	}
-	tr.open.now = *s
+	(*all)[tr.open].now = *s
 	tr.lastPath = ev.Pathname
 	a.SessionID, a.Attribution, a.Entry = s.sid, s.attribution, s.entry
 	return a
