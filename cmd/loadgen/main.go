@@ -44,9 +44,12 @@ type options struct {
 	queryEvents, queryRuns, rawLimit                 int
 	exportEvents                                     int
 	profile                                          bool
+	clusterEnvFile                                   string
+	clusterDuration                                  time.Duration
+	clusterEvents                                    int
 }
 
-var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries", "dashboard", "export"}
+var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries", "dashboard", "export", "cluster"}
 
 func parseFlags() options {
 	var o options
@@ -78,6 +81,11 @@ Phases (--phases, in this order):
             GET /api/v1/export/events of all of them as NDJSON, gzipped NDJSON
             and gzipped CSV, each read to its end and checked record by record
             against the stored count, with the server's RSS sampled meanwhile
+  cluster   the ingest, batch and queries phases again on the local ClickHouse
+            cluster (scripts/stack.sh up cluster, started by this phase: 2
+            shards x 2 replicas on this machine), --cluster-duration each and
+            --cluster-events for the queries, next to the queries on one node
+            over as many events; informative only, one machine
 
 Flags:
 `)
@@ -100,6 +108,9 @@ Flags:
 	fs.IntVar(&o.queryRuns, "query-runs", 20, "calls of each stats endpoint per range")
 	fs.IntVar(&o.exportEvents, "export-events", 1_000_000, "events of the export phase's site")
 	fs.BoolVar(&o.profile, "profile", false, "take a 20 s CPU profile of the server in the ingest and batch phases")
+	fs.StringVar(&o.clusterEnvFile, "cluster-env", ".data/env.cluster", "environment file of the stack's cluster profile")
+	fs.DurationVar(&o.clusterDuration, "cluster-duration", 20*time.Second, "duration of the cluster's ingest and batch phases")
+	fs.IntVar(&o.clusterEvents, "cluster-events", 1_000_000, "events of the queries site on the cluster (and on one node beside it)")
 	flag.Parse()
 	o.phases = map[string]bool{}
 	for _, p := range strings.Split(phases, ",") {
@@ -138,25 +149,41 @@ type bench struct {
 }
 
 func run(ctx context.Context, o options) error {
+	b, err := measure(ctx, o, nil)
+	if err != nil {
+		return err
+	}
+	if o.phases["cluster"] {
+		if b.report.cluster, err = clusterRuns(ctx, o); err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+	}
+	return b.write()
+}
+
+// measure runs o's phases (but the cluster's) on a server of its own, with
+// the environment of o.envFile and set, and returns their report.
+func measure(ctx context.Context, o options, set map[string]string) (*bench, error) {
 	env, err := readEnvFile(o.envFile)
 	if err != nil {
-		return fmt.Errorf("%w (run: scripts/stack.sh up bench)", err)
+		return nil, fmt.Errorf("%w (run: scripts/stack.sh up bench)", err)
 	}
 	wal := filepath.Join(o.workDir, "wal")
 	if err := os.RemoveAll(wal); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(wal, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	env = withEnv(env, map[string]string{
 		"TALLY_HTTP_ADDR": o.addr, "TALLY_WAL_DIR": wal, "TALLY_LOG_LEVEL": "warn",
 		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": "2000000000", "TALLY_STATS_PER_HOUR": "1000000", "TALLY_EXPORTS_PER_HOUR": "1000",
 		"TALLY_PPROF_ADDR": o.pprofAddr,
 	})
+	env = withEnv(env, set)
 	b := &bench{o: o, srv: &server{Bin: o.tally, Env: env, URL: "http://" + o.addr}}
 	b.chOpts = chstore.Options{Addr: lookupEnv(env, "TALLY_CLICKHOUSE_ADDR"), Database: lookupEnv(env, "TALLY_CLICKHOUSE_DATABASE"),
-		User: "default", Timeout: 5 * time.Minute}
+		Cluster: lookupEnv(env, "TALLY_CLICKHOUSE_CLUSTER"), User: "default", Timeout: 5 * time.Minute}
 	b.report.machine = describeMachine()
 	b.report.started = time.Now()
 	for _, name := range []string{"TALLY_SAMPLE_ABOVE_EVENTS", "TALLY_FLUSH_ROWS", "TALLY_FLUSH_INTERVAL", "GOMEMLIMIT"} {
@@ -167,10 +194,10 @@ func run(ctx context.Context, o options) error {
 
 	logf("migrating the bench databases")
 	if err := b.srv.CLI(ctx, nil, "migrate"); err != nil {
-		return err
+		return nil, err
 	}
 	if b.ch, err = chstore.Open(ctx, b.chOpts); err != nil {
-		return err
+		return nil, err
 	}
 	defer b.ch.Close()
 	var chVersion string
@@ -184,17 +211,17 @@ func run(ctx context.Context, o options) error {
 	}
 	ingestSite, querySite, err := b.setup(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	exportSite := ""
 	if o.phases["export"] {
 		if exportSite, err = b.exportSite(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	logf("starting tally serve on %s (log: %s)", o.addr, filepath.Join(o.workDir, "server.log"))
 	if err := b.srv.Start(ctx, filepath.Join(o.workDir, "server.log")); err != nil {
-		return err
+		return nil, err
 	}
 	stopped := false
 	defer func() {
@@ -208,45 +235,45 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.phases["ingest"] {
 		if err := b.ingest(ctx, ingestSite); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	batchSite := ""
 	if o.phases["batch"] {
 		if batchSite, err = b.batch(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if o.phases["raw"] && batchSite != "" {
 		logf("raw: inserting the batch phase's rows straight into ClickHouse")
 		raw, err := rawInsert(ctx, b.chOpts, batchSite, o.rawLimit)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		b.report.raw = &raw
 	}
 	if o.phases["queries"] {
 		if err := b.queries(ctx, querySite); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if o.phases["dashboard"] {
 		res, err := dashboardLatencies(ctx, b.srv.URL, querySite, o.queryRuns, func(what string) { logf("dashboard: %s", what) })
 		if err != nil {
-			return err
+			return nil, err
 		}
 		b.report.dashboard = res
 	}
 	if o.phases["export"] {
 		if err := b.exports(ctx, exportSite); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := b.srv.Stop(); err != nil {
-		return fmt.Errorf("stopping tally: %w", err)
+		return nil, fmt.Errorf("stopping tally: %w", err)
 	}
 	stopped = true
-	return b.write()
+	return b, nil
 }
 
 // benchEmail is the bench account, kept between runs with its queries site.

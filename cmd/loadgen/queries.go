@@ -129,10 +129,11 @@ var benchFunnel = []api.FunnelStep{{Type: "pageview", PagePath: "/pricing"}, {Ty
 	{Type: "pageview", PagePath: "/checkout"}, {Type: "custom_event", EventName: "checkout_started"}}
 
 // funnelReport calls the funnel report of benchFunnel, which it finds on the
-// site or creates on the first call (the warm-up).
+// site or creates on the first call (the warm-up), once per site.
 func funnelReport() func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
-	var id string
+	ids := map[string]string{}
 	return func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+		id := ids[p.SiteID]
 		if id == "" {
 			list, err := c.Funnels(ctx, p.SiteID)
 			if err != nil {
@@ -150,6 +151,7 @@ func funnelReport() func(ctx context.Context, c *client.Client, p client.StatsPa
 				}
 				id = f.FunnelID
 			}
+			ids[p.SiteID] = id
 		}
 		p.FunnelID = id
 		r, err := c.FunnelReport(ctx, p)

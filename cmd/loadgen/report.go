@@ -44,6 +44,7 @@ type report struct {
 	queries                 []queryResult
 	dashboard               []dashboardResult
 	exports                 []exportResult
+	cluster                 *clusterResult
 }
 
 // Targets of the benchmark: ingest ≥ 0.7 × baseline, p99 ≤ 25 ms, zero
@@ -268,6 +269,7 @@ func (b *bench) write() error {
 		p("")
 	}
 	b.writeExports(p)
+	b.writeCluster(p)
 	for _, ph := range []struct {
 		name string
 		p    *phase
