@@ -29,6 +29,8 @@ type cost struct {
 	// others are the clients of other Redis databases that ran commands
 	// during the window ("db 1: 3 clients"): the counts include theirs.
 	others []string
+	// flush describes where the flusher's time went, per batch and step.
+	flush string
 }
 
 func (c cost) totalCommands() int64 {
@@ -172,7 +174,8 @@ type window struct {
 	before map[string]int64
 	stopCh chan struct{}
 	polls  sync.WaitGroup
-	others map[int64]int // clients of other databases seen active, by id
+	others map[int64]int         // clients of other databases seen active, by id
+	flush  map[string][2]float64 // the flusher's step times when it opened
 }
 
 // openWindow reads tally's CPU time and Redis's counts and, until close,
@@ -182,6 +185,7 @@ func (b *bench) openWindow(ctx context.Context) *window {
 	if s, err := readProc(b.srv.PID()); err == nil {
 		w.cpu = s.cpu
 	}
+	w.flush, _ = b.flushTimes(ctx)
 	if b.redis == nil {
 		return w
 	}
@@ -220,6 +224,9 @@ func (w *window) close(ctx context.Context) cost {
 	c := cost{span: time.Since(w.start)}
 	if s, err := readProc(w.b.srv.PID()); err == nil {
 		c.cpu = s.cpu - w.cpu
+	}
+	if after, err := w.b.flushTimes(ctx); err == nil && w.flush != nil {
+		c.flush = flushLine(w.flush, after)
 	}
 	if w.before == nil {
 		return c
@@ -271,44 +278,91 @@ func (b *bench) waitFlushed(ctx context.Context) error {
 
 // bufferCounts reads the write buffer's record counters from GET /metrics.
 func (b *bench) bufferCounts(ctx context.Context) (written, flushed float64, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/metrics", nil)
+	m, err := b.scrape(ctx)
 	if err != nil {
 		return 0, 0, err
+	}
+	written, ok1 := m["tally_buffer_written_records_total"]
+	flushed, ok2 := m["tally_buffer_flushed_records_total"]
+	if !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("GET /metrics: no write buffer counters")
+	}
+	return written, flushed, nil
+}
+
+// scrape reads the server's GET /metrics: each sample by its name and
+// labels as written (`name{label="value"}`).
+func (b *bench) scrape(ctx context.Context) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/metrics", nil)
+	if err != nil {
+		return nil, err
 	}
 	if tok := lookupEnv(b.srv.Env, "TALLY_METRICS_TOKEN"); tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
-	found := 0
+	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		name, value, _ := strings.Cut(sc.Text(), " ")
-		var dst *float64
-		switch name {
-		case "tally_buffer_written_records_total":
-			dst = &written
-		case "tally_buffer_flushed_records_total":
-			dst = &flushed
-		default:
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
 			continue
 		}
-		if *dst, err = strconv.ParseFloat(value, 64); err != nil {
-			return 0, 0, fmt.Errorf("GET /metrics: %s: %w", name, err)
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
 		}
-		found++
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("GET /metrics: %q: %w", line, err)
+		}
+		out[line[:i]] = v
 	}
-	if err := sc.Err(); err != nil {
-		return 0, 0, err
+	return out, sc.Err()
+}
+
+// flushSteps are the flusher's steps, in order (tally_flush_step_duration_seconds).
+var flushSteps = []string{"resolve", "build", "events", "sessions", "bot_events", "revenue", "commit"}
+
+// flushTimes reads, per flusher step, the seconds spent and the batches
+// that took it.
+func (b *bench) flushTimes(ctx context.Context) (map[string][2]float64, error) {
+	m, err := b.scrape(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if found != 2 {
-		return 0, 0, fmt.Errorf("GET /metrics: no write buffer counters")
+	out := map[string][2]float64{}
+	for _, step := range flushSteps {
+		label := `{step="` + step + `"}`
+		out[step] = [2]float64{m["tally_flush_step_duration_seconds_sum"+label], m["tally_flush_step_duration_seconds_count"+label]}
 	}
-	return written, flushed, nil
+	return out, nil
+}
+
+// flushLine describes the flusher's time per batch by step, from the growth
+// of its step histogram over a window.
+func flushLine(before, after map[string][2]float64) string {
+	var parts []string
+	batches := 0.0
+	for _, step := range flushSteps {
+		sum, n := after[step][0]-before[step][0], after[step][1]-before[step][1]
+		if n <= 0 {
+			continue
+		}
+		if step == "commit" {
+			batches = n
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f ms", step, 1000*sum/n))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f batches; mean per batch: %s", batches, strings.Join(parts, ", "))
 }

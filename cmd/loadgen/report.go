@@ -327,6 +327,25 @@ func (b *bench) writeCosts(p func(format string, args ...any)) {
 		}
 	}
 	p("")
+	var flush []string
+	for _, ph := range []struct {
+		name string
+		p    *phase
+	}{{"single-event ingest", r.ingest}, {"batch ingest", r.batch}} {
+		if ph.p != nil && ph.p.cost.flush != "" {
+			flush = append(flush, fmt.Sprintf("- %s: %s.", ph.name, ph.p.cost.flush))
+		}
+	}
+	if len(flush) > 0 {
+		p("Where the flusher's time went over the same windows (`tally_flush_step_duration_seconds`): one stage")
+		p("resolves a batch's sessions in Redis and builds its rows while the other stores the batch before it")
+		p("(inserts, their lookups and retries included) and commits it, so a batch takes about the larger of the two.")
+		p("")
+		for _, line := range flush {
+			p("%s", line)
+		}
+		p("")
+	}
 }
 
 // sustained is the batch phase's rate into ClickHouse: accepted events over

@@ -130,7 +130,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	var rev lateRevenue
 	a.Buffer, err = buffer.Open(buffer.Options{Dir: cfg.WALDir, MaxBytes: cfg.WALMaxBytes, SegmentBytes: cfg.WALSegmentBytes, SyncEvery: cfg.WALSyncEvery,
 		FlushRows: cfg.FlushRows, FlushEvery: cfg.FlushInterval, InsertTimeout: cfg.InsertTimeout(),
-		DrainTimeout: cfg.DrainTimeout(), Log: log}, a.CH, sessions, &rev)
+		DrainTimeout: cfg.DrainTimeout(), Log: log, Observe: a.Metrics.ObserveFlush}, a.CH, sessions, &rev)
 	if err != nil {
 		return err
 	}

@@ -92,8 +92,13 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s = %v, want %v", series, got, want)
 		}
 	}
-	for _, series := range []string{`tally_clickhouse_duration_seconds_count{op="insert_events",result="ok"}`,
-		`tally_clickhouse_duration_seconds_count{op="stats_query",result="ok"}`} {
+	series := []string{`tally_clickhouse_duration_seconds_count{op="insert_events",result="ok"}`,
+		`tally_clickhouse_duration_seconds_count{op="stats_query",result="ok"}`}
+	// every step of the flusher took the batches (no revenue among them)
+	for _, step := range []string{"resolve", "build", "events", "sessions", "bot_events", "commit"} {
+		series = append(series, `tally_flush_step_duration_seconds_count{step="`+step+`"}`)
+	}
+	for _, series := range series {
 		if got := metricValue(t, text, series); got < 1 {
 			t.Errorf("%s = %v, want at least 1", series, got)
 		}

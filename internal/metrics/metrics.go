@@ -35,6 +35,7 @@ type Metrics struct {
 	limiterDown prometheus.Counter
 	clickhouse  *prometheus.HistogramVec
 	http        *prometheus.HistogramVec
+	flush       *prometheus.HistogramVec
 }
 
 // New makes the collectors and registers them with the Go runtime and
@@ -64,8 +65,14 @@ func New() *Metrics {
 			Help:    "HTTP request latency, by route pattern, method and status code.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"route", "method", "code"}),
+		flush: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tally_flush_step_duration_seconds",
+			Help: "Time the write buffer's flusher spends on each step of a batch (resolve: its sessions in Redis; build: its rows; " +
+				"events, sessions, bot_events: the inserts, retries and lookups included; revenue; commit), by step.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"step"}),
 	}
-	m.reg.MustRegister(m.events, m.rateLimited, m.limiterDown, m.clickhouse, m.http,
+	m.reg.MustRegister(m.events, m.rateLimited, m.limiterDown, m.clickhouse, m.http, m.flush,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -109,6 +116,14 @@ func (m *Metrics) ObserveClickHouse(op string, d time.Duration, err error) {
 		result = "error"
 	}
 	m.clickhouse.WithLabelValues(op, result).Observe(d.Seconds())
+}
+
+// ObserveFlush records the time the flusher spent on one step of a batch.
+func (m *Metrics) ObserveFlush(step string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.flush.WithLabelValues(step).Observe(d.Seconds())
 }
 
 // ObserveRequest records the latency of an HTTP request. route is the route

@@ -85,6 +85,10 @@ type Options struct {
 	// therefore takes at most DrainTimeout + InsertTimeout.
 	DrainTimeout time.Duration
 	Log          *slog.Logger
+	// Observe, when set, is told how long each step of a batch took
+	// ("resolve", "build", "events", "sessions", "bot_events", "revenue",
+	// "commit").
+	Observe func(step string, d time.Duration)
 }
 
 // Buffer is the durable write buffer.
@@ -251,6 +255,13 @@ func (b *Buffer) Stats() Stats {
 	}
 	b.mu.Unlock()
 	return s
+}
+
+// observe reports the time since start spent on step.
+func (b *Buffer) observe(step string, start time.Time) {
+	if b.opts.Observe != nil {
+		b.opts.Observe(step, time.Since(start))
+	}
 }
 
 // Close closes the log and the checkpoint. Call it after Run has returned.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/errs"
@@ -190,9 +191,11 @@ func (b *Buffer) resume(r *wal.Reader, cp checkpoint, seq uint64, start wal.Posi
 // once it is).
 func (b *Buffer) prepare(ctx context.Context, bt *batch) error {
 	resolving := bt.step == stepResolve
+	start := time.Now()
 	if err := b.resolve(ctx, bt); err != nil {
 		return err
 	}
+	b.observe("resolve", start)
 	if resolving {
 		marked, out := make(chan struct{}), bt.out
 		bt.marked = marked
@@ -203,7 +206,9 @@ func (b *Buffer) prepare(ctx context.Context, bt *batch) error {
 			b.sessions.MarkActive(mctx, out)
 		}()
 	}
+	start = time.Now()
 	bt.build()
+	b.observe("build", start)
 	return nil
 }
 
@@ -212,15 +217,31 @@ func (b *Buffer) prepare(ctx context.Context, bt *batch) error {
 // stays where the checkpoint says) or a test hook stopped it.
 func (b *Buffer) store(ctx context.Context, bt *batch) error {
 	defer bt.waitMarked()
+	if err := b.insertRows(ctx, bt); err != nil {
+		return err
+	}
 	for s := max(bt.step, stepEvents); s <= stepBots; s++ {
+		start := time.Now()
 		if err := b.insertStep(ctx, bt, s); err != nil {
 			return err
 		}
+		if bt.rows(s) > 0 {
+			b.observe(s.String(), start)
+		}
 	}
+	start := time.Now()
 	if err := b.recordRevenue(ctx, bt); err != nil {
 		return err
 	}
-	return b.commit(ctx, bt)
+	if len(bt.revenue) > 0 {
+		b.observe("revenue", start)
+	}
+	start = time.Now()
+	if err := b.commit(ctx, bt); err != nil {
+		return err
+	}
+	b.observe("commit", start)
+	return nil
 }
 
 // resolve gives the batch's events their sessions. A batch resolved before
@@ -267,17 +288,87 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 	return b.at("resolved")
 }
 
+// insertRows inserts a batch's events and its session rows side by side:
+// ClickHouse writes the two tables (and their views) at once, rather than
+// one after the other. Before either is sent, the checkpoint records that
+// both may reach ClickHouse (Unsure), so that after a crash both are looked
+// up before they are sent again; once both are stored, the batch goes on
+// with its bot events. A batch resumed past its events, or with no rows of
+// one of the two, takes them one at a time (insertStep).
+func (b *Buffer) insertRows(ctx context.Context, bt *batch) error {
+	resumed := bt.step == stepEvents && bt.sent && bt.unsure
+	if !resumed && (bt.step != stepEvents || bt.sent || bt.unsure) {
+		return nil // resumed at one of the inserts: one at a time
+	}
+	if bt.rows(stepEvents) == 0 || bt.rows(stepSessions) == 0 {
+		return nil
+	}
+	if !resumed {
+		p := &progress{Seq: bt.seq, End: bt.end, Step: stepEvents, Sent: true, Unsure: true}
+		if err := b.retry(ctx, b.flushDown, bt, func() error {
+			return b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p})
+		}); err != nil {
+			return err
+		}
+		bt.sent, bt.unsure = true, true
+	}
+	var wg sync.WaitGroup
+	var errEvents, errSessions error
+	for _, s := range []step{stepEvents, stepSessions} {
+		wg.Go(func() {
+			start := time.Now()
+			err := b.send(ctx, bt, s, resumed)
+			if err == nil {
+				b.observe(s.String(), start)
+			}
+			if s == stepEvents {
+				errEvents = err
+			} else {
+				errSessions = err
+			}
+		})
+	}
+	wg.Wait()
+	if err := cmp.Or(errEvents, errSessions); err != nil {
+		if isHook(errSessions) && !isHook(err) {
+			err = errSessions
+		}
+		return err
+	}
+	// both stored: the checkpoint of the next insert says so
+	bt.step, bt.sent, bt.unsure = stepBots, false, false
+	return nil
+}
+
 // insertStep inserts the rows of step s. Before the first attempt the
 // checkpoint records that the insert may reach ClickHouse; from then on,
 // and after any failed attempt, the rows ClickHouse already holds are
 // looked up and left out before the next attempt, so that no row is stored
-// twice and none is dropped. An insert runs under its own timeout: a stop
-// does not cut it short.
+// twice and none is dropped.
 func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 	if bt.rows(s) == 0 {
 		return nil
 	}
 	inDoubt := (bt.step == s && bt.sent) || bt.unsure
+	if bt.step != s || !bt.sent {
+		p := &progress{Seq: bt.seq, End: bt.end, Step: s, Sent: true, Unsure: bt.unsure}
+		if err := b.retry(ctx, b.flushDown, bt, func() error {
+			return b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p})
+		}); err != nil {
+			return err
+		}
+		bt.step, bt.sent = s, true
+	}
+	return b.send(ctx, bt, s, inDoubt)
+}
+
+// send inserts the rows of step s until ClickHouse holds them, the
+// checkpoint having recorded that they may reach it. When they may have
+// (inDoubt), and after any failed attempt, it first ends the insert that may
+// still run and leaves out the rows ClickHouse holds. An insert runs under
+// its own timeout: a stop does not cut it short. It touches only step s's
+// rows of bt, so the events and the session rows can be sent at once.
+func (b *Buffer) send(ctx context.Context, bt *batch, s step, inDoubt bool) error {
 	id := fmt.Sprintf("tally-%s-%d-%s", b.cp.Instance, bt.seq, s)
 	err := b.retry(ctx, b.flushDown, bt, func() error {
 		if inDoubt {
@@ -293,13 +384,6 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 			if bt.rows(s) == 0 {
 				return nil
 			}
-		}
-		if bt.step != s || !bt.sent {
-			p := &progress{Seq: bt.seq, End: bt.end, Step: s, Sent: true, Unsure: bt.unsure}
-			if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p}); err != nil {
-				return err
-			}
-			bt.step, bt.sent = s, true
 		}
 		if err := b.at(s.String()); err != nil {
 			return err
