@@ -89,12 +89,12 @@ func TestLoadIntoTheStores(t *testing.T) {
 	if len(goals) != wantGoals || res.Goals != wantGoals {
 		t.Errorf("the site has %d goals, the load created %d; want %d", len(goals), res.Goals, wantGoals)
 	}
-	snap, err := realtime.NewReader(rdb, prefix).Snapshot(ctx, site, time.Now())
+	snap, err := realtime.NewReader(rdb, prefix).Active(ctx, site, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if int(snap.ActiveVisitors) != res.Active {
-		t.Errorf("realtime shows %d visitors, the load marked %d", snap.ActiveVisitors, res.Active)
+	if int(snap.Visitors) != res.Active {
+		t.Errorf("realtime shows %d visitors, the load marked %d", snap.Visitors, res.Active)
 	}
 
 	// a second load adds traffic, not goals or rates
@@ -132,30 +132,30 @@ func checkReports(t *testing.T, svc *stats.Service, user model.UserID, end time.
 		if err != nil {
 			t.Fatalf("revenue by %s: %v", breakdown, err)
 		}
-		tot := res.Data.Totals
-		if tot.Revenue <= 0 || tot.Refunds <= 0 || tot.RefundCount == 0 || tot.PayingVisitors == 0 || res.Data.Currency != "EUR" {
-			t.Errorf("revenue by %s: totals %+v in %s", breakdown, tot, res.Data.Currency)
+		tot := res.Totals
+		if tot.Revenue <= 0 || tot.Refunds <= 0 || tot.RefundCount == 0 || tot.PayingVisitors == 0 || res.Currency != "EUR" {
+			t.Errorf("revenue by %s: totals %+v in %s", breakdown, tot, res.Currency)
 		}
 		attributed := 0
-		for _, row := range res.Data.Breakdown {
+		for _, row := range res.Breakdown {
 			if row.Value != stats.UnattributedLabel && row.Value != stats.NoneLabel && row.Revenue > 0 {
 				attributed++
 			}
 		}
 		if attributed < 2 {
-			t.Errorf("revenue by %s: %d values with attributed revenue (%+v)", breakdown, attributed, res.Data.Breakdown)
+			t.Errorf("revenue by %s: %d values with attributed revenue (%+v)", breakdown, attributed, res.Breakdown)
 		}
 	}
 	conv, err := svc.Conversions(ctx, p, stats.Request{SiteID: site, DateFrom: day.AddDate(0, 0, -29), DateTo: day})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(conv.Data) != wantGoals {
-		t.Errorf("%d goals in the conversions report, want %d", len(conv.Data), wantGoals)
+	if len(conv.Goals) != wantGoals {
+		t.Errorf("%d goals in the conversions report, want %d", len(conv.Goals), wantGoals)
 	}
-	for _, g := range conv.Data {
-		if g.TotalConversions == 0 {
-			t.Errorf("goal %q has no conversions", g.GoalName)
+	for _, g := range conv.Goals {
+		if g.Completions == 0 {
+			t.Errorf("goal %q has no conversions", g.Goal.Name)
 		}
 	}
 }

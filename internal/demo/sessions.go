@@ -62,7 +62,7 @@ func (g *generator) session(v *visitor, src *source, at time.Time) (time.Time, b
 		}
 		prev, prevAt, t, cur = cur, t, t.Add(stay), nxt
 	}
-	s.IsBounce = s.Pageviews == 1 && s.Events == 0
+	s.IsBounce = model.Bounce(s.Pageviews, s.Events)
 	g.sessions = append(g.sessions, s)
 	if g.known != nil {
 		v.touches = append(v.touches, model.SessionTouch{Start: s.Start, Touch: attr.Touch(s.EntryPage)})

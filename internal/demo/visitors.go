@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/realtime"
 )
@@ -283,7 +284,7 @@ func (g *generator) atLocalHour(day time.Time, pl place) time.Time {
 func (g *generator) returnAt(last time.Time, pl place) (time.Time, bool) {
 	day := last.Add(time.Hour + hours(g.r, returnDays*24)).Truncate(24 * time.Hour)
 	t := g.atLocalHour(day, pl)
-	for t.Before(last.Add(30 * time.Minute)) { // a new visit, not the same one going on
+	for t.Before(last.Add(session.DefaultIdle)) { // a new visit, not the same one going on
 		t = t.Add(24 * time.Hour)
 	}
 	return t, t.Before(g.end)

@@ -11,28 +11,28 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/stats"
-	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/internal/wire"
 )
 
 // Reports are the statistics a download reads (the stats service, which
 // checks that the principal may read the site).
 type Reports interface {
-	Overview(ctx context.Context, p auth.Principal, r stats.Request) (api.OverviewResponse, error)
-	Pages(ctx context.Context, p auth.Principal, r stats.Request) (api.PagesResponse, error)
-	Sources(ctx context.Context, p auth.Principal, r stats.Request) (api.SourcesResponse, error)
-	Campaigns(ctx context.Context, p auth.Principal, r stats.Request) (api.CampaignsResponse, error)
-	EntryPages(ctx context.Context, p auth.Principal, r stats.Request) (api.EntryPagesResponse, error)
-	ExitPages(ctx context.Context, p auth.Principal, r stats.Request) (api.ExitPagesResponse, error)
-	Devices(ctx context.Context, p auth.Principal, r stats.Request) (api.DevicesResponse, error)
-	Browsers(ctx context.Context, p auth.Principal, r stats.Request) (api.BrowsersResponse, error)
-	OperatingSystems(ctx context.Context, p auth.Principal, r stats.Request) (api.OperatingSystemsResponse, error)
-	Countries(ctx context.Context, p auth.Principal, r stats.Request) (api.CountriesResponse, error)
-	Regions(ctx context.Context, p auth.Principal, r stats.Request) (api.RegionsResponse, error)
-	Cities(ctx context.Context, p auth.Principal, r stats.Request) (api.CitiesResponse, error)
-	Events(ctx context.Context, p auth.Principal, r stats.Request) (api.EventsResponse, error)
-	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (api.ConversionsResponse, error)
-	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (api.RevenueResponse, error)
-	Funnel(ctx context.Context, p auth.Principal, r stats.Request) (api.FunnelReportResponse, error)
+	Overview(ctx context.Context, p auth.Principal, r stats.Request) (stats.Overview, error)
+	Pages(ctx context.Context, p auth.Principal, r stats.Request) (stats.Pages, error)
+	Sources(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.SourceRow], error)
+	Campaigns(ctx context.Context, p auth.Principal, r stats.Request) (stats.Campaigns, error)
+	EntryPages(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.EntryRow], error)
+	ExitPages(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.ExitRow], error)
+	Devices(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
+	Browsers(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
+	OperatingSystems(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
+	Countries(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
+	Regions(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
+	Cities(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
+	Events(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.EventRow], error)
+	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (stats.Conversions, error)
+	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (stats.RevenueReport, error)
+	Funnel(ctx context.Context, p auth.Principal, r stats.Request) (stats.FunnelReport, error)
 }
 
 // Report is one file of a download: a report read with its request.
@@ -50,10 +50,15 @@ type Report struct {
 // reader reads a report.
 type reader func(Reports, context.Context, auth.Principal, stats.Request) (Table, error)
 
-// read makes a reader of a method of Reports (Reports.Pages).
-func read[T Table](m func(Reports, context.Context, auth.Principal, stats.Request) (T, error)) reader {
+// read makes a reader of a method of Reports (Reports.Pages) and the
+// report's wire shape (wire.Pages), the API's.
+func read[R any, T Table](m func(Reports, context.Context, auth.Principal, stats.Request) (R, error), toWire func(R) T) reader {
 	return func(st Reports, ctx context.Context, p auth.Principal, r stats.Request) (Table, error) {
-		return m(st, ctx, p, r)
+		rep, err := m(st, ctx, p, r)
+		if err != nil {
+			return nil, err
+		}
+		return toWire(rep), nil
 	}
 }
 
@@ -70,42 +75,42 @@ func Download(r stats.Request) []Report {
 	r.Compare, r.Limit, r.Page, r.EventName = false, stats.MaxLimit, 1, ""
 	r.UTMBy, r.Breakdown, r.Attribution = "", "", ""
 	list := []Report{
-		report("overview", read(Reports.Overview), r),
-		report("pages", read(Reports.Pages), r),
-		report("entry-pages", read(Reports.EntryPages), r),
-		report("exit-pages", read(Reports.ExitPages), r),
-		report("sources", read(Reports.Sources), r),
+		report("overview", read(Reports.Overview, wire.Overview), r),
+		report("pages", read(Reports.Pages, wire.Pages), r),
+		report("entry-pages", read(Reports.EntryPages, wire.EntryPages), r),
+		report("exit-pages", read(Reports.ExitPages, wire.ExitPages), r),
+		report("sources", read(Reports.Sources, wire.Sources), r),
 	}
 	for _, by := range []string{stats.DefaultUTMBy, "utm_source", "utm_medium", "utm_content"} {
 		c := r
 		c.UTMBy = by
-		list = append(list, report("campaigns", read(Reports.Campaigns), c))
+		list = append(list, report("campaigns", read(Reports.Campaigns, wire.Campaigns), c))
 	}
 	list = append(list,
-		report("devices", read(Reports.Devices), r),
-		report("browsers", read(Reports.Browsers), r),
-		report("operating-systems", read(Reports.OperatingSystems), r),
-		report("countries", read(Reports.Countries), r))
+		report("devices", read(Reports.Devices, wire.Devices), r),
+		report("browsers", read(Reports.Browsers, wire.Browsers), r),
+		report("operating-systems", read(Reports.OperatingSystems, wire.OperatingSystems), r),
+		report("countries", read(Reports.Countries, wire.Countries), r))
 	if _, ok := r.Filter(stats.Country); ok {
-		list = append(list, report("regions", read(Reports.Regions), r))
+		list = append(list, report("regions", read(Reports.Regions, wire.Regions), r))
 	}
 	if _, ok := r.Filter(stats.Region); ok {
-		list = append(list, report("cities", read(Reports.Cities), r))
+		list = append(list, report("cities", read(Reports.Cities, wire.Cities), r))
 	}
 	list = append(list,
-		report("events", read(Reports.Events), r),
-		report("conversions", read(Reports.Conversions), r))
+		report("events", read(Reports.Events, wire.Events), r),
+		report("conversions", read(Reports.Conversions, wire.Conversions), r))
 	if r.FunnelID != "" {
 		// the funnel the dashboard shows, left out under a filter it
 		// cannot apply (pathname)
-		rep := report("funnel", read(Reports.Funnel), r)
+		rep := report("funnel", read(Reports.Funnel, wire.Funnel), r)
 		rep.optional = true
 		list = append(list, rep)
 	}
 	for _, by := range []string{"", "source", "page", "campaign", "country", "device"} {
 		c := r
 		c.Breakdown, c.Attribution = by, attribution
-		rep := report("revenue", read(Reports.Revenue), c)
+		rep := report("revenue", read(Reports.Revenue, wire.Revenue), c)
 		rep.optional = true
 		list = append(list, rep)
 	}

@@ -60,16 +60,13 @@ func TestWantsCSV(t *testing.T) {
 // report with an error.
 type reportStats struct{ Stats }
 
-func (reportStats) Pages(_ context.Context, _ auth.Principal, r stats.Request) (api.PagesResponse, error) {
-	var res api.PagesResponse
-	res.Data.Pages = []api.Page{{Pathname: "/a,b", Pageviews: 2, Visitors: 1, BounceRate: 50, AvgTimeOnPage: 1.5},
-		{Pathname: "/ü", Pageviews: 1, Visitors: 1}}
-	res.Meta.SiteID = string(r.SiteID)
-	return res, nil
+func (reportStats) Pages(_ context.Context, _ auth.Principal, r stats.Request) (stats.Pages, error) {
+	return stats.Pages{Meta: stats.Meta{Site: r.SiteID}, Rows: []stats.PageRow{
+		{Path: "/a,b", Pageviews: 2, Visitors: 1, BounceRate: 50, AvgTimeOnPage: 1.5}, {Path: "/ü", Pageviews: 1, Visitors: 1}}}, nil
 }
 
-func (reportStats) Sources(context.Context, auth.Principal, stats.Request) (api.SourcesResponse, error) {
-	return api.SourcesResponse{}, errs.E(errs.NotFound, "site_not_found", "site not found")
+func (reportStats) Sources(context.Context, auth.Principal, stats.Request) (stats.List[stats.SourceRow], error) {
+	return stats.List[stats.SourceRow]{}, errs.E(errs.NotFound, "site_not_found", "site not found")
 }
 
 // The stats handler answers CSV when asked, and errors as JSON either way.

@@ -11,6 +11,7 @@ import (
 	"github.com/tally-analytics/tally/internal/funnels"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/internal/wire"
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) funnelRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
 	g.GET("/funnels/:id", s.getFunnel, manage...)
 	g.PUT("/funnels/:id", s.updateFunnel, write...)
 	g.DELETE("/funnels/:id", s.deleteFunnel, manage...)
-	g.GET("/stats/funnel", report(stats.Endpoint{Funnel: true}, s.deps.Stats.Funnel), authn, s.limitStats)
+	g.GET("/stats/funnel", report(stats.Endpoint{Funnel: true}, s.deps.Stats.Funnel, wire.Funnel), authn, s.limitStats)
 }
 
 // funnelView is a funnel as the API shows it.

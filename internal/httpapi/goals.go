@@ -10,6 +10,7 @@ import (
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/internal/wire"
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
@@ -29,7 +30,7 @@ func (s *Server) goalRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
 	write := []echo.MiddlewareFunc{authn, s.limitManage, bodyLimit(64 << 10)}
 	g.GET("/goals", s.listGoals, manage...)
 	g.POST("/goals", s.createGoal, write...)
-	g.GET("/goals/conversions", report(stats.Endpoint{}, s.deps.Stats.Conversions), authn, s.limitStats)
+	g.GET("/goals/conversions", report(stats.Endpoint{}, s.deps.Stats.Conversions, wire.Conversions), authn, s.limitStats)
 	g.GET("/goals/:id", s.getGoal, manage...)
 	g.PUT("/goals/:id", s.updateGoal, write...)
 	g.DELETE("/goals/:id", s.deleteGoal, manage...)

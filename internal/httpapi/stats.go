@@ -10,41 +10,43 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/export"
 	"github.com/tally-analytics/tally/internal/stats"
-	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/internal/wire"
 )
 
-// Stats answers the stats endpoints: the reports a download holds, and the
-// realtime view.
+// Stats answers the stats endpoints: the reports a download holds, the
+// realtime view and the tracking health.
 type Stats interface {
 	export.Reports
-	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (api.RealtimeResponse, error)
-	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (api.IngestionResponse, error)
+	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (stats.Realtime, error)
+	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (stats.Ingestion, error)
 }
 
 // statsRoutes registers the stats endpoints on g.
 func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	st := s.deps.Stats
-	g.GET("/stats/overview", report(stats.Endpoint{AcceptCompare: true}, st.Overview), mw...)
-	g.GET("/stats/pages", report(stats.Endpoint{AcceptPaging: true}, st.Pages), mw...)
-	g.GET("/stats/sources", report(stats.Endpoint{}, st.Sources), mw...)
-	g.GET("/stats/campaigns", report(stats.Endpoint{AcceptUTMBy: true}, st.Campaigns), mw...)
-	g.GET("/stats/entry-pages", report(stats.Endpoint{}, st.EntryPages), mw...)
-	g.GET("/stats/exit-pages", report(stats.Endpoint{}, st.ExitPages), mw...)
-	g.GET("/stats/devices", report(stats.Endpoint{}, st.Devices), mw...)
-	g.GET("/stats/browsers", report(stats.Endpoint{}, st.Browsers), mw...)
-	g.GET("/stats/operating-systems", report(stats.Endpoint{}, st.OperatingSystems), mw...)
-	g.GET("/stats/countries", report(stats.Endpoint{}, st.Countries), mw...)
-	g.GET("/stats/regions", report(stats.Endpoint{RequireCountry: true}, st.Regions), mw...)
-	g.GET("/stats/cities", report(stats.Endpoint{RequireRegion: true}, st.Cities), mw...)
-	g.GET("/stats/events", report(stats.Endpoint{AcceptEventName: true}, st.Events), mw...)
-	g.GET("/stats/realtime", report(stats.Endpoint{NoDates: true}, st.Realtime), mw...)
-	g.GET("/stats/ingestion", report(stats.Endpoint{NoFilters: true}, st.Ingestion), mw...)
+	g.GET("/stats/overview", report(stats.Endpoint{AcceptCompare: true}, st.Overview, wire.Overview), mw...)
+	g.GET("/stats/pages", report(stats.Endpoint{AcceptPaging: true}, st.Pages, wire.Pages), mw...)
+	g.GET("/stats/sources", report(stats.Endpoint{}, st.Sources, wire.Sources), mw...)
+	g.GET("/stats/campaigns", report(stats.Endpoint{AcceptUTMBy: true}, st.Campaigns, wire.Campaigns), mw...)
+	g.GET("/stats/entry-pages", report(stats.Endpoint{}, st.EntryPages, wire.EntryPages), mw...)
+	g.GET("/stats/exit-pages", report(stats.Endpoint{}, st.ExitPages, wire.ExitPages), mw...)
+	g.GET("/stats/devices", report(stats.Endpoint{}, st.Devices, wire.Devices), mw...)
+	g.GET("/stats/browsers", report(stats.Endpoint{}, st.Browsers, wire.Browsers), mw...)
+	g.GET("/stats/operating-systems", report(stats.Endpoint{}, st.OperatingSystems, wire.OperatingSystems), mw...)
+	g.GET("/stats/countries", report(stats.Endpoint{}, st.Countries, wire.Countries), mw...)
+	g.GET("/stats/regions", report(stats.Endpoint{RequireCountry: true}, st.Regions, wire.Regions), mw...)
+	g.GET("/stats/cities", report(stats.Endpoint{RequireRegion: true}, st.Cities, wire.Cities), mw...)
+	g.GET("/stats/events", report(stats.Endpoint{AcceptEventName: true}, st.Events, wire.Events), mw...)
+	g.GET("/stats/realtime", report(stats.Endpoint{NoDates: true}, st.Realtime, wire.Realtime), mw...)
+	g.GET("/stats/ingestion", report(stats.Endpoint{NoFilters: true}, st.Ingestion, wire.Ingestion), mw...)
 }
 
 // report is the one handler shape of every stats endpoint: parse the query
-// string, call the service, answer 200 with its result: JSON, or CSV (see
-// wantsCSV) named after the last segment of the route's path.
-func report[T export.Table](e stats.Endpoint, call func(context.Context, auth.Principal, stats.Request) (T, error)) echo.HandlerFunc {
+// string, call the service, answer 200 with its report in its wire shape
+// (toWire): JSON, or CSV (see wantsCSV) named after the last segment of the
+// route's path.
+func report[R any, T export.Table](e stats.Endpoint, call func(context.Context, auth.Principal, stats.Request) (R, error),
+	toWire func(R) T) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Add(echo.HeaderVary, echo.HeaderAccept)
 		asCSV, err := wantsCSV(c.Request())
@@ -55,10 +57,11 @@ func report[T export.Table](e stats.Endpoint, call func(context.Context, auth.Pr
 		if err != nil {
 			return err
 		}
-		res, err := call(c.Request().Context(), principal(c), req)
+		rep, err := call(c.Request().Context(), principal(c), req)
 		if err != nil {
 			return err
 		}
+		res := toWire(rep)
 		if asCSV {
 			return respondCSV(c, export.FileName(path.Base(c.Path()), req), res)
 		}

@@ -207,3 +207,18 @@ type ProviderSecretState struct {
 	Provider  Provider
 	UpdatedAt time.Time
 }
+
+// Realtime is who was on a site in the last few minutes: the visitors, and
+// how many of them are on each page and came from each source, the most
+// first.
+type Realtime struct {
+	Visitors int64
+	Pages    []VisitorCount
+	Sources  []VisitorCount
+}
+
+// VisitorCount is a value (a page, a source) and the visitors of it.
+type VisitorCount struct {
+	Value    string
+	Visitors int64
+}

@@ -89,6 +89,10 @@ type SessionRow struct {
 	Attribution Attribution `json:"attr"`
 }
 
+// Bounce is the rule of a bounce: a session of one pageview and no custom
+// event. The bounce rate of the statistics is the share of such sessions.
+func Bounce(pageviews, events uint32) bool { return pageviews == 1 && events == 0 }
+
 // Duration is the session's length in seconds.
 func (s SessionRow) Duration() uint32 {
 	d := s.End.Sub(s.Start)

@@ -17,7 +17,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // Window is how far back "now" reaches (spec: 5 minutes).
@@ -84,13 +83,13 @@ type Reader struct {
 // NewReader reads keys under prefix.
 func NewReader(rdb redis.Cmdable, prefix string) *Reader { return &Reader{rdb: rdb, prefix: prefix} }
 
-// Snapshot counts the visitors seen in the window before now, by current page
+// Active counts the visitors seen in the window before now, by current page
 // and by source.
-func (r *Reader) Snapshot(ctx context.Context, site model.SiteID, now time.Time) (api.Realtime, error) {
+func (r *Reader) Active(ctx context.Context, site model.SiteID, now time.Time) (model.Realtime, error) {
 	seen, current := Keys(r.prefix, site)
 	vals, err := snapshotScript.Run(ctx, r.rdb, []string{seen, current}, now.Add(-Window).Unix()).StringSlice()
 	if err != nil && err != redis.Nil {
-		return api.Realtime{}, fmt.Errorf("realtime: snapshot: %w", err)
+		return model.Realtime{}, fmt.Errorf("realtime: snapshot: %w", err)
 	}
 	pages, sources := map[string]int64{}, map[string]int64{}
 	var active int64
@@ -103,32 +102,24 @@ func (r *Reader) Snapshot(ctx context.Context, site model.SiteID, now time.Time)
 		pages[page]++
 		sources[source]++
 	}
-	res := api.Realtime{ActiveVisitors: active}
-	for _, kv := range top(pages) {
-		res.CurrentPages = append(res.CurrentPages, api.RealtimePage{Pathname: kv.key, Visitors: kv.n})
-	}
-	for _, kv := range top(sources) {
-		res.CurrentSources = append(res.CurrentSources, api.RealtimeSrc{Source: kv.key, Visitors: kv.n})
-	}
-	return res, nil
+	return model.Realtime{Visitors: active, Pages: top(pages), Sources: top(sources)}, nil
 }
 
-type counted struct {
-	key string
-	n   int64
-}
-
-// top sorts by count descending, then name, and keeps maxRows.
-func top(m map[string]int64) []counted {
-	out := make([]counted, 0, len(m))
+// top sorts by count descending, then name, and keeps maxRows (nil when m
+// is empty).
+func top(m map[string]int64) []model.VisitorCount {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]model.VisitorCount, 0, len(m))
 	for k, n := range m {
-		out = append(out, counted{k, n})
+		out = append(out, model.VisitorCount{Value: k, Visitors: n})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].n != out[j].n {
-			return out[i].n > out[j].n
+		if out[i].Visitors != out[j].Visitors {
+			return out[i].Visitors > out[j].Visitors
 		}
-		return out[i].key < out[j].key
+		return out[i].Value < out[j].Value
 	})
 	if len(out) > maxRows {
 		out = out[:maxRows]

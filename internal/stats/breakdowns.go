@@ -8,12 +8,11 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/ingest/geo"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // Sources lists where sessions came from (fixed when a session starts).
-func (s *Service) Sources(ctx context.Context, p auth.Principal, r Request) (api.SourcesResponse, error) {
-	var res api.SourcesResponse
+func (s *Service) Sources(ctx context.Context, p auth.Principal, r Request) (List[SourceRow], error) {
+	var res List[SourceRow]
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
 		return res, err
@@ -24,10 +23,10 @@ func (s *Service) Sources(ctx context.Context, p auth.Principal, r Request) (api
 	if err != nil {
 		return res, err
 	}
-	res.Data.Sources = make([]api.SourceRow, 0, len(rows))
-	for _, row := range rows {
-		res.Data.Sources = append(res.Data.Sources, api.SourceRow{Source: row.Dims[0], SourceType: row.Dims[1],
-			Visitors: count(row.Metrics[0]), Pageviews: count(row.Metrics[1]), BounceRate: percent(row.Metrics[3], row.Metrics[2])})
+	res.Rows = make([]SourceRow, len(rows))
+	for i, row := range rows {
+		res.Rows[i] = SourceRow{Source: row.Dims[0], Type: row.Dims[1], Visitors: count(row.Metrics[0]),
+			Pageviews: count(row.Metrics[1]), BounceRate: bounceRate(row.Metrics[2], row.Metrics[3])}
 	}
 	res.Meta = sc.meta()
 	return res, nil
@@ -35,24 +34,10 @@ func (s *Service) Sources(ctx context.Context, p auth.Principal, r Request) (api
 
 // Campaigns lists the visitors who came with a UTM parameter, by its value
 // (utm_campaign unless the request names another).
-func (s *Service) Campaigns(ctx context.Context, p auth.Principal, r Request) (api.CampaignsResponse, error) {
-	var res api.CampaignsResponse
-	sc, err := s.resolve(ctx, p, r)
-	if err != nil {
-		return res, err
-	}
+func (s *Service) Campaigns(ctx context.Context, p auth.Principal, r Request) (Campaigns, error) {
 	dim := UTMDimensions[r.UTMBy]
-	rows, err := s.breakdown(ctx, sc, []Dimension{dim}, NotEq(dim, ""))
-	if err != nil {
-		return res, err
-	}
-	res.Data.By = r.UTMBy
-	res.Data.Campaigns = make([]api.CampaignRow, len(rows))
-	for i, row := range rows {
-		res.Data.Campaigns[i] = api.CampaignRow{Value: row.dims[0], Visitors: row.visitors, Percentage: row.percent}
-	}
-	res.Meta = sc.meta()
-	return res, nil
+	res, err := s.shares(ctx, p, r, []Dimension{dim}, func(dims []string) Share { return Share{Value: dims[0]} }, NotEq(dim, ""))
+	return Campaigns{List: res, By: r.UTMBy}, err
 }
 
 // share is a visitors breakdown by one or two dimensions: each row with its
@@ -89,126 +74,70 @@ func (s *Service) breakdown(ctx context.Context, sc scope, dims []Dimension, fil
 	return out, nil
 }
 
-// Devices lists visitors by device type.
-func (s *Service) Devices(ctx context.Context, p auth.Principal, r Request) (api.DevicesResponse, error) {
-	var res api.DevicesResponse
+// shares resolves r and counts visitors by dims among the sessions
+// matching filters (see breakdown); label names a row by its values.
+func (s *Service) shares(ctx context.Context, p auth.Principal, r Request, dims []Dimension, label func(dims []string) Share,
+	filters ...Filter) (List[Share], error) {
+	var res List[Share]
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
 		return res, err
 	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{Device})
+	rows, err := s.breakdown(ctx, sc, dims, filters...)
 	if err != nil {
 		return res, err
 	}
-	res.Data.Devices = make([]api.DeviceRow, len(rows))
+	res.Rows = make([]Share, len(rows))
 	for i, row := range rows {
-		res.Data.Devices[i] = api.DeviceRow{Device: labelOr(row.dims[0], UnknownLabel), Visitors: row.visitors, Percentage: row.percent}
+		res.Rows[i] = label(row.dims)
+		res.Rows[i].Visitors, res.Rows[i].Percentage = row.visitors, row.percent
 	}
 	res.Meta = sc.meta()
 	return res, nil
+}
+
+// known labels a row by its one value, UnknownLabel when it has none.
+func known(dims []string) Share { return Share{Value: labelOr(dims[0], UnknownLabel)} }
+
+// Devices lists visitors by device type.
+func (s *Service) Devices(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
+	return s.shares(ctx, p, r, []Dimension{Device}, known)
 }
 
 // Browsers lists visitors by browser, optionally of one device type.
-func (s *Service) Browsers(ctx context.Context, p auth.Principal, r Request) (api.BrowsersResponse, error) {
-	var res api.BrowsersResponse
-	sc, err := s.resolve(ctx, p, r)
-	if err != nil {
-		return res, err
-	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{Browser})
-	if err != nil {
-		return res, err
-	}
-	res.Data.Browsers = make([]api.BrowserRow, len(rows))
-	for i, row := range rows {
-		res.Data.Browsers[i] = api.BrowserRow{Browser: labelOr(row.dims[0], UnknownLabel), Visitors: row.visitors, Percentage: row.percent}
-	}
-	res.Meta = sc.meta()
-	return res, nil
+func (s *Service) Browsers(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
+	return s.shares(ctx, p, r, []Dimension{Browser}, known)
 }
 
 // OperatingSystems lists visitors by operating system, optionally of one device type.
-func (s *Service) OperatingSystems(ctx context.Context, p auth.Principal, r Request) (api.OperatingSystemsResponse, error) {
-	var res api.OperatingSystemsResponse
-	sc, err := s.resolve(ctx, p, r)
-	if err != nil {
-		return res, err
-	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{OS})
-	if err != nil {
-		return res, err
-	}
-	res.Data.OperatingSystems = make([]api.OSRow, len(rows))
-	for i, row := range rows {
-		res.Data.OperatingSystems[i] = api.OSRow{OS: labelOr(row.dims[0], UnknownLabel), Visitors: row.visitors, Percentage: row.percent}
-	}
-	res.Meta = sc.meta()
-	return res, nil
+func (s *Service) OperatingSystems(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
+	return s.shares(ctx, p, r, []Dimension{OS}, known)
 }
 
 // Countries lists visitors by country; visitors of unknown country are ZZ.
-func (s *Service) Countries(ctx context.Context, p auth.Principal, r Request) (api.CountriesResponse, error) {
-	var res api.CountriesResponse
-	sc, err := s.resolve(ctx, p, r)
-	if err != nil {
-		return res, err
-	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{Country})
-	if err != nil {
-		return res, err
-	}
-	res.Data.Countries = make([]api.CountryRow, len(rows))
-	for i, row := range rows {
-		code := labelOr(row.dims[0], geo.UnknownCountryCode)
-		res.Data.Countries[i] = api.CountryRow{CountryCode: code, CountryName: geo.CountryName(code), Visitors: row.visitors, Percentage: row.percent}
-	}
-	res.Meta = sc.meta()
-	return res, nil
+func (s *Service) Countries(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
+	return s.shares(ctx, p, r, []Dimension{Country}, func(dims []string) Share {
+		code := labelOr(dims[0], geo.UnknownCountryCode)
+		return Share{Value: code, Name: geo.CountryName(code)}
+	})
 }
 
 // Regions lists the visitors of one country by region (ISO 3166-2).
-func (s *Service) Regions(ctx context.Context, p auth.Principal, r Request) (api.RegionsResponse, error) {
-	var res api.RegionsResponse
-	sc, err := s.resolve(ctx, p, r)
-	if err != nil {
-		return res, err
-	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{Region, RegionName})
-	if err != nil {
-		return res, err
-	}
-	res.Data.Regions = make([]api.RegionRow, len(rows))
-	for i, row := range rows {
-		res.Data.Regions[i] = api.RegionRow{RegionCode: row.dims[0], RegionName: labelOr(row.dims[1], UnknownLabel),
-			Visitors: row.visitors, Percentage: row.percent}
-	}
-	res.Meta = sc.meta()
-	return res, nil
+func (s *Service) Regions(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
+	return s.shares(ctx, p, r, []Dimension{Region, RegionName}, func(dims []string) Share {
+		return Share{Value: dims[0], Name: labelOr(dims[1], UnknownLabel)}
+	})
 }
 
 // Cities lists the visitors of one region by city.
-func (s *Service) Cities(ctx context.Context, p auth.Principal, r Request) (api.CitiesResponse, error) {
-	var res api.CitiesResponse
-	sc, err := s.resolve(ctx, p, r)
-	if err != nil {
-		return res, err
-	}
-	rows, err := s.breakdown(ctx, sc, []Dimension{City})
-	if err != nil {
-		return res, err
-	}
-	res.Data.Cities = make([]api.CityRow, len(rows))
-	for i, row := range rows {
-		res.Data.Cities[i] = api.CityRow{City: labelOr(row.dims[0], UnknownLabel), Visitors: row.visitors, Percentage: row.percent}
-	}
-	res.Meta = sc.meta()
-	return res, nil
+func (s *Service) Cities(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
+	return s.shares(ctx, p, r, []Dimension{City}, known)
 }
 
 // Events lists custom events: how often each happened, by how many visitors,
 // and total_count / all visitors of the range × 100.
-func (s *Service) Events(ctx context.Context, p auth.Principal, r Request) (api.EventsResponse, error) {
-	var res api.EventsResponse
+func (s *Service) Events(ctx context.Context, p auth.Principal, r Request) (List[EventRow], error) {
+	var res List[EventRow]
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
 		return res, err
@@ -230,35 +159,26 @@ func (s *Service) Events(ctx context.Context, p auth.Principal, r Request) (api.
 	if err != nil {
 		return res, err
 	}
-	res.Data.Events = make([]api.EventRow, len(rows))
+	res.Rows = make([]EventRow, len(rows))
 	for i, row := range rows {
-		res.Data.Events[i] = api.EventRow{EventName: row.Dims[0], TotalCount: count(row.Metrics[0]),
-			UniqueVisitors: count(row.Metrics[1]), ConversionRate: percent(row.Metrics[0], total[0])}
+		res.Rows[i] = EventRow{Name: row.Dims[0], Count: count(row.Metrics[0]), Visitors: count(row.Metrics[1]),
+			ConversionRate: percent(row.Metrics[0], total[0])}
 	}
 	res.Meta = sc.meta()
 	return res, nil
 }
 
 // Realtime reports the visitors of the last five minutes.
-func (s *Service) Realtime(ctx context.Context, p auth.Principal, r Request) (api.RealtimeResponse, error) {
-	var res api.RealtimeResponse
+func (s *Service) Realtime(ctx context.Context, p auth.Principal, r Request) (Realtime, error) {
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
-		return res, err
+		return Realtime{}, err
 	}
 	now := s.now().UTC()
-	snap, err := s.realtime.Snapshot(ctx, sc.site.ID, now)
+	rt, err := s.realtime.Active(ctx, sc.site.ID, now)
 	if err != nil {
 		// Redis is down: "nobody is here" would be a wrong answer
-		return res, errs.StoreDown(err)
+		return Realtime{}, errs.StoreDown(err)
 	}
-	if snap.CurrentPages == nil {
-		snap.CurrentPages = []api.RealtimePage{}
-	}
-	if snap.CurrentSources == nil {
-		snap.CurrentSources = []api.RealtimeSrc{}
-	}
-	res.Data = snap
-	res.Meta.Timestamp = now.Truncate(time.Second)
-	return res, nil
+	return Realtime{Realtime: rt, At: now.Truncate(time.Second)}, nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // GoalLister lists a site's goals.
@@ -17,8 +16,8 @@ type GoalLister interface {
 // Conversions computes every goal of the site for the range and for the
 // previous period of equal length: one ClickHouse query per period holds all
 // goals.
-func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) (api.ConversionsResponse, error) {
-	var res api.ConversionsResponse
+func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) (Conversions, error) {
+	var res Conversions
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
 		return res, err
@@ -41,21 +40,14 @@ func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) 
 	if err != nil {
 		return res, err
 	}
-	res.Data = make([]api.Conversion, len(goals))
+	res.Goals = make([]GoalConversion, len(goals))
 	for i, g := range goals {
 		completions, converters := cur[1+2*i], cur[2+2*i]
 		rate, prevRate := percent(completions, cur[0]), percent(prev[1+2*i], prev[0])
-		var change *float64
-		if prevRate != 0 {
-			c := round1((rate - prevRate) / prevRate * 100)
-			change = &c
-		}
-		res.Data[i] = api.Conversion{GoalID: string(g.ID), GoalName: g.Name, GoalType: string(g.Type),
-			TotalConversions: count(completions), UniqueVisitors: count(converters), ConversionRate: rate,
-			VisitorConversionRate: percent(converters, cur[0]), PreviousPeriodRate: prevRate, ChangePercent: change}
+		res.Goals[i] = GoalConversion{Goal: g, Completions: count(completions), Converters: count(converters), Rate: rate,
+			VisitorRate: percent(converters, cur[0]), PrevRate: prevRate, Change: percentChange(rate, prevRate)}
 	}
-	res.Meta = api.ConversionsMeta{SiteID: string(sc.site.ID), DateFrom: r.DateFrom.Format(time.DateOnly),
-		DateTo: r.DateTo.Format(time.DateOnly), TotalUniqueVisitors: count(cur[0])}
+	res.Meta, res.Visitors = sc.meta(), count(cur[0])
 	return res, nil
 }
 

@@ -5,12 +5,10 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // FunnelSource finds the funnel of a report: a funnel of another site is
@@ -23,8 +21,8 @@ type FunnelSource interface {
 // each step took them (median) and what they paid: one ClickHouse query (see
 // FunnelQuery). The filters select the events of matching visits, as they do
 // for the other reports, except pathname: the steps name the pages.
-func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (api.FunnelReportResponse, error) {
-	var res api.FunnelReportResponse
+func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (FunnelReport, error) {
+	var res FunnelReport
 	sc, err := s.access(ctx, p, r)
 	if err != nil {
 		return res, err
@@ -61,21 +59,20 @@ func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (api.
 	if sc.sample > 0 && sc.sample < 100 {
 		scale = 100 / float64(sc.sample)
 	}
-	res.Data = funnelReport(f, row, scale)
-	res.Data.Currency = sc.site.BaseCurrency
+	res = funnelReport(f, row, scale)
+	res.Currency = sc.site.BaseCurrency
 	res.Meta = sc.meta()
 	return res, nil
 }
 
 // funnelReport turns the query's row (per step: visitors, median, revenue)
 // into the report.
-func funnelReport(f model.Funnel, row []float64, scale float64) api.FunnelReport {
-	rep := api.FunnelReport{FunnelID: string(f.ID), Name: f.Name, WindowSeconds: int64(f.Window / time.Second),
-		Steps: make([]api.FunnelReportStep, len(f.Steps))}
+func funnelReport(f model.Funnel, row []float64, scale float64) FunnelReport {
+	rep := FunnelReport{Funnel: f, Steps: make([]FunnelStepReport, len(f.Steps))}
 	var first, prev int64
 	for i, step := range f.Steps {
 		visitors := count(row[3*i] * scale)
-		st := api.FunnelReportStep{Step: i + 1, Label: StepLabel(step), Visitors: visitors, Revenue: count(row[3*i+2] * scale)}
+		st := FunnelStepReport{Step: i + 1, Label: StepLabel(step), Visitors: visitors, Revenue: count(row[3*i+2] * scale)}
 		if i == 0 {
 			first = visitors
 		} else {

@@ -9,45 +9,68 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
-// No value of a funnel is written into its query: paths, names and props
-// travel as sets, and the query's length does not grow with them.
-func TestFunnelQueryKeepsValuesOut(t *testing.T) {
-	long := "/" + strings.Repeat("a", 1000)
-	steps := []model.FunnelStep{{Type: model.GoalPageview, PagePath: long + "/*"}}
-	for range 7 {
-		steps = append(steps, model.FunnelStep{Type: model.GoalCustomEvent, EventName: "Ev'ent" + long,
-			Props: map[string]string{"k": strings.Repeat("v", 2000), "x'; DROP": "y"}})
+// No funnel a client can define makes its query too long for ClickHouse:
+// paths and names are bound arguments of bounded length, props digests of
+// fixed length, and the query with every argument written in (as the
+// driver does, quoted and escaped) stays far below max_query_size (256 KiB).
+func TestFunnelQuerySizeIsBounded(t *testing.T) {
+	// the longest of everything, in the characters that escape the most
+	path := "/" + strings.Repeat(".", 1023)
+	name := strings.Repeat("'", 120)
+	props := map[string]string{}
+	for i := range model.MaxProps {
+		props[strings.Repeat("k", model.MaxPropKeyLen-1)+string(rune('a'+i))] = strings.Repeat("'", model.MaxPropValueLen)
 	}
+	steps := []model.FunnelStep{{Type: model.GoalPageview, PagePath: path}}
+	for range maxFunnelSteps - 1 {
+		steps = append(steps, model.FunnelStep{Type: model.GoalCustomEvent, EventName: name, Props: props})
+	}
+	steps[3] = model.FunnelStep{Type: model.GoalPageview, PagePath: path}
 	q := FunnelQuery{Site: "site'1", From: time.Unix(1e9, 0), To: time.Unix(1e9+86400, 0), Steps: steps, Window: time.Hour,
 		BaseCurrency: "USD", Filters: []Filter{Eq(Country, "ZQ")}}
 	sql, args, err := q.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"aaaa", "Ev'ent", "DROP", "site'1", "ZQ"} {
+	if placeholders := strings.Count(sql, "?"); placeholders != len(args) {
+		t.Fatalf("%d placeholders for %d arguments", placeholders, len(args))
+	}
+	for _, bad := range []string{"''", "....", "site'1", "ZQ"} {
 		if strings.Contains(sql, bad) {
-			t.Errorf("the query holds %q", bad)
+			t.Errorf("the query's text holds %q rather than an argument", bad)
 		}
 	}
-	if len(sql) > 16<<10 {
-		t.Errorf("an eight-step query is %d bytes", len(sql))
-	}
-	sets, placeholders := 0, strings.Count(sql, "?")
+	size := len(sql)
+	quoted := func(v string) int { return len(v) + 2 + strings.Count(v, "'") + strings.Count(v, `\`) }
 	for _, a := range args {
-		if _, ok := a.(Set); ok {
-			sets++
+		switch v := a.(type) {
+		case string:
+			size += quoted(v)
+		case []string:
+			for _, x := range v {
+				size += quoted(x) + 2
+			}
+		default:
+			size += 40 // a number, a time or a set's table name
 		}
 	}
-	// per step its path or name, and props for the seven events
-	if sets != 15 || placeholders != len(args) {
-		t.Errorf("%d sets, %d placeholders for %d arguments", sets, placeholders, len(args))
+	if size > 64<<10 {
+		t.Errorf("the longest eight-step funnel makes a %d-byte query", size)
 	}
 	q.Steps = steps[:1]
 	if _, _, err := q.Build(); err == nil {
 		t.Error("a funnel of one step built")
+	}
+}
+
+// A step's props are compared by the digests ClickHouse computes:
+// hex(MD5('4:plan' || 'pro')) is A24179B6CB115207BE0D0826AECF1459.
+func TestFunnelPropDigests(t *testing.T) {
+	got := propDigests(map[string]string{"plan": "pro"})
+	if want := []string{"A24179B6CB115207BE0D0826AECF1459"}; !cmp.Equal(got, want) {
+		t.Errorf("propDigests = %v, want %v", got, want)
 	}
 }
 
@@ -57,7 +80,7 @@ func TestFunnelReportFigures(t *testing.T) {
 		{Type: model.GoalPageview, PagePath: "/c"}}}
 	// per step: visitors, median, revenue; nobody reached step 3 (its median is NaN)
 	got := funnelReport(f, []float64{8, 0, 900, 3, 59.5, 500, 0, math.NaN(), 0}, 1)
-	want := api.FunnelReport{FunnelID: "f", Name: "F", WindowSeconds: 3600, ConversionRate: 0, Steps: []api.FunnelReportStep{
+	want := FunnelReport{Funnel: f, ConversionRate: 0, Steps: []FunnelStepReport{
 		{Step: 1, Label: "/a", Visitors: 8, ConversionRate: 100, Revenue: 900},
 		{Step: 2, Label: "E (a=1, b=2)", Visitors: 3, ConversionRate: 37.5, Dropoff: 5, DropoffRate: 62.5, MedianSecondsFromPrevious: ptr(59.5), Revenue: 500},
 		{Step: 3, Label: "/c", Visitors: 0, ConversionRate: 0, Dropoff: 3, DropoffRate: 100},

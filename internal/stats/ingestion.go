@@ -7,7 +7,6 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // Ingestion is a site's tracking health: per day of the range, the events
@@ -15,10 +14,10 @@ import (
 // refused (by reason; see model.RefusalReasons). Counts are exact: nothing
 // here is sampled, and the request's filters do not apply (the endpoint
 // refuses them).
-func (s *Service) Ingestion(ctx context.Context, p auth.Principal, r Request) (api.IngestionResponse, error) {
+func (s *Service) Ingestion(ctx context.Context, p auth.Principal, r Request) (Ingestion, error) {
 	sc, err := s.access(ctx, p, r)
 	if err != nil {
-		return api.IngestionResponse{}, err
+		return Ingestion{}, err
 	}
 	day := Day(sc.tz)
 	var accepted, bots, refused []Row
@@ -37,21 +36,21 @@ func (s *Service) Ingestion(ctx context.Context, p auth.Principal, r Request) (a
 		},
 	)
 	if err != nil {
-		return api.IngestionResponse{}, err
+		return Ingestion{}, err
 	}
-	var rep api.IngestionReport
-	byDay := map[string]*api.IngestionPoint{}
+	var rep Ingestion
+	byDay := map[string]*IngestionCounts{}
 	for d := r.DateFrom; !d.After(r.DateTo); d = d.AddDate(0, 0, 1) {
-		rep.Timeseries = append(rep.Timeseries, api.IngestionPoint{Date: d.Format(time.DateOnly)})
+		rep.Series = append(rep.Series, IngestionDay{Date: d})
 	}
-	for i := range rep.Timeseries {
-		byDay[rep.Timeseries[i].Date] = &rep.Timeseries[i]
+	for i := range rep.Series {
+		byDay[rep.Series[i].Date.Format(time.DateOnly)] = &rep.Series[i].IngestionCounts
 	}
-	point := func(date string) *api.IngestionPoint {
+	point := func(date string) *IngestionCounts {
 		if pt := byDay[date]; pt != nil {
 			return pt
 		}
-		return &api.IngestionPoint{} // outside the range: cannot happen, counted nowhere
+		return &IngestionCounts{} // outside the range: cannot happen, counted nowhere
 	}
 	for _, row := range accepted {
 		point(row.Dims[0]).Accepted += count(row.Metrics[0])
@@ -61,29 +60,30 @@ func (s *Service) Ingestion(ctx context.Context, p auth.Principal, r Request) (a
 		point(row.Dims[0]).Bots += count(row.Metrics[0])
 		botRows = append(botRows, Row{Dims: row.Dims[1:], Metrics: row.Metrics})
 	}
-	_, rep.BotsByCategory = botTraffic(botRows)
+	rep.Bots = botTraffic(botRows)
 	byReason := map[string]int64{}
 	for _, row := range refused {
 		n := count(row.Metrics[0])
 		point(row.Dims[0]).Refused += n
 		byReason[row.Dims[1]] += n
 	}
-	for _, pt := range rep.Timeseries {
+	for _, pt := range rep.Series {
 		rep.Totals.Accepted += pt.Accepted
 		rep.Totals.Bots += pt.Bots
 		rep.Totals.Refused += pt.Refused
 	}
-	rep.RefusedByReason = refusalCounts(byReason)
-	return api.IngestionResponse{Data: rep, Meta: sc.meta()}, nil
+	rep.Refused = refusalCounts(byReason)
+	rep.Meta = sc.meta()
+	return rep, nil
 }
 
 // refusalCounts lists every reason with its count, the largest first (ties
 // in model.RefusalReasons' order); a reason stored by a newer version
 // follows the known ones.
-func refusalCounts(byReason map[string]int64) []api.RefusalCount {
-	out := make([]api.RefusalCount, 0, len(model.RefusalReasons))
+func refusalCounts(byReason map[string]int64) []RefusalCount {
+	out := make([]RefusalCount, 0, len(model.RefusalReasons))
 	for _, reason := range model.RefusalReasons {
-		out = append(out, api.RefusalCount{Reason: reason, Count: byReason[reason]})
+		out = append(out, RefusalCount{Reason: reason, Count: byReason[reason]})
 	}
 	var unknown []string
 	for reason := range byReason {
@@ -93,9 +93,9 @@ func refusalCounts(byReason map[string]int64) []api.RefusalCount {
 	}
 	slices.Sort(unknown)
 	for _, reason := range unknown {
-		out = append(out, api.RefusalCount{Reason: reason, Count: byReason[reason]})
+		out = append(out, RefusalCount{Reason: reason, Count: byReason[reason]})
 	}
-	slices.SortStableFunc(out, func(a, b api.RefusalCount) int {
+	slices.SortStableFunc(out, func(a, b RefusalCount) int {
 		switch {
 		case a.Count > b.Count:
 			return -1

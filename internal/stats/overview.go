@@ -6,21 +6,18 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // Overview is the headline metrics and the daily time series of the range,
 // with the previous period of equal length when asked.
-func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (api.OverviewResponse, error) {
+func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (Overview, error) {
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
-		return api.OverviewResponse{}, err
+		return Overview{}, err
 	}
-	var res api.OverviewResponse
-	var prev periodStats
 	days := int(r.DateTo.Sub(r.DateFrom).Hours()/24+0.5) + 1
 	prevFrom, prevTo := r.DateFrom.AddDate(0, 0, -days), r.DateFrom.AddDate(0, 0, -1)
-	var cur periodStats
+	var cur, prev periodStats
 	var bots []Row
 	fns := []func(context.Context) error{
 		func(ctx context.Context) (err error) { cur, err = s.period(ctx, sc, r.DateFrom, r.DateTo); return err },
@@ -34,27 +31,22 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (ap
 		fns = append(fns, func(ctx context.Context) (err error) { prev, err = s.period(ctx, sc, prevFrom, prevTo); return err })
 	}
 	if err := parallel(ctx, fns...); err != nil {
-		return api.OverviewResponse{}, err
+		return Overview{}, err
 	}
-	res.Data.Metrics, res.Data.Timeseries = cur.metrics, cur.series
+	res := Overview{Metrics: cur.metrics, Series: cur.series, Bots: botTraffic(bots)}
 	if r.Compare {
-		res.Data.Comparison = &api.Comparison{
-			DateFrom: prevFrom.Format(time.DateOnly), DateTo: prevTo.Format(time.DateOnly),
-			Metrics: prev.metrics, Timeseries: prev.series, Change: change(cur.metrics, prev.metrics),
-		}
+		res.Comparison = &Comparison{From: prevFrom, To: prevTo, Metrics: prev.metrics, Series: prev.series,
+			Change: change(cur.metrics, prev.metrics)}
 	}
-	res.Meta = api.OverviewMeta{StatsMeta: sc.meta()}
-	res.Meta.FilteredBotTraffic, res.Meta.FilteredBotTrafficByCategory = botTraffic(bots)
+	res.Meta = sc.meta()
 	return res, nil
 }
 
 // botTraffic adds up bot events by reason into their categories.
-func botTraffic(rows []Row) (int64, api.BotTraffic) {
-	var total int64
-	var by api.BotTraffic
+func botTraffic(rows []Row) BotTraffic {
+	var by BotTraffic
 	for _, r := range rows {
 		n := count(r.Metrics[0])
-		total += n
 		switch model.BotCategory(r.Dims[0]) {
 		case model.BotAIAgent:
 			by.AIAgent += n
@@ -68,12 +60,12 @@ func botTraffic(rows []Row) (int64, api.BotTraffic) {
 			by.Crawler += n
 		}
 	}
-	return total, by
+	return by
 }
 
 type periodStats struct {
-	metrics api.Metrics
-	series  []api.TimeseriesPoint
+	metrics Metrics
+	series  []DayCount
 }
 
 // period computes the metrics and series of the inclusive dates first..last.
@@ -96,20 +88,19 @@ func (s *Service) period(ctx context.Context, sc scope, first, last time.Time) (
 	if err != nil {
 		return periodStats{}, err
 	}
-	ps := periodStats{metrics: api.Metrics{
+	ps := periodStats{metrics: Metrics{
 		Visitors:      count(totals[0]),
 		Pageviews:     count(totals[1]),
-		BounceRate:    percent(sessions[1], sessions[0]),
-		VisitDuration: round1(ratio(sessions[2], sessions[0])),
+		BounceRate:    bounceRate(sessions[0], sessions[1]),
+		VisitDuration: meanSeconds(sessions[2], sessions[0]),
 	}}
 	byDay := map[string]Row{}
 	for _, r := range daily {
 		byDay[r.Dims[0]] = r
 	}
 	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
-		key := d.Format(time.DateOnly)
-		pt := api.TimeseriesPoint{Date: key}
-		if r, ok := byDay[key]; ok {
+		pt := DayCount{Date: d}
+		if r, ok := byDay[d.Format(time.DateOnly)]; ok {
 			pt.Visitors, pt.Pageviews = count(r.Metrics[0]), count(r.Metrics[1])
 		}
 		ps.series = append(ps.series, pt)
@@ -117,27 +108,13 @@ func (s *Service) period(ctx context.Context, sc scope, first, last time.Time) (
 	return ps, nil
 }
 
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
-}
-
-// change is the percent change of each metric against the previous period
-// (nil when there is nothing to compare with); bounce rate changes in points.
-func change(cur, prev api.Metrics) api.Change {
-	pct := func(c, p float64) *float64 {
-		if p == 0 {
-			return nil
-		}
-		v := round1((c - p) / p * 100)
-		return &v
-	}
-	return api.Change{
-		Visitors:      pct(float64(cur.Visitors), float64(prev.Visitors)),
-		Pageviews:     pct(float64(cur.Pageviews), float64(prev.Pageviews)),
+// change compares cur with prev: the percent change of each metric, the
+// bounce rate in points.
+func change(cur, prev Metrics) Change {
+	return Change{
+		Visitors:      percentChange(float64(cur.Visitors), float64(prev.Visitors)),
+		Pageviews:     percentChange(float64(cur.Pageviews), float64(prev.Pageviews)),
 		BounceRate:    round1(cur.BounceRate - prev.BounceRate),
-		VisitDuration: pct(cur.VisitDuration, prev.VisitDuration),
+		VisitDuration: percentChange(cur.VisitDuration, prev.VisitDuration),
 	}
 }

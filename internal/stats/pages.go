@@ -4,14 +4,13 @@ import (
 	"context"
 
 	"github.com/tally-analytics/tally/internal/auth"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // Pages lists pages by pageviews, a page of the list at a time. A page's
 // bounce rate is that of the sessions that entered on it; its average time is
 // the mean time from a pageview of it to the next pageview of the session.
-func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (api.PagesResponse, error) {
-	var res api.PagesResponse
+func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (Pages, error) {
+	var res Pages
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
 		return res, err
@@ -33,16 +32,16 @@ func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (api.P
 		return res, err
 	}
 	bounce := byDim(entries)
-	res.Data.Pages = make([]api.Page, 0, len(list.pages))
-	for _, f := range list.pages {
-		page := api.Page{Pathname: f.path, Pageviews: count(f.pageviews), Visitors: count(f.visitors),
-			AvgTimeOnPage: round1(ratio(f.timeSum, f.stays))}
-		if e, ok := bounce[page.Pathname]; ok {
-			page.BounceRate = percent(e[1], e[0])
+	res.Rows = make([]PageRow, len(list.pages))
+	for i, f := range list.pages {
+		page := PageRow{Path: f.path, Pageviews: count(f.pageviews), Visitors: count(f.visitors),
+			AvgTimeOnPage: meanSeconds(f.timeSum, f.stays)}
+		if e, ok := bounce[page.Path]; ok {
+			page.BounceRate = bounceRate(e[0], e[1])
 		}
-		res.Data.Pages = append(res.Data.Pages, page)
+		res.Rows[i] = page
 	}
-	res.Data.Pagination = api.Pagination{Total: list.total, Page: r.Page, Limit: r.Limit}
+	res.Total, res.Page, res.Limit = list.total, r.Page, r.Limit
 	res.Meta = sc.meta()
 	return res, nil
 }
@@ -152,8 +151,8 @@ func byDim(rows []Row) map[string][]float64 {
 
 // EntryPages lists the first pages of sessions: entries, the share of all
 // sessions, and the bounce rate of those sessions.
-func (s *Service) EntryPages(ctx context.Context, p auth.Principal, r Request) (api.EntryPagesResponse, error) {
-	var res api.EntryPagesResponse
+func (s *Service) EntryPages(ctx context.Context, p auth.Principal, r Request) (List[EntryRow], error) {
+	var res List[EntryRow]
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
 		return res, err
@@ -171,10 +170,10 @@ func (s *Service) EntryPages(ctx context.Context, p auth.Principal, r Request) (
 	if err != nil {
 		return res, err
 	}
-	res.Data.EntryPages = make([]api.EntryPage, 0, len(rows))
-	for _, row := range rows {
-		res.Data.EntryPages = append(res.Data.EntryPages, api.EntryPage{Pathname: row.Dims[0], Entries: count(row.Metrics[0]),
-			EntryRate: percent(row.Metrics[0], total[0]), BounceRate: percent(row.Metrics[1], row.Metrics[0])})
+	res.Rows = make([]EntryRow, len(rows))
+	for i, row := range rows {
+		res.Rows[i] = EntryRow{Path: row.Dims[0], Entries: count(row.Metrics[0]),
+			EntryRate: percent(row.Metrics[0], total[0]), BounceRate: bounceRate(row.Metrics[0], row.Metrics[1])}
 	}
 	res.Meta = sc.meta()
 	return res, nil
@@ -182,8 +181,8 @@ func (s *Service) EntryPages(ctx context.Context, p auth.Principal, r Request) (
 
 // ExitPages lists the last pages of sessions: exits, and exits as a share of
 // the page's pageviews.
-func (s *Service) ExitPages(ctx context.Context, p auth.Principal, r Request) (api.ExitPagesResponse, error) {
-	var res api.ExitPagesResponse
+func (s *Service) ExitPages(ctx context.Context, p auth.Principal, r Request) (List[ExitRow], error) {
+	var res List[ExitRow]
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
 		return res, err
@@ -198,7 +197,7 @@ func (s *Service) ExitPages(ctx context.Context, p auth.Principal, r Request) (a
 		return res, err
 	}
 	views := byDim(pv)
-	res.Data.ExitPages = make([]api.ExitPage, 0, len(rows))
+	res.Rows = make([]ExitRow, 0, len(rows))
 	for _, row := range rows {
 		exits := row.Metrics[0]
 		rate := 0.0
@@ -207,7 +206,7 @@ func (s *Service) ExitPages(ctx context.Context, p auth.Principal, r Request) (a
 			// cannot be left more often than it was viewed
 			rate = min(percent(exits, v[0]), 100)
 		}
-		res.Data.ExitPages = append(res.Data.ExitPages, api.ExitPage{Pathname: row.Dims[0], Exits: count(exits), ExitRate: rate})
+		res.Rows = append(res.Rows, ExitRow{Path: row.Dims[0], Exits: count(exits), ExitRate: rate})
 	}
 	res.Meta = sc.meta()
 	return res, nil

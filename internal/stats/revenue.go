@@ -10,7 +10,6 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // PendingCounter counts payments that wait for an exchange rate.
@@ -28,8 +27,8 @@ const (
 // currency: totals (with the range's visitors), a daily series, and
 // optionally a breakdown by the source, entry page, campaign, country or
 // device of the attribution model's touch.
-func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api.RevenueResponse, error) {
-	var res api.RevenueResponse
+func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (RevenueReport, error) {
+	var res RevenueReport
 	var err error
 	if r.Attribution, err = ParseAttribution(r.Attribution, ""); err != nil { // "" is the default
 		return res, err
@@ -68,20 +67,17 @@ func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (api
 	if err := parallel(ctx, fns...); err != nil {
 		return res, err
 	}
-	res.Data = api.RevenueReport{Currency: sc.site.BaseCurrency, Totals: revenueSummary(revenueTotals(totals), count(visitors[0])),
-		Breakdown: revenueRows(rows, r.Breakdown != "")}
+	res = RevenueReport{Currency: sc.site.BaseCurrency, Totals: revenueSummary(revenueTotals(totals), count(visitors[0])),
+		Breakdown: revenueRows(rows, r.Breakdown != ""), By: r.Breakdown, Attribution: r.Attribution,
+		LegacyModel: legacyName(r.Attribution), Pending: pending, ClientRevenueIncluded: sc.site.ClientRevenue.Included}
 	byDay := map[string][]float64{}
 	for _, row := range daily {
 		byDay[row.Dims[0]] = row.Metrics
 	}
 	for d := r.DateFrom; !d.After(r.DateTo); d = d.AddDate(0, 0, 1) {
-		key := d.Format(time.DateOnly)
-		t := revenueTotals(byDay[key])
-		res.Data.Timeseries = append(res.Data.Timeseries, api.RevenuePoint{Date: key, Revenue: t.Revenue, Refunds: t.Refunds, Net: t.Net,
-			ClientReported: t.ClientReported})
+		res.Series = append(res.Series, RevenueDay{Date: d, RevenueTotals: revenueTotals(byDay[d.Format(time.DateOnly)])})
 	}
-	res.Meta = api.RevenueMeta{StatsMeta: sc.meta(), Breakdown: r.Breakdown, Attribution: r.Attribution,
-		Model: legacyName(r.Attribution), PendingConversion: pending, ClientRevenueIncluded: sc.site.ClientRevenue.Included}
+	res.Meta = sc.meta()
 	return res, nil
 }
 
@@ -134,11 +130,11 @@ func filterParam(d Dimension) string {
 	return d.Name
 }
 
-func revenueTotals(m []float64) api.RevenueTotals {
+func revenueTotals(m []float64) RevenueTotals {
 	if len(m) < 6 {
-		return api.RevenueTotals{}
+		return RevenueTotals{}
 	}
-	t := api.RevenueTotals{Revenue: count(m[0]), Refunds: count(m[1]), Payments: count(m[2]), RefundCount: count(m[3]),
+	t := RevenueTotals{Revenue: count(m[0]), Refunds: count(m[1]), Payments: count(m[2]), RefundCount: count(m[3]),
 		PayingVisitors: count(m[4]), ClientReported: count(m[5])}
 	t.Net = t.Revenue - t.Refunds
 	return t
@@ -148,8 +144,8 @@ func revenueTotals(m []float64) api.RevenueTotals {
 // per visitor (net ÷ visitors, minor units to two decimals) and the paying
 // visitor rate (paying visitors ÷ visitors × 100, one decimal); both are 0
 // when there are no visitors.
-func revenueSummary(t api.RevenueTotals, visitors int64) api.RevenueSummary {
-	out := api.RevenueSummary{RevenueTotals: t, Visitors: visitors}
+func revenueSummary(t RevenueTotals, visitors int64) RevenueSummary {
+	out := RevenueSummary{RevenueTotals: t, Visitors: visitors}
 	if visitors > 0 {
 		out.RevenuePerVisitor = math.Round(float64(t.Net)/float64(visitors)*100) / 100
 		out.PayingVisitorRate = percent(float64(t.PayingVisitors), float64(visitors))
@@ -158,8 +154,8 @@ func revenueSummary(t api.RevenueTotals, visitors int64) api.RevenueSummary {
 }
 
 // revenueRows labels and orders a breakdown: by revenue, then net, then value.
-func revenueRows(rows []Row, want bool) []api.RevenueRow {
-	out := make([]api.RevenueRow, 0, len(rows))
+func revenueRows(rows []Row, want bool) []RevenueRow {
+	out := make([]RevenueRow, 0, len(rows))
 	if !want {
 		return out
 	}
@@ -181,7 +177,7 @@ func revenueRows(rows []Row, want bool) []api.RevenueRow {
 			continue
 		}
 		merged[value] = len(out)
-		out = append(out, api.RevenueRow{Value: value, RevenueTotals: t})
+		out = append(out, RevenueRow{Value: value, RevenueTotals: t})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Revenue != out[j].Revenue {

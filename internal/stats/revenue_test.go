@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tally-analytics/tally/internal/errs"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // The attribution model comes from attribution, or from the deprecated
@@ -87,31 +86,31 @@ func TestRevenueColumnsByModel(t *testing.T) {
 func TestRevenueSummary(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		totals   api.RevenueTotals
+		totals   RevenueTotals
 		visitors int64
-		want     api.RevenueSummary
+		want     RevenueSummary
 	}{
 		// 10000 − 2500 = 7500 net over 3 visitors: 2500 each; 1 of 3 paid: 33.33… → 33.3
-		{"thirds", api.RevenueTotals{Revenue: 10000, Refunds: 2500, Net: 7500, PayingVisitors: 1}, 3,
-			api.RevenueSummary{Visitors: 3, RevenuePerVisitor: 2500, PayingVisitorRate: 33.3}},
+		{"thirds", RevenueTotals{Revenue: 10000, Refunds: 2500, Net: 7500, PayingVisitors: 1}, 3,
+			RevenueSummary{Visitors: 3, RevenuePerVisitor: 2500, PayingVisitorRate: 33.3}},
 		// 1000 / 3 = 333.333… → 333.33 minor units; 2 of 3 = 66.66… → 66.7
-		{"rounded", api.RevenueTotals{Revenue: 1000, Net: 1000, PayingVisitors: 2}, 3,
-			api.RevenueSummary{Visitors: 3, RevenuePerVisitor: 333.33, PayingVisitorRate: 66.7}},
+		{"rounded", RevenueTotals{Revenue: 1000, Net: 1000, PayingVisitors: 2}, 3,
+			RevenueSummary{Visitors: 3, RevenuePerVisitor: 333.33, PayingVisitorRate: 66.7}},
 		// 2 / 3 = 0.666… → 0.67 of a minor unit; 1 of 3 = 33.3
-		{"small", api.RevenueTotals{Revenue: 2, Net: 2, PayingVisitors: 1}, 3,
-			api.RevenueSummary{Visitors: 3, RevenuePerVisitor: 0.67, PayingVisitorRate: 33.3}},
+		{"small", RevenueTotals{Revenue: 2, Net: 2, PayingVisitors: 1}, 3,
+			RevenueSummary{Visitors: 3, RevenuePerVisitor: 0.67, PayingVisitorRate: 33.3}},
 		// 1 of 8 = 12.5 exactly; 999 / 8 = 124.875 → 124.88
-		{"eighths", api.RevenueTotals{Revenue: 999, Net: 999, PayingVisitors: 1}, 8,
-			api.RevenueSummary{Visitors: 8, RevenuePerVisitor: 124.88, PayingVisitorRate: 12.5}},
+		{"eighths", RevenueTotals{Revenue: 999, Net: 999, PayingVisitors: 1}, 8,
+			RevenueSummary{Visitors: 8, RevenuePerVisitor: 124.88, PayingVisitorRate: 12.5}},
 		// refunds above revenue: −500 / 4 = −125
-		{"negative net", api.RevenueTotals{Revenue: 500, Refunds: 1000, Net: -500, PayingVisitors: 1}, 4,
-			api.RevenueSummary{Visitors: 4, RevenuePerVisitor: -125, PayingVisitorRate: 25}},
+		{"negative net", RevenueTotals{Revenue: 500, Refunds: 1000, Net: -500, PayingVisitors: 1}, 4,
+			RevenueSummary{Visitors: 4, RevenuePerVisitor: -125, PayingVisitorRate: 25}},
 		// payments without any visitor in the range (renewals): nothing to divide by
-		{"no visitors", api.RevenueTotals{Revenue: 4900, Net: 4900, PayingVisitors: 1}, 0,
-			api.RevenueSummary{Visitors: 0, RevenuePerVisitor: 0, PayingVisitorRate: 0}},
+		{"no visitors", RevenueTotals{Revenue: 4900, Net: 4900, PayingVisitors: 1}, 0,
+			RevenueSummary{Visitors: 0, RevenuePerVisitor: 0, PayingVisitorRate: 0}},
 		// two paying visitors, one visited: 2 / 1 × 100 = 200, not capped
-		{"renewals", api.RevenueTotals{Revenue: 3000, Net: 3000, PayingVisitors: 2}, 1,
-			api.RevenueSummary{Visitors: 1, RevenuePerVisitor: 3000, PayingVisitorRate: 200}},
+		{"renewals", RevenueTotals{Revenue: 3000, Net: 3000, PayingVisitors: 2}, 1,
+			RevenueSummary{Visitors: 1, RevenuePerVisitor: 3000, PayingVisitorRate: 200}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.want.RevenueTotals = tc.totals

@@ -59,11 +59,13 @@ const visitorState = "uniqCombinedState(17)(visitor_id)"
 
 var (
 	rolledVisitors = rollupMetric{metric: Visitors, column: "visitors", uniq: true}
+	// rolledSessions counts live sessions: the visits of the statistics
+	rolledSessions = rollupMetric{metric: SessionCount, column: "sessions"}
 	// sessionSums are exact in SummingMergeTree: every column adds up sign
 	// times a figure, so the cancel rows of the sessions table take out the
 	// states they replace, wherever a merge puts them.
 	sessionSums = []rollupMetric{
-		{metric: SessionCount, column: "sessions"}, {metric: Bounces, column: "bounces"},
+		rolledSessions, {metric: Bounces, column: "bounces"},
 		{metric: DurationSum, column: "duration_sum"}, {metric: Pageviews, column: "pageview_count"},
 	}
 )
@@ -265,11 +267,7 @@ func (p rollupPlan) part(q Query, rolled bool, from, to time.Time) (string, []an
 	}
 	table := string(q.Table)
 	if q.Table == Sessions && len(keys) > 0 {
-		live := "toFloat64(sum(sign))"
-		if rolled {
-			live = "toFloat64(sum(sessions))"
-		}
-		sel = append(sel, live+" AS live")
+		sel = append(sel, rolledSessions.partial(q.Table, rolled)+" AS live")
 	}
 	if rolled {
 		table = p.r.table

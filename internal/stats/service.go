@@ -16,7 +16,6 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // Store runs built queries; chstore implements it.
@@ -42,7 +41,7 @@ type Sites interface {
 
 // RealtimeSource reports who is on a site right now.
 type RealtimeSource interface {
-	Snapshot(ctx context.Context, site model.SiteID, now time.Time) (api.Realtime, error)
+	Active(ctx context.Context, site model.SiteID, now time.Time) (model.Realtime, error)
 }
 
 // Service answers the stats endpoints.
@@ -332,9 +331,8 @@ func (s *Service) total(ctx context.Context, q Query) ([]float64, error) {
 	return rows[0].Metrics, nil
 }
 
-func (sc scope) meta() api.StatsMeta {
-	return api.StatsMeta{SiteID: string(sc.site.ID), DateFrom: sc.req.DateFrom.Format(time.DateOnly),
-		DateTo: sc.req.DateTo.Format(time.DateOnly), Timezone: sc.tz, Sampled: sc.readSample()}
+func (sc scope) meta() Meta {
+	return Meta{Site: sc.site.ID, From: sc.req.DateFrom, To: sc.req.DateTo, Timezone: sc.tz, Sampled: sc.readSample()}
 }
 
 // readSample reports whether the report read a sample.
@@ -360,6 +358,31 @@ func percent(part, whole float64) float64 {
 	}
 	return round1(part / whole * 100)
 }
+
+// percentChange is the percent change from prev to cur, one decimal; nil
+// when prev is 0 (there is nothing to compare with).
+func percentChange(cur, prev float64) *float64 {
+	if prev == 0 {
+		return nil
+	}
+	v := round1((cur - prev) / prev * 100)
+	return &v
+}
+
+// meanSeconds is sum ÷ n seconds, one decimal (0 when n is 0): a visit's
+// duration, a page's time.
+func meanSeconds(sum, n float64) float64 { return round1(ratio(sum, n)) }
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// bounceRate is the rule of every bounce rate: the share of sessions (of a
+// range, a source, an entry page) that bounced (model.Bounce), in percent.
+func bounceRate(sessions, bounces float64) float64 { return percent(bounces, sessions) }
 
 func count(x float64) int64 { return int64(math.Round(x)) }
 

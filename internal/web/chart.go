@@ -5,9 +5,8 @@ import (
 	"html/template"
 	"math"
 	"strings"
-	"time"
 
-	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/internal/stats"
 )
 
 // Chart geometry (the SVG scales to its container).
@@ -30,7 +29,7 @@ const (
 // and, when given, the previous period's visitors (dashed). It is drawn on
 // the server: no chart library, and it reads without JavaScript. A table of
 // the same numbers follows it for screen readers (in the card template).
-func chartSVG(points, previous []api.TimeseriesPoint) template.HTML {
+func chartSVG(points, previous []stats.DayCount) template.HTML {
 	var top int64
 	for _, p := range points {
 		top = max(top, p.Visitors, p.Pageviews)
@@ -61,7 +60,7 @@ func chartSVG(points, previous []api.TimeseriesPoint) template.HTML {
 	step := max(1, int(math.Ceil(float64(n)/maxXLabels)))
 	for i := 0; i < n; i += step {
 		fmt.Fprintf(&b, `<text class="%s" x="%.1f" y="%g" text-anchor="middle">%s</text>`, chartAxisLabelClass, x(i), chartH-8,
-			template.HTMLEscapeString(shortDate(points[i].Date)))
+			template.HTMLEscapeString(points[i].Date.Format("Jan 2")))
 	}
 	if n == 1 {
 		p := points[0]
@@ -115,12 +114,4 @@ func shortNumber(v int64) string {
 		return fmt.Sprintf("%.1fk", float64(v)/1e3)
 	}
 	return fmt.Sprint(v)
-}
-
-func shortDate(d string) string {
-	t, err := time.Parse(time.DateOnly, d)
-	if err != nil {
-		return d
-	}
-	return t.Format("Jan 2")
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/stats"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // membership is the site of the request (the :site parameter) and the
@@ -154,8 +153,8 @@ func (s *Server) card(c echo.Context) error {
 		}
 		return s.renderCard(c, "realtime", struct {
 			View view
-			Data api.Realtime
-		}{v, res.Data})
+			Data stats.Realtime
+		}{v, res})
 	case "pages":
 		return s.pagesCard(c, ctx, p, v, r, tab)
 	case "sources":
@@ -196,8 +195,7 @@ func (s *Server) limitStats(c echo.Context, p auth.Principal, n int) error {
 
 type overviewCard struct {
 	View    view
-	Data    api.Overview
-	Meta    api.OverviewMeta
+	Data    stats.Overview
 	Chart   template.HTML
 	Compare bool
 }
@@ -207,12 +205,12 @@ func (s *Server) overviewCard(c echo.Context, ctx context.Context, p auth.Princi
 	if err != nil {
 		return err
 	}
-	var prev []api.TimeseriesPoint
-	if res.Data.Comparison != nil {
-		prev = res.Data.Comparison.Timeseries
+	var prev []stats.DayCount
+	if res.Comparison != nil {
+		prev = res.Comparison.Series
 	}
-	return s.renderCard(c, "overview", overviewCard{View: v, Data: res.Data, Meta: res.Meta, Compare: res.Data.Comparison != nil,
-		Chart: chartSVG(res.Data.Timeseries, prev)})
+	return s.renderCard(c, "overview", overviewCard{View: v, Data: res, Compare: res.Comparison != nil,
+		Chart: chartSVG(res.Series, prev)})
 }
 
 func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
@@ -225,8 +223,8 @@ func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal
 			return err
 		}
 		card.Columns = []string{"Page", "Entries", "Bounce rate"}
-		for _, row := range head(res.Data.EntryPages) {
-			card.Rows = append(card.Rows, cardRow{Label: row.Pathname, Link: v.link("pathname", row.Pathname),
+		for _, row := range head(res.Rows) {
+			card.Rows = append(card.Rows, cardRow{Label: row.Path, Link: v.link("pathname", row.Path),
 				Cells: []cardCell{countCell("entries", row.Entries), pctCell("bounce_rate", row.BounceRate)}})
 		}
 	case "exit":
@@ -235,8 +233,8 @@ func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal
 			return err
 		}
 		card.Columns = []string{"Page", "Exits", "Exit rate"}
-		for _, row := range head(res.Data.ExitPages) {
-			card.Rows = append(card.Rows, cardRow{Label: row.Pathname, Link: v.link("pathname", row.Pathname),
+		for _, row := range head(res.Rows) {
+			card.Rows = append(card.Rows, cardRow{Label: row.Path, Link: v.link("pathname", row.Path),
 				Cells: []cardCell{countCell("exits", row.Exits), pctCell("exit_rate", row.ExitRate)}})
 		}
 	default:
@@ -245,8 +243,8 @@ func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal
 			return err
 		}
 		card.Columns = []string{"Page", "Visitors", "Pageviews", "Bounce rate", "Time on page"}
-		for _, row := range res.Data.Pages {
-			card.Rows = append(card.Rows, cardRow{Label: row.Pathname, Link: v.link("pathname", row.Pathname),
+		for _, row := range res.Rows {
+			card.Rows = append(card.Rows, cardRow{Label: row.Path, Link: v.link("pathname", row.Path),
 				Cells: []cardCell{countCell("visitors", row.Visitors), countCell("pageviews", row.Pageviews),
 					pctCell("bounce_rate", row.BounceRate), {Name: "avg_time_on_page", Text: formatDuration(row.AvgTimeOnPage),
 						Value: rawFloat(row.AvgTimeOnPage)}}})
@@ -265,7 +263,7 @@ func (s *Server) sourcesCard(c echo.Context, ctx context.Context, p auth.Princip
 			return err
 		}
 		card.Columns = []string{card.tabLabel(), "Visitors", "Share"}
-		for _, row := range head(res.Data.Campaigns) {
+		for _, row := range head(res.Rows) {
 			card.Rows = append(card.Rows, cardRow{Label: row.Value, Link: v.link(tab, row.Value),
 				Cells: []cardCell{countCell("visitors", row.Visitors), pctCell("percentage", row.Percentage)}})
 		}
@@ -277,7 +275,7 @@ func (s *Server) sourcesCard(c echo.Context, ctx context.Context, p auth.Princip
 		return err
 	}
 	card.Columns = []string{"Source", "Visitors", "Pageviews", "Bounce rate"}
-	for _, row := range head(res.Data.Sources) {
+	for _, row := range head(res.Rows) {
 		card.Rows = append(card.Rows, cardRow{Label: row.Source, Link: v.link("source", row.Source),
 			Cells: []cardCell{countCell("visitors", row.Visitors), countCell("pageviews", row.Pageviews), pctCell("bounce_rate", row.BounceRate)}})
 	}
@@ -296,48 +294,29 @@ func (t tableCard) tabLabel() string {
 func (s *Server) devicesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
 	card := tableCard{View: v, Card: "devices", Tabs: tabs(v, "devices", or(tab, "device"), [2]string{"device", "Devices"},
 		[2]string{"browser", "Browsers"}, [2]string{"os", "Operating systems"})}
-	type share struct {
-		label    string
-		visitors int64
-		pct      float64
-	}
-	var rows []share
+	var res stats.List[stats.Share]
+	var err error
 	param := or(tab, "device")
 	switch param {
 	case "browser":
-		res, err := s.deps.Stats.Browsers(ctx, p, r)
-		if err != nil {
-			return err
-		}
-		for _, row := range res.Data.Browsers {
-			rows = append(rows, share{row.Browser, row.Visitors, row.Percentage})
-		}
+		res, err = s.deps.Stats.Browsers(ctx, p, r)
 	case "os":
-		res, err := s.deps.Stats.OperatingSystems(ctx, p, r)
-		if err != nil {
-			return err
-		}
-		for _, row := range res.Data.OperatingSystems {
-			rows = append(rows, share{row.OS, row.Visitors, row.Percentage})
-		}
+		res, err = s.deps.Stats.OperatingSystems(ctx, p, r)
 	default:
 		param = "device"
-		res, err := s.deps.Stats.Devices(ctx, p, r)
-		if err != nil {
-			return err
-		}
-		for _, row := range res.Data.Devices {
-			rows = append(rows, share{row.Device, row.Visitors, row.Percentage})
-		}
+		res, err = s.deps.Stats.Devices(ctx, p, r)
+	}
+	if err != nil {
+		return err
 	}
 	card.Columns = []string{card.tabLabel(), "Visitors", "Share"}
-	for _, row := range head(rows) {
-		link := v.link(param, row.label)
-		if row.label == stats.UnknownLabel {
+	for _, row := range head(res.Rows) {
+		link := v.link(param, row.Value)
+		if row.Value == stats.UnknownLabel {
 			link = ""
 		}
-		card.Rows = append(card.Rows, cardRow{Label: row.label, Link: link,
-			Cells: []cardCell{countCell("visitors", row.visitors), pctCell("percentage", row.pct)}})
+		card.Rows = append(card.Rows, cardRow{Label: row.Value, Link: link,
+			Cells: []cardCell{countCell("visitors", row.Visitors), pctCell("percentage", row.Percentage)}})
 	}
 	return s.renderTable(c, card)
 }
@@ -362,8 +341,8 @@ func (s *Server) locationsCard(c echo.Context, ctx context.Context, p auth.Princ
 		}
 		card.Columns = []string{"City", "Visitors", "Share"}
 		card.Note = "Cities of " + v.Get("region")
-		for _, row := range head(res.Data.Cities) {
-			add(row.City, "city", row.City, row.Visitors, row.Percentage)
+		for _, row := range head(res.Rows) {
+			add(row.Value, "city", row.Value, row.Visitors, row.Percentage)
 		}
 	case v.Has("country"):
 		res, err := s.deps.Stats.Regions(ctx, p, r)
@@ -372,8 +351,8 @@ func (s *Server) locationsCard(c echo.Context, ctx context.Context, p auth.Princ
 		}
 		card.Columns = []string{"Region", "Visitors", "Share"}
 		card.Note = "Regions of " + v.Get("country")
-		for _, row := range head(res.Data.Regions) {
-			add(row.RegionName, "region", row.RegionCode, row.Visitors, row.Percentage)
+		for _, row := range head(res.Rows) {
+			add(row.Name, "region", row.Value, row.Visitors, row.Percentage)
 		}
 	default:
 		res, err := s.deps.Stats.Countries(ctx, p, r)
@@ -381,8 +360,8 @@ func (s *Server) locationsCard(c echo.Context, ctx context.Context, p auth.Princ
 			return err
 		}
 		card.Columns = []string{"Country", "Visitors", "Share"}
-		for _, row := range head(res.Data.Countries) {
-			add(row.CountryName, "country", row.CountryCode, row.Visitors, row.Percentage)
+		for _, row := range head(res.Rows) {
+			add(row.Name, "country", row.Value, row.Visitors, row.Percentage)
 		}
 	}
 	return s.renderTable(c, card)
@@ -395,9 +374,9 @@ func (s *Server) eventsCard(c echo.Context, ctx context.Context, p auth.Principa
 	}
 	card := tableCard{View: v, Card: "events", Columns: []string{"Event", "Visitors", "Events", "Conversion rate"},
 		Empty: "No custom events in this range. Send them with <code>analytics('event', 'Signup')</code>."}
-	for _, row := range head(res.Data.Events) {
-		card.Rows = append(card.Rows, cardRow{Label: row.EventName, Cells: []cardCell{countCell("unique_visitors", row.UniqueVisitors),
-			countCell("total_count", row.TotalCount), pctCell("conversion_rate", row.ConversionRate)}})
+	for _, row := range head(res.Rows) {
+		card.Rows = append(card.Rows, cardRow{Label: row.Name, Cells: []cardCell{countCell("unique_visitors", row.Visitors),
+			countCell("total_count", row.Count), pctCell("conversion_rate", row.ConversionRate)}})
 	}
 	return s.renderTable(c, card)
 }
@@ -409,10 +388,10 @@ func (s *Server) goalsCard(c echo.Context, ctx context.Context, p auth.Principal
 	}
 	card := tableCard{View: v, Card: "goals", Columns: []string{"Goal", "Visitors", "Conversions", "Conversion rate", "Change"},
 		Empty: template.HTML(`No goals yet. <a href="/sites/` + template.HTMLEscapeString(string(v.Site.ID)) + `/settings#goals">Add a goal</a>.`)}
-	for _, g := range res.Data {
-		card.Rows = append(card.Rows, cardRow{Label: g.GoalName, Cells: []cardCell{countCell("unique_visitors", g.UniqueVisitors),
-			countCell("total_conversions", g.TotalConversions), pctCell("conversion_rate", g.ConversionRate),
-			{Name: "change_percent", Text: formatChange(g.ChangePercent)}}})
+	for _, g := range res.Goals {
+		card.Rows = append(card.Rows, cardRow{Label: g.Goal.Name, Cells: []cardCell{countCell("unique_visitors", g.Converters),
+			countCell("total_conversions", g.Completions), pctCell("conversion_rate", g.Rate),
+			{Name: "change_percent", Text: formatChange(g.Change)}}})
 	}
 	return s.renderTable(c, card)
 }
@@ -421,8 +400,7 @@ type revenueCard struct {
 	View     view
 	Tabs     []cardTab
 	Models   []cardTab // the attribution models, each a link to the dashboard with it
-	Data     api.RevenueReport
-	Meta     api.RevenueMeta
+	Data     stats.RevenueReport
 	Rows     []revenueRow
 	Column   string
 	Disabled string
@@ -452,7 +430,7 @@ func attributionLinks(v view) []cardTab {
 
 type revenueRow struct {
 	Label, Link string
-	Row         api.RevenueRow
+	Row         stats.RevenueRow
 }
 
 // revenueFilters are the dashboard filters a payment knows of its visit.
@@ -485,9 +463,9 @@ func (s *Server) revenueCard(c echo.Context, ctx context.Context, p auth.Princip
 	if err != nil {
 		return err
 	}
-	card.Data, card.Meta = res.Data, res.Meta
-	card.PerVisitor = int64(math.Round(res.Data.Totals.RevenuePerVisitor))
-	for _, row := range head(res.Data.Breakdown) {
+	card.Data = res
+	card.PerVisitor = int64(math.Round(res.Totals.RevenuePerVisitor))
+	for _, row := range head(res.Breakdown) {
 		link := ""
 		if param := revenueLinks[tab]; param != "" && row.Value != stats.UnattributedLabel && row.Value != stats.NoneLabel {
 			link = v.link(param, row.Value)

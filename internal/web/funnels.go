@@ -16,7 +16,6 @@ import (
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/stats"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // Funnels manages a site's funnels.
@@ -33,7 +32,7 @@ type Funnels interface {
 type funnelCard struct {
 	View     view
 	Picker   []cardTab
-	Report   api.FunnelReport
+	Report   stats.FunnelReport
 	Rows     []funnelRow
 	Disabled string
 	Window   string
@@ -42,7 +41,7 @@ type funnelCard struct {
 }
 
 type funnelRow struct {
-	Step   api.FunnelReportStep
+	Step   stats.FunnelStepReport
 	Bar    string // conversion rate, as the bar's width
 	Median string
 }
@@ -80,8 +79,8 @@ func (s *Server) funnelsCard(c echo.Context, ctx context.Context, p auth.Princip
 	if err != nil {
 		return err
 	}
-	card.Report, card.Window = res.Data, formatDuration(float64(res.Data.WindowSeconds))
-	for _, st := range res.Data.Steps {
+	card.Report, card.Window = res, formatDuration(res.Funnel.Window.Seconds())
+	for _, st := range res.Steps {
 		row := funnelRow{Step: st, Bar: strconv.FormatFloat(st.ConversionRate, 'f', 1, 64)}
 		if st.MedianSecondsFromPrevious != nil {
 			row.Median = formatDuration(*st.MedianSecondsFromPrevious)

@@ -28,7 +28,7 @@ func (s *Server) healthCard(c echo.Context, ctx context.Context, p auth.Principa
 	add := func(label, name string, n int64) {
 		card.Rows = append(card.Rows, cardRow{Label: label, Cells: []cardCell{countCell(name, n)}})
 	}
-	d := res.Data
+	d := res
 	if d.Totals.Accepted+d.Totals.Bots+d.Totals.Refused == 0 {
 		return s.renderTable(c, card)
 	}
@@ -36,13 +36,13 @@ func (s *Server) healthCard(c echo.Context, ctx context.Context, p auth.Principa
 	for _, b := range []struct {
 		label string
 		n     int64
-	}{{"crawlers", d.BotsByCategory.Crawler}, {"AI agents", d.BotsByCategory.AIAgent}, {"monitors", d.BotsByCategory.Monitor},
-		{"automation", d.BotsByCategory.Automation}, {"other", d.BotsByCategory.Other}} {
+	}{{"crawlers", d.Bots.Crawler}, {"AI agents", d.Bots.AIAgent}, {"monitors", d.Bots.Monitor},
+		{"automation", d.Bots.Automation}, {"other", d.Bots.Other}} {
 		if b.n > 0 {
 			add("Bots: "+b.label, "bots", b.n)
 		}
 	}
-	for _, rc := range d.RefusedByReason {
+	for _, rc := range d.Refused {
 		if rc.Count > 0 {
 			add("Refused: "+or(refusalLabels[rc.Reason], rc.Reason), "refused:"+rc.Reason, rc.Count)
 		}

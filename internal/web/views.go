@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -65,6 +66,8 @@ var funcs = template.FuncMap{
 		return strconv.FormatFloat(v, 'f', 1, 64) + " pts"
 	},
 	"raw": rawFloat,
+	// date writes a report's date as the API does
+	"date": func(t time.Time) string { return t.Format(time.DateOnly) },
 	"siteFields": func(tz, cur string) any {
 		return struct {
 			Timezone, Currency    string

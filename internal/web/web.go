@@ -22,11 +22,13 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/export"
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/outage"
 	"github.com/tally-analytics/tally/internal/ratelimit"
+	"github.com/tally-analytics/tally/internal/stats"
 )
 
 //go:embed templates assets
@@ -73,8 +75,14 @@ type Goals interface {
 	Delete(ctx context.Context, p auth.Principal, id model.GoalID) error
 }
 
-// Stats answers the reports the API serves.
-type Stats = httpapi.Stats
+// Stats answers the dashboard's cards and its download: the reports of a
+// range, the realtime view and the tracking health, as the stats service
+// returns them (the dashboard presents them itself).
+type Stats interface {
+	export.Reports
+	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (stats.Realtime, error)
+	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (stats.Ingestion, error)
+}
 
 // Limiter counts login attempts.
 type Limiter interface {

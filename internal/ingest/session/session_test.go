@@ -16,7 +16,6 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/realtime"
 	"github.com/tally-analytics/tally/internal/testenv"
-	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // resolver resolves batches against the test's Redis and keeps the last
@@ -357,23 +356,23 @@ func TestRealtimeMarksActiveVisitors(t *testing.T) {
 	r.batch(at(3, 3*time.Minute, "", "Direct / None")) // a custom event without pageview: its page
 	r.batch(at(4, -10*time.Minute, "/old", "Bing"))    // before the window
 
-	snap, err := reader.Snapshot(ctx, "s1", t0.Add(4*time.Minute))
+	snap, err := reader.Active(ctx, "s1", t0.Add(4*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := api.Realtime{ActiveVisitors: 3,
-		CurrentPages:   []api.RealtimePage{{Pathname: "/b", Visitors: 3}},
-		CurrentSources: []api.RealtimeSrc{{Source: "Direct / None", Visitors: 2}, {Source: "Google", Visitors: 1}}}
+	want := model.Realtime{Visitors: 3,
+		Pages:   []model.VisitorCount{{Value: "/b", Visitors: 3}},
+		Sources: []model.VisitorCount{{Value: "Direct / None", Visitors: 2}, {Value: "Google", Visitors: 1}}}
 	if diff := cmp.Diff(want, snap); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
 	}
 	// Six minutes on, only visitor 3 (seen at +3 min) is still active.
-	snap, _ = reader.Snapshot(ctx, "s1", t0.Add(8*time.Minute))
-	if snap.ActiveVisitors != 1 {
+	snap, _ = reader.Active(ctx, "s1", t0.Add(8*time.Minute))
+	if snap.Visitors != 1 {
 		t.Errorf("later snapshot %+v, want only visitor 3", snap)
 	}
-	if other, _ := reader.Snapshot(ctx, "s2", t0.Add(4*time.Minute)); other.ActiveVisitors != 0 {
-		t.Errorf("another site sees %d visitors", other.ActiveVisitors)
+	if other, _ := reader.Active(ctx, "s2", t0.Add(4*time.Minute)); other.Visitors != 0 {
+		t.Errorf("another site sees %d visitors", other.Visitors)
 	}
 }
 

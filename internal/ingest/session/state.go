@@ -83,7 +83,7 @@ func (s state) row(site model.SiteID, visitor uint64, sign int8) model.SessionRo
 	return model.SessionRow{
 		SiteID: site, SessionID: s.sid, VisitorID: visitor, Sign: sign, Version: s.version,
 		Start: time.Unix(s.start, 0).UTC(), End: time.Unix(s.last, 0).UTC(),
-		Pageviews: s.pageviews, Events: s.events, IsBounce: s.pageviews == 1 && s.events == 0,
+		Pageviews: s.pageviews, Events: s.events, IsBounce: model.Bounce(s.pageviews, s.events),
 		EntryPage: s.entry, ExitPage: s.exit, Attribution: s.attribution,
 	}
 }

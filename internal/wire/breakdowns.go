@@ -1,0 +1,63 @@
+package wire
+
+import (
+	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// Campaigns is the body of GET /api/v1/stats/campaigns.
+func Campaigns(c stats.Campaigns) (res api.CampaignsResponse) {
+	list(c.List, &res.Data.Campaigns, &res.Meta, func(s stats.Share) api.CampaignRow {
+		return api.CampaignRow{Value: s.Value, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	res.Data.By = c.By
+	return res
+}
+
+// Devices is the body of GET /api/v1/stats/devices.
+func Devices(l stats.List[stats.Share]) (res api.DevicesResponse) {
+	list(l, &res.Data.Devices, &res.Meta, func(s stats.Share) api.DeviceRow {
+		return api.DeviceRow{Device: s.Value, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	return res
+}
+
+// Browsers is the body of GET /api/v1/stats/browsers.
+func Browsers(l stats.List[stats.Share]) (res api.BrowsersResponse) {
+	list(l, &res.Data.Browsers, &res.Meta, func(s stats.Share) api.BrowserRow {
+		return api.BrowserRow{Browser: s.Value, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	return res
+}
+
+// OperatingSystems is the body of GET /api/v1/stats/operating-systems.
+func OperatingSystems(l stats.List[stats.Share]) (res api.OperatingSystemsResponse) {
+	list(l, &res.Data.OperatingSystems, &res.Meta, func(s stats.Share) api.OSRow {
+		return api.OSRow{OS: s.Value, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	return res
+}
+
+// Countries is the body of GET /api/v1/stats/countries.
+func Countries(l stats.List[stats.Share]) (res api.CountriesResponse) {
+	list(l, &res.Data.Countries, &res.Meta, func(s stats.Share) api.CountryRow {
+		return api.CountryRow{CountryCode: s.Value, CountryName: s.Name, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	return res
+}
+
+// Regions is the body of GET /api/v1/stats/regions.
+func Regions(l stats.List[stats.Share]) (res api.RegionsResponse) {
+	list(l, &res.Data.Regions, &res.Meta, func(s stats.Share) api.RegionRow {
+		return api.RegionRow{RegionCode: s.Value, RegionName: s.Name, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	return res
+}
+
+// Cities is the body of GET /api/v1/stats/cities.
+func Cities(l stats.List[stats.Share]) (res api.CitiesResponse) {
+	list(l, &res.Data.Cities, &res.Meta, func(s stats.Share) api.CityRow {
+		return api.CityRow{City: s.Value, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	return res
+}

@@ -1,0 +1,123 @@
+// Package wire turns the stats service's reports into the public wire
+// types of pkg/api: one function per report. The API answers with them
+// (JSON, or CSV through export.Table) and the dashboard's download writes
+// its files with them, so both write the same bytes.
+package wire
+
+import (
+	"time"
+
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/pkg/api"
+)
+
+// Overview is the body of GET /api/v1/stats/overview.
+func Overview(o stats.Overview) api.OverviewResponse {
+	var res api.OverviewResponse
+	res.Data = api.Overview{Metrics: api.Metrics(o.Metrics), Timeseries: each(o.Series, dayCount)}
+	if c := o.Comparison; c != nil {
+		res.Data.Comparison = &api.Comparison{DateFrom: date(c.From), DateTo: date(c.To), Metrics: api.Metrics(c.Metrics),
+			Timeseries: each(c.Series, dayCount), Change: api.Change(c.Change)}
+	}
+	res.Meta = api.OverviewMeta{StatsMeta: meta(o.Meta), FilteredBotTraffic: o.Bots.Total(),
+		FilteredBotTrafficByCategory: api.BotTraffic(o.Bots)}
+	return res
+}
+
+func dayCount(d stats.DayCount) api.TimeseriesPoint {
+	return api.TimeseriesPoint{Date: date(d.Date), Visitors: d.Visitors, Pageviews: d.Pageviews}
+}
+
+// Pages is the body of GET /api/v1/stats/pages.
+func Pages(p stats.Pages) api.PagesResponse {
+	var res api.PagesResponse
+	res.Data.Pages = each(p.Rows, func(r stats.PageRow) api.Page {
+		return api.Page{Pathname: r.Path, Pageviews: r.Pageviews, Visitors: r.Visitors, BounceRate: r.BounceRate,
+			AvgTimeOnPage: r.AvgTimeOnPage}
+	})
+	res.Data.Pagination = api.Pagination{Total: p.Total, Page: p.Page, Limit: p.Limit}
+	res.Meta = meta(p.Meta)
+	return res
+}
+
+// Sources is the body of GET /api/v1/stats/sources.
+func Sources(l stats.List[stats.SourceRow]) (res api.SourcesResponse) {
+	list(l, &res.Data.Sources, &res.Meta, func(r stats.SourceRow) api.SourceRow {
+		return api.SourceRow{Source: r.Source, SourceType: r.Type, Visitors: r.Visitors, Pageviews: r.Pageviews, BounceRate: r.BounceRate}
+	})
+	return res
+}
+
+// EntryPages is the body of GET /api/v1/stats/entry-pages.
+func EntryPages(l stats.List[stats.EntryRow]) (res api.EntryPagesResponse) {
+	list(l, &res.Data.EntryPages, &res.Meta, func(r stats.EntryRow) api.EntryPage {
+		return api.EntryPage{Pathname: r.Path, Entries: r.Entries, EntryRate: r.EntryRate, BounceRate: r.BounceRate}
+	})
+	return res
+}
+
+// ExitPages is the body of GET /api/v1/stats/exit-pages.
+func ExitPages(l stats.List[stats.ExitRow]) (res api.ExitPagesResponse) {
+	list(l, &res.Data.ExitPages, &res.Meta, func(r stats.ExitRow) api.ExitPage {
+		return api.ExitPage{Pathname: r.Path, Exits: r.Exits, ExitRate: r.ExitRate}
+	})
+	return res
+}
+
+// Events is the body of GET /api/v1/stats/events.
+func Events(l stats.List[stats.EventRow]) (res api.EventsResponse) {
+	list(l, &res.Data.Events, &res.Meta, func(r stats.EventRow) api.EventRow {
+		return api.EventRow{EventName: r.Name, TotalCount: r.Count, UniqueVisitors: r.Visitors, ConversionRate: r.ConversionRate}
+	})
+	return res
+}
+
+// Realtime is the body of GET /api/v1/stats/realtime.
+func Realtime(rt stats.Realtime) api.RealtimeResponse {
+	var res api.RealtimeResponse
+	res.Data = api.Realtime{ActiveVisitors: rt.Visitors,
+		CurrentPages: each(rt.Pages, func(c model.VisitorCount) api.RealtimePage {
+			return api.RealtimePage{Pathname: c.Value, Visitors: c.Visitors}
+		}),
+		CurrentSources: each(rt.Sources, func(c model.VisitorCount) api.RealtimeSrc {
+			return api.RealtimeSrc{Source: c.Value, Visitors: c.Visitors}
+		})}
+	res.Meta.Timestamp = rt.At
+	return res
+}
+
+// Ingestion is the body of GET /api/v1/stats/ingestion.
+func Ingestion(in stats.Ingestion) api.IngestionResponse {
+	return api.IngestionResponse{Meta: meta(in.Meta), Data: api.IngestionReport{
+		Totals:          api.IngestionCounts(in.Totals),
+		BotsByCategory:  api.BotTraffic(in.Bots),
+		RefusedByReason: each(in.Refused, func(r stats.RefusalCount) api.RefusalCount { return api.RefusalCount(r) }),
+		Timeseries: each(in.Series, func(d stats.IngestionDay) api.IngestionPoint {
+			return api.IngestionPoint{Date: date(d.Date), Accepted: d.Accepted, Bots: d.Bots, Refused: d.Refused}
+		}),
+	}}
+}
+
+// meta is the meta object of the stats reports.
+func meta(m stats.Meta) api.StatsMeta {
+	return api.StatsMeta{SiteID: string(m.Site), DateFrom: date(m.From), DateTo: date(m.To), Timezone: m.Timezone, Sampled: m.Sampled}
+}
+
+// date writes a date as the API does.
+func date(t time.Time) string { return t.Format(time.DateOnly) }
+
+// list fills the rows and the meta of a list report.
+func list[S, W any](l stats.List[S], rows *[]W, m *api.StatsMeta, conv func(S) W) {
+	*rows, *m = each(l.Rows, conv), meta(l.Meta)
+}
+
+// each converts every row of a list; an empty list stays a list ([] in
+// JSON, never null).
+func each[S, W any](rows []S, conv func(S) W) []W {
+	out := make([]W, len(rows))
+	for i, r := range rows {
+		out[i] = conv(r)
+	}
+	return out
+}
