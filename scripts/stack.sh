@@ -803,7 +803,7 @@ write_env_file() {
 cmd_up() {
 	set_profile "${1:-dev}"
 	lock
-	# The cluster runs natively only: production's cluster is docker-compose.cluster.yml.
+	# The cluster runs natively only: production's cluster is deploy/cluster/docker-compose.yml.
 	if [[ $PROFILE == cluster ]]; then MODE=native; else resolve_mode; fi
 	ensure_secret "$DATA/jwt_secret" 48 "a JWT secret"
 	ensure_secret "$DATA/secrets_key" 32 "a key for webhook secrets" # seals them in Postgres

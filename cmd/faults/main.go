@@ -9,6 +9,7 @@
 // Markdown file; the exit status is 1 when any run broke the promise.
 //
 //	go tool task faults                 (starts the test stack, builds, runs this)
+//	go tool task faults:cluster         (the same on the local ClickHouse cluster: --cluster)
 //	go run ./cmd/faults --help
 package main
 
@@ -29,6 +30,8 @@ type options struct {
 	runs, killRuns      int
 	only                map[string]bool
 	load                time.Duration
+	// cluster runs tally on the local ClickHouse cluster of .data/env.cluster
+	cluster bool
 }
 
 func parseFlags() options {
@@ -41,9 +44,13 @@ func parseFlags() options {
 It needs the local test stack (scripts/stack.sh up test, whose environment
 .data/env.test names the servers: TALLY_TEST_POSTGRES_ADMIN_URL,
 TALLY_CLICKHOUSE_ADDR, TALLY_REDIS_URL) and a built tally binary; "go tool task
-faults" does both and then runs it. Each scenario gets fresh databases and
-reaches ClickHouse, Postgres and Redis through loopback proxies that can take
-them away. Everything stays on 127.0.0.1, and every run is bounded in time.
+faults" does both and then runs it. With --cluster it runs on the local
+ClickHouse cluster instead (scripts/stack.sh up cluster, .data/env.cluster,
+which adds TALLY_CLICKHOUSE_CLUSTER and lists the four nodes; "go tool task
+faults:cluster"). Each scenario gets fresh databases and reaches ClickHouse
+(each node of a cluster), Postgres and Redis through loopback proxies that can
+take them away; a ClickHouse outage takes every node away. Everything stays on
+127.0.0.1, and every run is bounded in time.
 
 Scenarios (--only, comma-separated; all by default):
 %s
@@ -52,13 +59,20 @@ Flags:
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.tally, "tally", ".data/bin/tally", "the tally binary")
-	fs.StringVar(&o.out, "out", "bench/results/"+time.Now().Format("2006-01-02")+"-faults.md", "where the report goes")
+	fs.StringVar(&o.out, "out", "", "where the report goes (default bench/results/<date>-faults.md, -faults-cluster.md with --cluster)")
 	fs.StringVar(&o.workDir, "work", ".data/faults", "where the runs keep their write-ahead logs and tally's logs")
 	fs.IntVar(&o.runs, "runs", 5, "runs of each scenario")
 	fs.IntVar(&o.killRuns, "kill-runs", 20, "runs of the kill-at-flush scenario")
 	fs.DurationVar(&o.load, "load", 1500*time.Millisecond, "how long each phase of load lasts")
 	fs.StringVar(&only, "only", "", "run only these scenarios")
+	fs.BoolVar(&o.cluster, "cluster", false, "run on the local ClickHouse cluster (the environment of .data/env.cluster)")
 	flag.Parse()
+	if o.out == "" {
+		o.out = "bench/results/" + time.Now().Format("2006-01-02") + "-faults.md"
+		if o.cluster {
+			o.out = strings.TrimSuffix(o.out, ".md") + "-cluster.md"
+		}
+	}
 	if only != "" {
 		o.only = map[string]bool{}
 		for _, n := range strings.Split(only, ",") {
@@ -79,7 +93,7 @@ func main() {
 }
 
 func soakAll(ctx context.Context, o options) error {
-	stack, err := stackFromEnv()
+	stack, err := stackFromEnv(o.cluster)
 	if err != nil {
 		return err
 	}
@@ -111,17 +125,26 @@ func soakAll(ctx context.Context, o options) error {
 	return nil
 }
 
-// stack is where the test stack's servers are.
+// stack is where the test stack's servers are: chAddr lists a cluster's
+// nodes, comma-separated, when cluster names it.
 type stack struct {
 	pgAdmin, chAddr, redisURL string
+	cluster                   string
 }
 
-func stackFromEnv() (stack, error) {
+func stackFromEnv(cluster bool) (stack, error) {
 	s := stack{pgAdmin: os.Getenv("TALLY_TEST_POSTGRES_ADMIN_URL"), chAddr: os.Getenv("TALLY_CLICKHOUSE_ADDR"),
-		redisURL: os.Getenv("TALLY_REDIS_URL")}
+		redisURL: os.Getenv("TALLY_REDIS_URL"), cluster: os.Getenv("TALLY_CLICKHOUSE_CLUSTER")}
 	if s.pgAdmin == "" || s.chAddr == "" || s.redisURL == "" {
 		return s, fmt.Errorf("TALLY_TEST_POSTGRES_ADMIN_URL, TALLY_CLICKHOUSE_ADDR and TALLY_REDIS_URL must be set " +
 			"(source .data/env.test after scripts/stack.sh up test, or run go tool task faults)")
+	}
+	switch {
+	case cluster && s.cluster == "":
+		return s, fmt.Errorf("--cluster needs TALLY_CLICKHOUSE_CLUSTER " +
+			"(source .data/env.cluster after scripts/stack.sh up cluster, or run go tool task faults:cluster)")
+	case !cluster && s.cluster != "":
+		return s, fmt.Errorf("the environment names the ClickHouse cluster %q: pass --cluster", s.cluster)
 	}
 	return s, nil
 }

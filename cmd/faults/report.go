@@ -33,14 +33,23 @@ func (r *report) markdown() string {
 	var b strings.Builder
 	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	fmt.Fprintf(&b, "# Fault soak, %s\n\n", r.started.Format("2006-01-02"))
-	fmt.Fprintf(&b, "`go tool task faults` (cmd/faults: %d runs a scenario, %d of kill-at-flush, load phases of %v), tally %s, "+
-		"%s/%s, %d CPUs; the local test stack (ClickHouse 18.16, PostgreSQL 15, Redis 7) on loopback, each reached through "+
-		"a proxy that can take it away. Started %s, took %v.\n\n",
-		r.opts.runs, r.opts.killRuns, r.opts.load, strings.TrimSpace(string(rev)), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
-		r.started.Format(time.RFC3339), r.finished.Sub(r.started).Round(time.Second))
+	task, servers := "faults", "the local test stack (ClickHouse 18.16, PostgreSQL 15, Redis 7) on loopback, each reached through "+
+		"a proxy that can take it away"
+	if r.opts.cluster {
+		task, servers = "faults:cluster", "the local ClickHouse cluster (2 shards × 2 replicas of ClickHouse 18.16 and ZooKeeper; "+
+			"tally writes through Distributed tables with insert_distributed_sync and looks its batches up on every node), "+
+			"PostgreSQL 15 and Redis 7 on loopback, each reached through a proxy that can take it away (a proxy for each "+
+			"ClickHouse node, all four taken away together in the ClickHouse outages; the lookups reach the nodes at the "+
+			"addresses of system.clusters, past the proxies)"
+	}
+	fmt.Fprintf(&b, "`go tool task %s` (cmd/faults: %d runs a scenario, %d of kill-at-flush, load phases of %v), tally %s, "+
+		"%s/%s, %d CPUs; %s. Started %s, took %v.\n\n",
+		task, r.opts.runs, r.opts.killRuns, r.opts.load, strings.TrimSpace(string(rev)), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
+		servers, r.started.Format(time.RFC3339), r.finished.Sub(r.started).Round(time.Second))
 	b.WriteString("Every run sends mixed traffic to one site of its own — pageviews and custom events through the Events API, " +
 		"pageviews through the tracker's `/e`, and batches of 1,000 — each event with a path of its own, breaks tally as " +
-		"the scenario says, mends it, stops tally with SIGTERM (exit status 0 expected), starts and stops it once more, " +
+		"the scenario says, mends it, stops tally with SIGTERM (exit status 0 expected), starts and stops it once more " +
+		"(and again while a drain ends with records of the log unstored: the notes count those starts), " +
 		"then looks for every event in ClickHouse. *Acknowledged* events were answered 201/202 or `success` in a batch " +
 		"and must be stored exactly once; *refused* ones were answered 503 and must not be stored; *cut off* ones got " +
 		"no answer (the server went away) and may be stored, once. A session is *corrupted* when its sum(sign) is " +
@@ -78,6 +87,13 @@ func (r *report) markdown() string {
 		for i, rr := range sr.runs {
 			c := rr.counts
 			notes := rr.killedAt
+			if rr.drains > 0 {
+				starts := "starts"
+				if rr.drains == 1 {
+					starts = "start"
+				}
+				notes = strings.TrimSpace(fmt.Sprintf("%s %d more %s to drain the log", notes, rr.drains, starts))
+			}
 			if rr.err != nil {
 				notes = strings.TrimSpace(notes + " error: " + rr.err.Error())
 			}

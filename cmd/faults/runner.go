@@ -36,7 +36,8 @@ type scenario struct {
 type run struct {
 	o       options
 	srv     *tallyproc.Server
-	ch, pg  *faultproxy.Proxy
+	ch      proxyGroup
+	pg      *faultproxy.Proxy
 	redis   *faultproxy.Proxy
 	sender  *soak.Sender
 	walDir  string
@@ -45,6 +46,8 @@ type run struct {
 	exits []string
 	// killedAt says where the flusher stood at a timed kill
 	killedAt string
+	// drains counts the starts finish needed beyond the one it always makes
+	drains int
 }
 
 func (r *run) start() error { return r.srv.Start(context.Background(), r.logPath) }
@@ -131,6 +134,7 @@ type runResult struct {
 	counts   soak.Counts
 	exits    []string
 	killedAt string
+	drains   int
 	took     time.Duration
 	err      error
 }
@@ -163,7 +167,7 @@ func runScenario(ctx context.Context, o options, st stack, sc scenario) (scenari
 		return res, err
 	}
 	proxies := map[string]*faultproxy.Proxy{}
-	for name, target := range map[string]string{"ch": st.chAddr, "pg": pgURL.Host, "redis": redisURL.Host} {
+	for name, target := range map[string]string{"pg": pgURL.Host, "redis": redisURL.Host} {
 		p, err := faultproxy.Start(target)
 		if err != nil {
 			return res, err
@@ -171,9 +175,18 @@ func runScenario(ctx context.Context, o options, st stack, sc scenario) (scenari
 		defer p.Close()
 		proxies[name] = p
 	}
+	var chProxies proxyGroup // a proxy for each node of a cluster
+	for _, target := range strings.Split(st.chAddr, ",") {
+		p, err := faultproxy.Start(strings.TrimSpace(target))
+		if err != nil {
+			return res, err
+		}
+		defer p.Close()
+		chProxies = append(chProxies, p)
+	}
 	direct := map[string]string{"TALLY_POSTGRES_URL": pgURL.String(), "TALLY_CLICKHOUSE_ADDR": st.chAddr,
 		"TALLY_REDIS_URL": redisURL.String()}
-	viaProxy := map[string]string{"TALLY_CLICKHOUSE_ADDR": proxies["ch"].Addr}
+	viaProxy := map[string]string{"TALLY_CLICKHOUSE_ADDR": chProxies.addr()}
 	pgURL.Host, redisURL.Host = proxies["pg"].Addr, proxies["redis"].Addr
 	viaProxy["TALLY_POSTGRES_URL"], viaProxy["TALLY_REDIS_URL"] = pgURL.String(), redisURL.String()
 
@@ -185,6 +198,9 @@ func runScenario(ctx context.Context, o options, st stack, sc scenario) (scenari
 		"TALLY_CLICKHOUSE_DATABASE=" + db, "TALLY_REDIS_PREFIX=" + db + ":", "TALLY_JWT_SECRET=faults-secret-faults-secret-faults-secret",
 		"TALLY_FLUSH_INTERVAL=250ms", "TALLY_PRO_EVENTS_PER_HOUR=1000000000", "TALLY_TRACKER_PER_MINUTE=1000000000",
 		"TALLY_CLICKHOUSE_TIMEOUT=10s", "TALLY_LOG_LEVEL=info"}
+	if st.cluster != "" {
+		base = append(base, "TALLY_CLICKHOUSE_CLUSTER="+st.cluster)
+	}
 	cli := &tallyproc.Server{Bin: o.tally, Env: withVars(base, direct, "TALLY_WAL_DIR="+filepath.Join(o.workDir, "cli-wal"))}
 	if err := cli.CLI(ctx, nil, "migrate"); err != nil {
 		return res, err
@@ -197,7 +213,7 @@ func runScenario(ctx context.Context, o options, st stack, sc scenario) (scenari
 	if err := cli.CLI(ctx, &key, "key", "create", "--owner", email, "--name", "faults", "--scopes", "events:write"); err != nil {
 		return res, err
 	}
-	chOpts := chstore.Options{Addr: st.chAddr, Database: db, User: "default", Timeout: 60 * time.Second}
+	chOpts := chstore.Options{Addr: st.chAddr, Database: db, Cluster: st.cluster, User: "default", Timeout: 60 * time.Second}
 	ch, err := chstore.Open(ctx, chOpts)
 	if err != nil {
 		return res, err
@@ -223,7 +239,7 @@ func runScenario(ctx context.Context, o options, st stack, sc scenario) (scenari
 			return res, err
 		}
 		walDir := filepath.Join(o.workDir, db, fmt.Sprint("run", i+1))
-		r := &run{o: o, ch: proxies["ch"], pg: proxies["pg"], redis: proxies["redis"], walDir: walDir,
+		r := &run{o: o, ch: chProxies, pg: proxies["pg"], redis: proxies["redis"], walDir: walDir,
 			logPath: filepath.Join(o.workDir, fmt.Sprintf("%s-run%d.log", sc.name, i+1)),
 			srv: &tallyproc.Server{Bin: o.tally, URL: "http://" + addr,
 				Env: withVars(append(base, sc.env...), viaProxy, "TALLY_WAL_DIR="+walDir)},
@@ -238,10 +254,11 @@ func runScenario(ctx context.Context, o options, st stack, sc scenario) (scenari
 		for _, p := range proxies { // whatever the run left broken
 			p.Up()
 		}
+		chProxies.Up()
 		if rr.err == nil {
 			rr.counts, rr.err = soak.Verify(ctx, ch, pg, site.SiteID, r.sender.Ledger)
 		}
-		rr.exits, rr.killedAt, rr.took = r.exits, r.killedAt, time.Since(started)
+		rr.exits, rr.killedAt, rr.drains, rr.took = r.exits, r.killedAt, r.drains, time.Since(started)
 		res.runs = append(res.runs, rr)
 		status := "ok"
 		if !rr.ok() {
@@ -253,18 +270,83 @@ func runScenario(ctx context.Context, o options, st stack, sc scenario) (scenari
 	return res, nil
 }
 
+// maxDrains bounds the further starts finish makes to drain the log.
+const maxDrains = 12
+
+// unfinishedDrain is what the write buffer logs when a stop's drain ran out
+// of time with records of the log not yet stored.
+const unfinishedDrain = "buffer: stopping with a batch unfinished"
+
 // finish stops tally cleanly with every store up, then starts and stops it
 // once more: whatever the first drain could not finish, the next start
-// does (and a clean restart must change nothing).
+// does (and a clean restart must change nothing). When that drain too ran
+// out of time (the buffer says so in the log) — a backlog larger than one
+// drain stores, as on the local cluster, whose inserts on a small machine
+// fall behind the load — it starts and stops tally again, until a drain
+// ends with the log stored, at most maxDrains more times.
 func (r *run) finish() error {
 	r.ch.Up()
 	r.pg.Up()
 	r.redis.Up()
 	r.term()
-	if err := r.start(); err != nil {
-		return err
+	for {
+		mark := fileSize(r.logPath)
+		if err := r.start(); err != nil {
+			return err
+		}
+		r.term()
+		unfinished, err := logSince(r.logPath, mark, unfinishedDrain)
+		if err != nil || !unfinished {
+			return err
+		}
+		if r.drains == maxDrains {
+			return fmt.Errorf("the write-ahead log was not drained after %d more starts", maxDrains)
+		}
+		r.drains++
 	}
-	return r.term()
+}
+
+// fileSize is the size of the file at path, 0 when there is none.
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// logSince reports whether the log at path holds text past offset.
+func logSince(path string, offset int64, text string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(string(data[min(offset, int64(len(data))):]), text), nil
+}
+
+// proxyGroup takes the nodes of ClickHouse (one, or each of a cluster) away
+// and back together.
+type proxyGroup []*faultproxy.Proxy
+
+func (g proxyGroup) Down() {
+	for _, p := range g {
+		p.Down()
+	}
+}
+
+func (g proxyGroup) Up() {
+	for _, p := range g {
+		p.Up()
+	}
+}
+
+// addr is the proxies' addresses as TALLY_CLICKHOUSE_ADDR lists them.
+func (g proxyGroup) addr() string {
+	addrs := make([]string, len(g))
+	for i, p := range g {
+		addrs[i] = p.Addr
+	}
+	return strings.Join(addrs, ",")
 }
 
 // withVars is env with the variables of vars and extra.
