@@ -507,7 +507,10 @@ ensure_zookeeper() {
 
 zk_running() { pid_matches "$ZK_PIDFILE" "$ZK_DIR/zoo.cfg"; }
 
-zk_ready() { [[ $( (exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT" && printf ruok >&3 && timeout 2 cat <&3) 2>/dev/null) == imok ]]; }
+# zk_ready: serving requests ("stat" names its mode), not only up ("ruok"
+# answers imok while ZooKeeper still loads its data, and ClickHouse 18.16
+# exits at start-up when ZooKeeper does not take its session).
+zk_ready() { [[ $( (exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT" && printf stat >&3 && timeout 2 cat <&3) 2>/dev/null) == *"Mode: "* ]]; }
 
 start_zookeeper() {
 	local pid=0

@@ -45,6 +45,7 @@ type report struct {
 	dashboard               []dashboardResult
 	exports                 []exportResult
 	cluster                 *clusterResult
+	clusterErr              error // why the cluster phase has no figures
 }
 
 // Targets of the benchmark: ingest ≥ 0.7 × baseline, p99 ≤ 25 ms, zero

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/errs"
@@ -217,9 +216,6 @@ func (b *Buffer) prepare(ctx context.Context, bt *batch) error {
 // stays where the checkpoint says) or a test hook stopped it.
 func (b *Buffer) store(ctx context.Context, bt *batch) error {
 	defer bt.waitMarked()
-	if err := b.insertRows(ctx, bt); err != nil {
-		return err
-	}
 	for s := max(bt.step, stepEvents); s <= stepBots; s++ {
 		start := time.Now()
 		if err := b.insertStep(ctx, bt, s); err != nil {
@@ -288,58 +284,6 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 	return b.at("resolved")
 }
 
-// insertRows inserts a batch's events and its session rows side by side:
-// ClickHouse writes the two tables (and their views) at once, rather than
-// one after the other. Before either is sent, the checkpoint records that
-// both may reach ClickHouse (Unsure), so that after a crash both are looked
-// up before they are sent again; once both are stored, the batch goes on
-// with its bot events. A batch resumed past its events, or with no rows of
-// one of the two, takes them one at a time (insertStep).
-func (b *Buffer) insertRows(ctx context.Context, bt *batch) error {
-	resumed := bt.step == stepEvents && bt.sent && bt.unsure
-	if !resumed && (bt.step != stepEvents || bt.sent || bt.unsure) {
-		return nil // resumed at one of the inserts: one at a time
-	}
-	if bt.rows(stepEvents) == 0 || bt.rows(stepSessions) == 0 {
-		return nil
-	}
-	if !resumed {
-		p := &progress{Seq: bt.seq, End: bt.end, Step: stepEvents, Sent: true, Unsure: true}
-		if err := b.retry(ctx, b.flushDown, bt, func() error {
-			return b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p})
-		}); err != nil {
-			return err
-		}
-		bt.sent, bt.unsure = true, true
-	}
-	var wg sync.WaitGroup
-	var errEvents, errSessions error
-	for _, s := range []step{stepEvents, stepSessions} {
-		wg.Go(func() {
-			start := time.Now()
-			err := b.send(ctx, bt, s, resumed)
-			if err == nil {
-				b.observe(s.String(), start)
-			}
-			if s == stepEvents {
-				errEvents = err
-			} else {
-				errSessions = err
-			}
-		})
-	}
-	wg.Wait()
-	if err := cmp.Or(errEvents, errSessions); err != nil {
-		if isHook(errSessions) && !isHook(err) {
-			err = errSessions
-		}
-		return err
-	}
-	// both stored: the checkpoint of the next insert says so
-	bt.step, bt.sent, bt.unsure = stepBots, false, false
-	return nil
-}
-
 // insertStep inserts the rows of step s. Before the first attempt the
 // checkpoint records that the insert may reach ClickHouse; from then on,
 // and after any failed attempt, the rows ClickHouse already holds are
@@ -366,8 +310,7 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 // checkpoint having recorded that they may reach it. When they may have
 // (inDoubt), and after any failed attempt, it first ends the insert that may
 // still run and leaves out the rows ClickHouse holds. An insert runs under
-// its own timeout: a stop does not cut it short. It touches only step s's
-// rows of bt, so the events and the session rows can be sent at once.
+// its own timeout: a stop does not cut it short.
 func (b *Buffer) send(ctx context.Context, bt *batch, s step, inDoubt bool) error {
 	id := fmt.Sprintf("tally-%s-%d-%s", b.cp.Instance, bt.seq, s)
 	err := b.retry(ctx, b.flushDown, bt, func() error {

@@ -11,8 +11,7 @@ import (
 
 // Where tells, from the files of a write-ahead-log directory, where the
 // flusher stood when it last wrote them: between batches, with a batch
-// planned (its sessions being resolved), or at an insert of a batch (the
-// events and the session rows are sent side by side). The
+// planned (its sessions being resolved), or at an insert of a batch. The
 // fault soak reports it for every kill; it reads, never writes.
 func Where(dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, checkpointName)); errors.Is(err, fs.ErrNotExist) {
@@ -33,11 +32,8 @@ func Where(dir string) (string, error) {
 			return "", fmt.Errorf("buffer: checkpoint: %w", err)
 		}
 	}
-	if b := cp.Batch; b != nil {
-		if b.Step == stepEvents && b.Unsure {
-			return "at the events and sessions inserts", nil // sent side by side (insertRows)
-		}
-		return "at the " + b.Step.String() + " insert", nil
+	if cp.Batch != nil {
+		return "at the " + cp.Batch.Step.String() + " insert", nil
 	}
 	plans, _, err := readPlans(dir, cp.Seq)
 	if err != nil {
