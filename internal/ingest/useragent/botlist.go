@@ -153,7 +153,7 @@ func compileRules(byCategory map[string][]string, x *words) ([]botRule, error) {
 }
 
 // category is the bot category of ua, or "" for a browser (lower is ua
-// lower-cased, found the words it holds).
+// folded (see fold), found the words it holds).
 func (r *botRules) category(ua, lower string, found []bool) string {
 	if c := first(r.markers, ua, found); c != "" {
 		return c

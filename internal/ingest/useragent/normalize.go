@@ -98,7 +98,7 @@ func isTablet(ua, lower, os, family string) bool {
 	// "Tablet PC 2.0" is a marker old Windows desktops send in every header.
 	if strings.Contains(ua, "Tablet PC") {
 		ua = strings.ReplaceAll(ua, "Tablet PC", "")
-		lower = strings.ToLower(ua)
+		lower = fold(ua)
 	}
 	if tabletMarkers.match(ua, lower) {
 		return true

@@ -5,17 +5,44 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A bot list holds some 1,700 patterns, and a browser's user agent matches
 // none of them: run one by one, or joined into one alternation, they cost
 // milliseconds per new header. Nearly every pattern names a word any match
 // must contain ("Googlebot", "curl/"), so each carries the words one of which
-// a header must hold (lower-cased) before the pattern itself runs: a new
+// a header must hold (folded) before the pattern itself runs: a new
 // browser header then costs a few substring searches per pattern.
 
+// fold maps s to one form per case-folding class, so that whatever a
+// regexp matches, case-insensitively or not, holds the folded words of its
+// literals once folded itself: ASCII letters become lower case, and any other
+// rune the least rune it folds with (lower-cased when that is ASCII: "ſ"
+// becomes "s", the Kelvin sign "k"). Headers are nearly always ASCII.
+func fold(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Map(foldRune, s)
+		}
+	}
+	return strings.ToLower(s)
+}
+
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	if least < utf8.RuneSelf {
+		return unicode.ToLower(least)
+	}
+	return least
+}
+
 // required returns what every match of the regular expression expr must
-// contain: clauses of words, lower-cased, each of which the match holds one
+// contain: clauses of words, folded (see fold), each of which the match holds one
 // word of; nil when it cannot tell (the pattern must always run).
 // Look-around groups, which Go's syntax lacks, are left out first: they only
 // narrow what matches.
@@ -31,7 +58,7 @@ func required(expr string) [][]string {
 func mustContain(re *syntax.Regexp) [][]string {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return [][]string{{strings.ToLower(string(re.Rune))}}
+		return [][]string{{fold(string(re.Rune))}}
 	case syntax.OpCapture, syntax.OpPlus:
 		return mustContain(re.Sub[0])
 	case syntax.OpRepeat:
@@ -214,7 +241,7 @@ func mustFilter(expr string) filtered {
 	return f
 }
 
-// match reports whether ua matches (lower is ua lower-cased).
+// match reports whether ua matches (lower is ua folded).
 func (f filtered) match(ua, lower string) bool {
 	for _, p := range f.parts {
 		if p.holds(lower) && p.re.MatchString(ua) {

@@ -143,3 +143,36 @@ func unfilteredCategory(r *botRules, ua string) string {
 	}
 	return ""
 }
+
+// Headers beyond ASCII fold as case-insensitive regexps match them: "ſ"
+// matches (?i)s and the Kelvin sign (?i)k, so the words must not skip them.
+func TestPrefilterFoldsLikeRegexps(t *testing.T) {
+	// İ folds with nothing; Σ, σ and ς fold together, least Σ
+	if got, want := fold("Mozilla ſ \u212A İ Σς"), "mozilla s k İ ΣΣ"; got != want {
+		t.Errorf("fold = %q, want %q", got, want)
+	}
+	p, err := New(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ua := range []string{
+		"Mozilla/5.0 (x) UNION ſELECT 1",                   // an exploit probe (?i)union\s+select
+		"Mozilla/5.0 (Linux; Android 9; \u212Aindle Fire)", // (?i)kindle: a tablet
+		"Mozilla/5.0 (compatible; ſpider/1.0)",
+	} {
+		lower := fold(ua)
+		found := p.words.find(lower)
+		if got, want := p.bots.category(ua, lower, found), unfilteredCategory(p.bots, ua); got != want {
+			t.Errorf("%s: bot category %q, every rule in turn says %q", ua, got, want)
+		}
+		if got, want := tabletMarkers.match(ua, lower), tabletMarkers.re.MatchString(ua); got != want {
+			t.Errorf("%s: tablet markers %v, the regexp alone %v", ua, got, want)
+		}
+	}
+	if c := unfilteredCategory(p.bots, "Mozilla/5.0 (x) UNION ſELECT 1"); c != OtherBot {
+		t.Errorf("the probe with a long s: %q, want %q (the case the words must not skip)", c, OtherBot)
+	}
+	if !tabletMarkers.re.MatchString("Mozilla/5.0 (Linux; Android 9; \u212Aindle Fire)") {
+		t.Error("(?i)kindle does not match the Kelvin sign: the case is not tested")
+	}
+}

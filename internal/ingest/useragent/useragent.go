@@ -110,7 +110,7 @@ func (p *Parser) Parse(ua string) Info {
 }
 
 func (p *Parser) parse(ua string) Info {
-	lower := strings.ToLower(ua)
+	lower := fold(ua)
 	found := p.words.find(lower)
 	agent, os, dvc := p.uap.parse(ua, found)
 	info := Info{
