@@ -288,30 +288,13 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 // checkpoint records that the insert may reach ClickHouse; from then on,
 // and after any failed attempt, the rows ClickHouse already holds are
 // looked up and left out before the next attempt, so that no row is stored
-// twice and none is dropped.
+// twice and none is dropped. An insert runs under its own timeout: a stop
+// does not cut it short.
 func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 	if bt.rows(s) == 0 {
 		return nil
 	}
 	inDoubt := (bt.step == s && bt.sent) || bt.unsure
-	if bt.step != s || !bt.sent {
-		p := &progress{Seq: bt.seq, End: bt.end, Step: s, Sent: true, Unsure: bt.unsure}
-		if err := b.retry(ctx, b.flushDown, bt, func() error {
-			return b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p})
-		}); err != nil {
-			return err
-		}
-		bt.step, bt.sent = s, true
-	}
-	return b.send(ctx, bt, s, inDoubt)
-}
-
-// send inserts the rows of step s until ClickHouse holds them, the
-// checkpoint having recorded that they may reach it. When they may have
-// (inDoubt), and after any failed attempt, it first ends the insert that may
-// still run and leaves out the rows ClickHouse holds. An insert runs under
-// its own timeout: a stop does not cut it short.
-func (b *Buffer) send(ctx context.Context, bt *batch, s step, inDoubt bool) error {
 	id := fmt.Sprintf("tally-%s-%d-%s", b.cp.Instance, bt.seq, s)
 	err := b.retry(ctx, b.flushDown, bt, func() error {
 		if inDoubt {
@@ -327,6 +310,13 @@ func (b *Buffer) send(ctx context.Context, bt *batch, s step, inDoubt bool) erro
 			if bt.rows(s) == 0 {
 				return nil
 			}
+		}
+		if bt.step != s || !bt.sent {
+			p := &progress{Seq: bt.seq, End: bt.end, Step: s, Sent: true, Unsure: bt.unsure}
+			if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p}); err != nil {
+				return err
+			}
+			bt.step, bt.sent = s, true
 		}
 		if err := b.at(s.String()); err != nil {
 			return err
