@@ -273,10 +273,6 @@ func runScenario(ctx context.Context, o options, st stack, sc scenario) (scenari
 // maxDrains bounds the further starts finish makes to drain the log.
 const maxDrains = 12
 
-// unfinishedDrain is what the write buffer logs when a stop's drain ran out
-// of time with records of the log not yet stored.
-const unfinishedDrain = "buffer: stopping with a batch unfinished"
-
 // finish stops tally cleanly with every store up, then starts and stops it
 // once more: whatever the first drain could not finish, the next start
 // does (and a clean restart must change nothing). When that drain too ran
@@ -295,7 +291,7 @@ func (r *run) finish() error {
 			return err
 		}
 		r.term()
-		unfinished, err := logSince(r.logPath, mark, unfinishedDrain)
+		unfinished, err := logSince(r.logPath, mark, buffer.UnfinishedStop)
 		if err != nil || !unfinished {
 			return err
 		}

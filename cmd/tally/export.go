@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/export"
 	"github.com/tally-analytics/tally/internal/stats"
 )
@@ -89,10 +88,7 @@ func (run exportEventsRun) run(cmd *cobra.Command) error {
 		return err
 	}
 	defer pg.Close()
-	site, err := pg.SiteByID(ctx, req.SiteID)
-	if errs.Is(err, errs.NotFound) {
-		return errs.E(errs.NotFound, "site_not_found", "site %s not found", req.SiteID).WithField("site_id")
-	}
+	site, err := siteNamed(ctx, pg, req.SiteID, "site_id")
 	if err != nil {
 		return err
 	}

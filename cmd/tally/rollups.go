@@ -80,11 +80,8 @@ func (run rollupsRebuildRun) run(cmd *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		_, err = pg.SiteByID(ctx, site)
+		_, err = siteNamed(ctx, pg, site, "site")
 		pg.Close()
-		if errs.Is(err, errs.NotFound) {
-			return errs.E(errs.NotFound, "site_not_found", "site %s not found", site).WithField("site")
-		}
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,8 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
 )
 
@@ -75,6 +77,16 @@ func (e *env) postgres(ctx context.Context) (*pgstore.Store, error) {
 
 func (e *env) clickhouse(ctx context.Context) (*chstore.Store, error) {
 	return chstore.Open(ctx, app.CHOptions(e.cfg))
+}
+
+// siteNamed finds the site a command's flag names: 404 site_not_found on
+// that flag when there is none.
+func siteNamed(ctx context.Context, pg *pgstore.Store, id model.SiteID, flag string) (model.Site, error) {
+	site, err := pg.SiteByID(ctx, id)
+	if errs.Is(err, errs.NotFound) {
+		return site, errs.E(errs.NotFound, "site_not_found", "site %s not found", id).WithField(flag)
+	}
+	return site, err
 }
 
 // accounts opens what account administration needs; close releases it.

@@ -15,6 +15,10 @@ import (
 	"github.com/tally-analytics/tally/internal/wal"
 )
 
+// UnfinishedStop begins what Run logs when a stop's drain ran out of time
+// with records of the log not yet stored (the fault soak watches for it).
+const UnfinishedStop = "buffer: stopping with a batch unfinished"
+
 // Run moves batches from the log to ClickHouse until ctx ends, then drains
 // what is already in the log: it keeps starting steps for DrainTimeout more
 // and returns. A batch it could not finish is finished first by the next
@@ -66,8 +70,7 @@ func (b *Buffer) Run(ctx context.Context) error {
 	}
 	if err != nil {
 		if work.Err() != nil && !isHook(err) {
-			b.opts.Log.Warn("buffer: stopping with a batch unfinished; the next start finishes it",
-				"wal_bytes", b.log.Size(), "err", err)
+			b.opts.Log.Warn(UnfinishedStop+"; the next start finishes it", "wal_bytes", b.log.Size(), "err", err)
 			return nil
 		}
 		return err
