@@ -8,8 +8,8 @@ import (
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
-// Every report reads the rollups (clickhouse/0008_rollups.sql) for the
-// whole quarters or UTC days of a range and raw rows for its edges. On the
+// Every report reads the rollups (clickhouse/0008_rollups.sql, 0009) for the
+// whole UTC days or quarters of a range and raw rows for its edges. On the
 // scenario each must answer exactly what raw rows answer (TALLY_ROLLUPS=false):
 // over ranges that cut erin's session at midnight UTC, in UTC, New York,
 // Tokyo, Kolkata (+5:30) and Chatham (+12:45), with the comparison period,
@@ -28,6 +28,8 @@ func TestRollupsMatchRawRows(t *testing.T) {
 		"SELECT sum(pageview_count) FROM site_quarters WHERE site_key = cityHash64(?)":             15,
 		"SELECT sum(event_count) FROM site_quarters WHERE site_key = cityHash64(?)":                19,
 		"SELECT uniqCombinedMerge(17)(visitors) FROM site_quarters WHERE site_key = cityHash64(?)": 9,
+		"SELECT sum(pageview_count) FROM site_days WHERE site_key = cityHash64(?)":                 15,
+		"SELECT uniqCombinedMerge(17)(visitors) FROM site_days WHERE site_key = cityHash64(?)":     9,
 		"SELECT toUInt64(sum(sessions)) FROM session_quarters WHERE site_key = cityHash64(?)":      10,
 		"SELECT toUInt64(sum(bounces)) FROM source_days WHERE site_key = cityHash64(?)":            5,
 		"SELECT sum(event_count) FROM bot_days WHERE site_key = cityHash64(?)":                     4,
