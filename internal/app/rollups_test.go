@@ -8,9 +8,10 @@ import (
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
-// Every report reads the rollups (clickhouse/0008_rollups.sql, 0009) for the
-// whole UTC days or quarters of a range and raw rows for its edges. On the
-// scenario each must answer exactly what raw rows answer (TALLY_ROLLUPS=false):
+// Every report reads the rollups (clickhouse/0008_rollups.sql, 0009, 0010's
+// visitor blocks) for the whole UTC days or quarters of a range and raw rows
+// for its edges. On the scenario each must answer exactly what raw rows
+// answer (TALLY_ROLLUPS=false):
 // over ranges that cut erin's session at midnight UTC, in UTC, New York,
 // Tokyo, Kolkata (+5:30) and Chatham (+12:45), with the comparison period,
 // and with filters a rollup holds (device, country, region) or does not.
@@ -25,14 +26,15 @@ func TestRollupsMatchRawRows(t *testing.T) {
 	// the comparison means something only if the scenario is in the rollups:
 	// 15 pageviews and 4 custom events of 9 visitors; 10 sessions, 5 of them bounces
 	for query, want := range map[string]int64{
-		"SELECT sum(pageview_count) FROM site_quarters WHERE site_key = cityHash64(?)":             15,
-		"SELECT sum(event_count) FROM site_quarters WHERE site_key = cityHash64(?)":                19,
-		"SELECT uniqCombinedMerge(17)(visitors) FROM site_quarters WHERE site_key = cityHash64(?)": 9,
-		"SELECT sum(pageview_count) FROM site_days WHERE site_key = cityHash64(?)":                 15,
-		"SELECT uniqCombinedMerge(17)(visitors) FROM site_days WHERE site_key = cityHash64(?)":     9,
-		"SELECT toUInt64(sum(sessions)) FROM session_quarters WHERE site_key = cityHash64(?)":      10,
-		"SELECT toUInt64(sum(bounces)) FROM source_days WHERE site_key = cityHash64(?)":            5,
-		"SELECT sum(event_count) FROM bot_days WHERE site_key = cityHash64(?)":                     4,
+		"SELECT sum(pageview_count) FROM site_quarters WHERE site_key = cityHash64(?)":                                15,
+		"SELECT sum(event_count) FROM site_quarters WHERE site_key = cityHash64(?)":                                   19,
+		"SELECT uniqCombinedMerge(17)(visitors) FROM site_quarters WHERE site_key = cityHash64(?)":                    9,
+		"SELECT sum(pageview_count) FROM site_days WHERE site_key = cityHash64(?)":                                    15,
+		"SELECT uniqCombinedMerge(17)(visitors) FROM site_days WHERE site_key = cityHash64(?)":                        9,
+		"SELECT uniqCombinedMerge(17)(visitors) FROM device_days_blocks WHERE site_key = cityHash64(?) AND level = 4": 9,
+		"SELECT toUInt64(sum(sessions)) FROM session_quarters WHERE site_key = cityHash64(?)":                         10,
+		"SELECT toUInt64(sum(bounces)) FROM source_days WHERE site_key = cityHash64(?)":                               5,
+		"SELECT sum(event_count) FROM bot_days WHERE site_key = cityHash64(?)":                                        4,
 	} {
 		if n := h.count(query, site); n != want {
 			t.Errorf("%s: %d, want %d", query, n, want)

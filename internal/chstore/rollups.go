@@ -19,8 +19,9 @@ type RebuildStep struct {
 
 // RebuildRollups rebuilds every rollup table's rows of the whole UTC days
 // [from, to) of site ("" = every site) from the raw rows, one table after
-// the other: it deletes the table's rows of the range, waits until the
-// deletion has finished, then inserts them again a day at a time, calling
+// the other: it deletes the table's rows of the range (not for visitor
+// blocks, whose states are unions), waits until the deletion has finished,
+// then inserts them again a day at a time, calling
 // progress after each day. Rows of the range inserted by the views while
 // it runs would count twice, so to must not be later than
 // stats.RebuildBefore (the caller's rule).
@@ -32,8 +33,10 @@ func (s *Store) RebuildRollups(ctx context.Context, site model.SiteID, from, to 
 	}
 	for i, r := range stats.RollupRebuilds(site, from, to) {
 		start := time.Now()
-		if err := s.deleteAndWait(ctx, r.Table, r.Delete); err != nil {
-			return err
+		if r.Delete.SQL != "" {
+			if err := s.deleteAndWait(ctx, r.Table, r.Delete); err != nil {
+				return err
+			}
 		}
 		for d := 0; d < days; d++ {
 			day := from.AddDate(0, 0, d)

@@ -70,6 +70,11 @@ func TestRollupsRebuild(t *testing.T) {
 		"site_quarters s1 2026-05-05 00:00:00 | 1 1 1",         // /b at 00:10
 		"session_quarters s1 2026-05-04 23:45:00 | 1 0 1200 2", // one live session: no bounce, 1,200 s, 2 pageviews
 		"source_days s1 2026-05-04 00:00:00 Google search | 1 0 1200 2 1",
+		// May 4 is day 20,577 since 1970: its own block, then those of 4 and
+		// 16 days from day 20,576 (May 3), which 16 divides
+		"source_days_blocks s1 0 2026-05-04 00:00:00 Google search | 1",
+		"source_days_blocks s1 2 2026-05-03 00:00:00 Google search | 1",
+		"source_days_blocks s1 4 2026-05-03 00:00:00 Google search | 1",
 		"exit_days s1 2026-05-04 00:00:00 /b | 1 0 1200 2", // the exit page moved from /a to /b
 		"event_days s1 2026-05-04 00:00:00 0 signup | 1 1",
 		"bot_days s2 2026-05-04 00:00:00 ai_agent | 1",
@@ -87,6 +92,9 @@ func TestRollupsRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := s.Exec(ctx, "ALTER TABLE page_days DELETE WHERE 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, "ALTER TABLE source_days_blocks DELETE WHERE level = 4"); err != nil {
 		t.Fatal(err)
 	}
 	from, to := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 5, 10, 0, 0, 0, 0, time.UTC)
@@ -113,7 +121,7 @@ func TestRollupsRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
-		if m.Name == "rollups" {
+		if m.Name == "rollups" || m.Name == "site_days" || m.Name == "visitor_blocks" {
 			for _, stmt := range m.Statements {
 				if err := s.Exec(ctx, stmt); err != nil {
 					t.Fatalf("replaying %s: %v", stmt, err)
@@ -180,7 +188,7 @@ func rollupRows(t *testing.T, s *chstore.Store) string {
 				keys = append(keys, "if(site_key = cityHash64('s1'), 's1', if(site_key = cityHash64('s2'), 's2', 's3'))")
 			case strings.HasPrefix(typ, "AggregateFunction"):
 				figures = append(figures, "toString(uniqCombinedMerge(17)("+name+"))")
-			case typ == "String" || typ == "DateTime" || typ == "Date" || name == "is_pageview":
+			case typ == "String" || typ == "DateTime" || typ == "Date" || name == "is_pageview" || name == "level":
 				keys = append(keys, "toString("+name+")")
 			default:
 				figures = append(figures, "toString(sum("+name+"))")

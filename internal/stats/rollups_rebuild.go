@@ -19,7 +19,7 @@ type Statement struct {
 // for the mutation, then run Inserts.
 type RollupRebuild struct {
 	Table   string
-	Delete  Statement // a condition on the rollup's rows
+	Delete  Statement // a condition on the rollup's rows; none (SQL "") for visitor blocks
 	Inserts []Statement
 }
 
@@ -29,6 +29,9 @@ func RollupTables() []string {
 	out := []string{"page_days", "page_visitor_days"}
 	for _, r := range rollups {
 		out = append(out, r.table)
+		if r.blocks {
+			out = append(out, r.blocksTable())
+		}
 	}
 	return out
 }
@@ -75,6 +78,18 @@ func RollupRebuilds(site model.SiteID, from, to time.Time) []RollupRebuild {
 		cond := siteCond + tc + " >= ? AND " + tc + " < ?"
 		out = append(out, RollupRebuild{Table: r.table, Delete: Statement{cond, span},
 			Inserts: []Statement{{"INSERT INTO " + r.table + " (" + strings.Join(r.columns(), ", ") + ") " + r.selectSQL(cond), span}}})
+		if r.blocks {
+			// visitor states are unions: the days' visitors inserted again
+			// into their blocks mend what is missing and double nothing, so
+			// blocks are rebuilt without deleting — and a block that reaches
+			// into today, which the views are still writing, is mended too
+			rb := RollupRebuild{Table: r.blocksTable()}
+			for _, level := range blockLevels {
+				rb.Inserts = append(rb.Inserts, Statement{"INSERT INTO " + r.blocksTable() + " (" + strings.Join(r.blockColumns(), ", ") + ") " +
+					r.blocksSQL(level, cond), span})
+			}
+			out = append(out, rb)
+		}
 	}
 	return out
 }
@@ -123,6 +138,50 @@ func (r rollup) selectSQL(where string) string {
 	return sql + " GROUP BY " + strings.Join(group, ", ")
 }
 
+// blockColumns are the columns of r's visitor blocks, in the order
+// blocksSQL selects them.
+func (r rollup) blockColumns() []string {
+	cols := []string{"site_key", "level", timeColumn[r.source]}
+	for _, d := range r.dims {
+		cols = append(cols, d.exprs[r.source])
+	}
+	for _, m := range r.metrics {
+		if m.uniq {
+			cols = append(cols, m.column)
+		}
+	}
+	return cols
+}
+
+// blocksSQL rolls the raw rows meeting where ("" = all) up into r's visitor
+// blocks of one level, in the order of blockColumns; as selectSQL, the
+// start is named as the raw time column unless where needs that column.
+func (r rollup) blocksSQL(level int, where string) string {
+	tc := timeColumn[r.source]
+	unit := tc
+	if where != "" {
+		unit = "unit"
+	}
+	span := int64(dayGrain/time.Second) << level
+	sel := []string{"site_key", fmt.Sprintf("toUInt8(%d) AS level", level),
+		fmt.Sprintf("toDateTime(intDiv(toUInt32(%s), %d) * %d) AS %s", tc, span, span, unit)}
+	group := []string{"site_key", unit}
+	for _, d := range r.dims {
+		sel = append(sel, d.exprs[r.source])
+		group = append(group, d.exprs[r.source])
+	}
+	for _, m := range r.metrics {
+		if m.uniq {
+			sel = append(sel, visitorState+" AS "+m.column)
+		}
+	}
+	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + string(r.source)
+	if where != "" {
+		sql += " WHERE " + where
+	}
+	return sql + " GROUP BY " + strings.Join(group, ", ")
+}
+
 // RollupViews are the statements of the materialised views that keep the
 // declared rollups, and the backfill of their tables, as
 // clickhouse/0008_rollups.sql holds them (a test compares).
@@ -133,6 +192,16 @@ func RollupViews() []string {
 			"CREATE MATERIALIZED VIEW IF NOT EXISTS "+r.table+"_mv TO "+r.table+" AS "+r.selectSQL(""),
 			"TRUNCATE TABLE "+r.table,
 			"INSERT INTO "+r.table+" ("+strings.Join(r.columns(), ", ")+") "+r.selectSQL(""))
+		if r.blocks {
+			b := r.blocksTable()
+			for _, level := range blockLevels {
+				out = append(out, fmt.Sprintf("CREATE MATERIALIZED VIEW IF NOT EXISTS %s_%d_mv TO %s AS %s", b, level, b, r.blocksSQL(level, "")))
+			}
+			out = append(out, "TRUNCATE TABLE "+b)
+			for _, level := range blockLevels {
+				out = append(out, "INSERT INTO "+b+" ("+strings.Join(r.blockColumns(), ", ")+") "+r.blocksSQL(level, ""))
+			}
+		}
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,13 +80,13 @@ func TestRollupPlans(t *testing.T) {
 		{"sessions of the overview", q(Sessions, ny, nil, []Metric{SessionCount, Bounces, DurationSum}),
 			[]string{"session_quarters 2026-05-01 04:00..2026-05-08 04:00"}},
 		{"sources in New York: UTC days and two edges", q(Sessions, ny, []Dimension{Source, SourceType}, []Metric{Visitors, Pageviews, SessionCount, Bounces}),
-			[]string{"source_days 2026-05-02 00:00..2026-05-08 00:00", "raw 2026-05-01 04:00..2026-05-02 00:00", "raw 2026-05-08 00:00..2026-05-08 04:00"}},
+			[]string{"source_days 2026-05-02 00:00..2026-05-08 00:00 1d@05-02 4d@05-03 1d@05-07", "raw 2026-05-01 04:00..2026-05-02 00:00", "raw 2026-05-08 00:00..2026-05-08 04:00"}},
 		{"browsers of one device", q(Sessions, time.UTC, []Dimension{Browser}, []Metric{Visitors}, Eq(Device, "Mobile")),
-			[]string{"device_days 2026-05-01 00:00..2026-05-08 00:00"}},
+			[]string{"device_days 2026-05-01 00:00..2026-05-08 00:00 1d@05-01 1d@05-02 4d@05-03 1d@05-07"}},
 		{"campaigns", q(Sessions, time.UTC, []Dimension{UTMCampaign}, []Metric{Visitors}, NotEq(UTMCampaign, "")),
 			[]string{"utm_days 2026-05-01 00:00..2026-05-08 00:00"}},
 		{"cities of a region", q(Sessions, time.UTC, []Dimension{City}, []Metric{Visitors}, Eq(Country, "US"), Eq(Region, "US-CA")),
-			[]string{"location_days 2026-05-01 00:00..2026-05-08 00:00"}},
+			[]string{"location_days 2026-05-01 00:00..2026-05-08 00:00 1d@05-01 1d@05-02 4d@05-03 1d@05-07"}},
 		{"custom events", q(Events, time.UTC, []Dimension{EventName}, []Metric{EventCount, Visitors}, NotEq(IsPageview, 1)),
 			[]string{"event_days 2026-05-01 00:00..2026-05-08 00:00"}},
 		{"exit pages", q(Sessions, time.UTC, []Dimension{ExitPage}, []Metric{SessionCount}, NotEq(ExitPage, "")),
@@ -131,7 +133,11 @@ func TestRollupPlans(t *testing.T) {
 				if part.r != nil {
 					table = part.r.table
 				}
-				got = append(got, table+" "+part.from.Format("2006-01-02 15:04")+".."+part.to.Format("2006-01-02 15:04"))
+				line := table + " " + part.from.Format("2006-01-02 15:04") + ".." + part.to.Format("2006-01-02 15:04")
+				for _, b := range part.blocks {
+					line += fmt.Sprintf(" %dd@%s", 1<<b.level, b.start.Format("01-02"))
+				}
+				got = append(got, line)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Fatalf("plan (-want +got):\n%s", diff)
@@ -165,5 +171,47 @@ func TestRolledQueryReadsNoSample(t *testing.T) {
 	q.Rollups = false
 	if sql, _, _ := q.Build(); q.Scale() != 10 || !strings.Contains(sql, "SAMPLE 10/100") {
 		t.Errorf("without rollups: scale %v, SQL %s", q.Scale(), sql)
+	}
+}
+
+// A range of whole UTC days is covered by aligned blocks, each once, the
+// longest that fit from the left.
+func TestDyadicBlocks(t *testing.T) {
+	day := func(s string) time.Time {
+		d, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	var got []string
+	for _, b := range dyadic(day("2026-10-26"), day("2026-11-25")) {
+		got = append(got, fmt.Sprintf("%dd@%s", 1<<b.level, b.start.Format(time.DateOnly)))
+	}
+	want := []string{"16d@2026-10-26", "4d@2026-11-11", "4d@2026-11-15", "4d@2026-11-19", "1d@2026-11-23", "1d@2026-11-24"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("30 days (-want +got):\n%s", diff)
+	}
+	for first := day("2026-01-01"); first.Before(day("2026-03-01")); first = first.AddDate(0, 0, 1) {
+		for n := 1; n <= 120; n++ {
+			last := first.AddDate(0, 0, n)
+			blocks := dyadic(first, last)
+			at := first
+			for _, b := range blocks {
+				span := 24 * time.Hour << b.level
+				if !b.start.Equal(at) || !slices.Contains(blockLevels, b.level) || b.start.Unix()%int64(span/time.Second) != 0 {
+					t.Fatalf("%s + %d days: block %+v at %s", first.Format(time.DateOnly), n, b, at)
+				}
+				at = at.Add(span)
+			}
+			if !at.Equal(last) {
+				t.Fatalf("%s + %d days: blocks end at %s", first.Format(time.DateOnly), n, at)
+			}
+			// at most three blocks of each shorter length on either side of
+			// the longest ones
+			if bound := 12 + n/16; len(blocks) > bound {
+				t.Errorf("%s + %d days: %d blocks, more than %d", first.Format(time.DateOnly), n, len(blocks), bound)
+			}
+		}
 	}
 }
