@@ -374,13 +374,7 @@ func (p rollupPlan) metric(m Metric) rollupMetric {
 // raw table; with blocks, the rollup's sums UNION ALL the blocks' visitors.
 func (p rollupPlan) part(q Query, part planPart) (string, []any) {
 	rolled := part.r != nil
-	var sel, keys []string
-	var args []any
-	for i, d := range q.Dimensions {
-		sel = append(sel, fmt.Sprintf("toString(%s) AS k%d", d.exprs[q.Table], i))
-		args = append(args, d.args...)
-		keys = append(keys, fmt.Sprintf("k%d", i))
-	}
+	sel, keys, args := q.keyColumns()
 	tc := timeColumn[q.Table]
 	for i, m := range q.Metrics {
 		rm := p.metric(m)
@@ -416,13 +410,7 @@ func (p rollupPlan) part(q Query, part planPart) (string, []any) {
 // blocksPart selects the visitor states of part's blocks, and zeros for
 // the sums.
 func (p rollupPlan) blocksPart(q Query, part planPart) (string, []any) {
-	var sel, keys []string
-	var args []any
-	for i, d := range q.Dimensions {
-		sel = append(sel, fmt.Sprintf("toString(%s) AS k%d", d.exprs[q.Table], i))
-		args = append(args, d.args...)
-		keys = append(keys, fmt.Sprintf("k%d", i))
-	}
+	sel, keys, args := q.keyColumns()
 	for i, m := range q.Metrics {
 		expr := "toFloat64(0)"
 		if rm, _ := part.r.metric(m); rm.uniq {
@@ -443,6 +431,17 @@ func (p rollupPlan) blocksPart(q Query, part planPart) (string, []any) {
 	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + part.r.blocksTable() +
 		" WHERE site_key = cityHash64(?) AND (" + strings.Join(which, " OR ") + ")"
 	return q.filtered(sql, args, keys)
+}
+
+// keyColumns selects q's dimensions as a part's keys k0, k1, …, with their
+// arguments.
+func (q Query) keyColumns() (sel, keys []string, args []any) {
+	for i, d := range q.Dimensions {
+		sel = append(sel, fmt.Sprintf("toString(%s) AS k%d", d.exprs[q.Table], i))
+		args = append(args, d.args...)
+		keys = append(keys, fmt.Sprintf("k%d", i))
+	}
+	return sel, keys, args
 }
 
 // filtered appends q's filters and the grouping by keys to a part's SQL.
