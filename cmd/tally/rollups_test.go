@@ -94,7 +94,8 @@ func TestRollupsRebuildCommand(t *testing.T) {
 	for _, line := range []string{
 		fmt.Sprintf("rebuilding the rollups of site %s from %s to %s (UTC days, the last excluded)\n", site,
 			day.Format(time.DateOnly), yesterday.Format(time.DateOnly)),
-		"\nsite_quarters: 9 days in ", "\npage_days: 9 days in ", "\nexit_days: 9 days in ", "\nrebuilt 12 tables in ",
+		"\nsite_quarters: 9 days in ", "\npage_days: 9 days in ", "\nexit_days: 9 days in ", "\nsite_days: 9 days in ",
+		"\nlocation_days_blocks: 9 days in ", "\nrebuilt 16 tables in ",
 	} {
 		if !strings.Contains(stderr, line) {
 			t.Errorf("stderr lacks %q:\n%s", line, stderr)

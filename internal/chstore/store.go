@@ -184,7 +184,7 @@ func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
 			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
 		}
 	}
-	// the rollups (clickhouse/0005_page_rollups.sql, 0008_rollups.sql) know sites by key
+	// the rollups (clickhouse/0005_page_rollups.sql, 0008–0010) know sites by key
 	for _, table := range stats.RollupTables() {
 		if err := s.mutate(ctx, table, "DELETE WHERE site_key = cityHash64(?)", string(site)); err != nil {
 			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
