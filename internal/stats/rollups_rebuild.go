@@ -108,23 +108,34 @@ func (r rollup) columns() []string {
 
 // selectSQL rolls the raw rows meeting where ("" = all) up into r's rows,
 // in the order of columns: the SELECT of its materialised view (which
-// matches columns by name), its backfill and its rebuild. The start of the
-// unit is named as the raw time column, unless where needs that column:
-// ClickHouse would read an alias there.
+// matches columns by name), its backfill and its rebuild.
 func (r rollup) selectSQL(where string) string {
+	return r.rollUp(r.grain, "", r.metrics, where)
+}
+
+// rollUp rolls the raw rows meeting where up by site, unit of span and r's
+// dims: site_key, then lead (a column of constants) if any, the start of
+// the unit, the dims and metrics. The start is named as the raw time
+// column, unless where needs that column: ClickHouse would read an alias
+// there.
+func (r rollup) rollUp(span time.Duration, lead string, metrics []rollupMetric, where string) string {
 	tc := timeColumn[r.source]
 	unit := tc
 	if where != "" {
 		unit = "unit"
 	}
-	g := int64(r.grain / time.Second)
-	sel := []string{"site_key", fmt.Sprintf("toDateTime(intDiv(toUInt32(%s), %d) * %d) AS %s", tc, g, g, unit)}
+	g := int64(span / time.Second)
+	sel := []string{"site_key"}
+	if lead != "" {
+		sel = append(sel, lead)
+	}
+	sel = append(sel, fmt.Sprintf("toDateTime(intDiv(toUInt32(%s), %d) * %d) AS %s", tc, g, g, unit))
 	group := []string{"site_key", unit}
 	for _, d := range r.dims {
 		sel = append(sel, d.exprs[r.source])
 		group = append(group, d.exprs[r.source])
 	}
-	for _, m := range r.metrics {
+	for _, m := range metrics {
 		expr := m.metric.exprs[r.source]
 		if m.uniq {
 			expr = visitorState
@@ -154,37 +165,20 @@ func (r rollup) blockColumns() []string {
 }
 
 // blocksSQL rolls the raw rows meeting where ("" = all) up into r's visitor
-// blocks of one level, in the order of blockColumns; as selectSQL, the
-// start is named as the raw time column unless where needs that column.
+// blocks of one level, in the order of blockColumns.
 func (r rollup) blocksSQL(level int, where string) string {
-	tc := timeColumn[r.source]
-	unit := tc
-	if where != "" {
-		unit = "unit"
-	}
-	span := int64(dayGrain/time.Second) << level
-	sel := []string{"site_key", fmt.Sprintf("toUInt8(%d) AS level", level),
-		fmt.Sprintf("toDateTime(intDiv(toUInt32(%s), %d) * %d) AS %s", tc, span, span, unit)}
-	group := []string{"site_key", unit}
-	for _, d := range r.dims {
-		sel = append(sel, d.exprs[r.source])
-		group = append(group, d.exprs[r.source])
-	}
+	var uniq []rollupMetric
 	for _, m := range r.metrics {
 		if m.uniq {
-			sel = append(sel, visitorState+" AS "+m.column)
+			uniq = append(uniq, m)
 		}
 	}
-	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + string(r.source)
-	if where != "" {
-		sql += " WHERE " + where
-	}
-	return sql + " GROUP BY " + strings.Join(group, ", ")
+	return r.rollUp(r.grain<<level, fmt.Sprintf("toUInt8(%d) AS level", level), uniq, where)
 }
 
 // RollupViews are the statements of the materialised views that keep the
 // declared rollups, and the backfill of their tables, as
-// clickhouse/0008_rollups.sql holds them (a test compares).
+// clickhouse/0008_rollups.sql, 0009 and 0010 hold them (a test compares).
 func RollupViews() []string {
 	var out []string
 	for _, r := range rollups {
