@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/chstore"
+	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -78,13 +80,39 @@ func clusterTraffic(t *testing.T, h *harness, from, to int) {
 	t.Helper()
 	c := h.client(h.key)
 	t0 := time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)
+	visitors := clusterVisitors(h.siteID)
 	for i := from; i < to; i++ {
 		h.clock.Set(t0.Add(time.Duration(i) * time.Minute))
 		_, err := c.Pageview(context.Background(), api.PageviewRequest{SiteID: string(h.siteID),
-			URL: fmt.Sprintf("https://example.com/p/%d", i), VisitorID: fmt.Sprint("v", i%7),
+			URL: fmt.Sprintf("https://example.com/p/%d", i), VisitorID: visitors[i%7],
 			UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"})
 		if err != nil {
 			t.Fatalf("pageview %d: %v", i, err)
+		}
+	}
+}
+
+// clusterVisitors are the client ids of clusterTraffic's 7 visitors: "v0"
+// to "v6", unless all seven would live on one shard, then the last is the
+// first "w<n>" on the other. A row's shard is its visitor id modulo 2 (the
+// Distributed tables' sharding key over two shards of equal weight), and a
+// visitor id hashes the site's id, which each test draws anew: 1 run in 64
+// would otherwise leave a shard without visitors.
+func clusterVisitors(site model.SiteID) []string {
+	var ids []string
+	for v := range 7 {
+		ids = append(ids, fmt.Sprint("v", v))
+	}
+	shard := func(id string) uint64 { return ingest.FromClientID(site, id) % 2 }
+	for _, id := range ids[1:] {
+		if shard(id) != shard(ids[0]) {
+			return ids
+		}
+	}
+	for n := 0; ; n++ {
+		if id := fmt.Sprint("w", n); shard(id) != shard(ids[0]) {
+			ids[6] = id
+			return ids
 		}
 	}
 }
