@@ -34,7 +34,7 @@ func readBody(c echo.Context, also ...string) ([]byte, error) {
 	if err := jsonMedia(c.Request().Header.Get(echo.HeaderContentType), also); err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readAll(c.Request())
 	c.Set(ctxBody, body) // for countRefusals: what was read, even when cut off
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
@@ -44,6 +44,31 @@ func readBody(c echo.Context, also ...string) ([]byte, error) {
 		return nil, errs.E(errs.Invalid, "invalid_request", "could not read the request body").Wrap(err)
 	}
 	return body, nil
+}
+
+// readAll reads r's body into one buffer of its declared length, which
+// bodyLimit has held within the route's limit: io.ReadAll would grow a
+// batch's body of ~300 KB from 512 bytes, a copy at each step (5 % of the
+// server's CPU under batch ingest). A body without a declared length is read
+// as io.ReadAll does.
+func readAll(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 {
+		return io.ReadAll(r.Body)
+	}
+	buf := make([]byte, 0, r.ContentLength+1) // +1: the read that meets EOF needs room
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // longer than declared: grow as append does
+		}
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // jsonMedia refuses a body declared as anything but JSON (text/csv,
