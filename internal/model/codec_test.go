@@ -165,3 +165,15 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeRecord decodes a pageview with its attribution, as the
+// write buffer does for every event it reads back from its log.
+func BenchmarkDecodeRecord(b *testing.B) {
+	p := model.AppendRecord(nil, sampleRecords()["event with revenue"])
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := model.DecodeRecord(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
