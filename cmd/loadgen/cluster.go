@@ -106,8 +106,9 @@ func (b *bench) writeCluster(p func(format string, args ...any)) {
 		if q7.Range != "7d" {
 			continue
 		}
-		p("| %s | %s | %s | %s | %s |", q7.Endpoint, ms(find(c.oneNode.queries, q7.Endpoint, "7d").P50), ms(q7.P50),
-			ms(find(c.oneNode.queries, q7.Endpoint, "30d").P50), ms(find(c.cluster.queries, q7.Endpoint, "30d").P50))
+		p50 := func(q queryResult) string { return q.latency(q.P50) }
+		p("| %s | %s | %s | %s | %s |", q7.Endpoint, p50(find(c.oneNode.queries, q7.Endpoint, "7d")), p50(q7),
+			p50(find(c.oneNode.queries, q7.Endpoint, "30d")), p50(find(c.cluster.queries, q7.Endpoint, "30d")))
 	}
 	p("")
 }

@@ -15,6 +15,17 @@ type queryResult struct {
 	Endpoint, Range string
 	P50, P95        time.Duration
 	Sampled         bool
+	// Err is the error of a failed call; P50 and P95 are then the time it
+	// took.
+	Err string
+}
+
+// latency shows p50 or p95 of r, or that its endpoint failed.
+func (r queryResult) latency(d time.Duration) string {
+	if r.Err != "" {
+		return "failed after " + ms(d)
+	}
+	return ms(d)
 }
 
 type statsCall struct {
@@ -95,32 +106,39 @@ var statsCalls = []statsCall{
 }
 
 // queryLatencies calls every stats endpoint runs times (after one warm-up)
-// for the last days days (today included), one call at a time.
-func queryLatencies(ctx context.Context, c *client.Client, site string, days, runs int, progress func(string)) ([]queryResult, error) {
+// for the last days days (today included), one call at a time. An endpoint
+// whose call fails is recorded with the error and the time the failed call
+// took, and the others are still measured.
+func queryLatencies(ctx context.Context, c *client.Client, site string, days, runs int, progress func(string)) []queryResult {
 	today := time.Now().UTC()
 	p := client.StatsParams{SiteID: site, DateFrom: today.AddDate(0, 0, -(days - 1)).Format(time.DateOnly),
 		DateTo: today.Format(time.DateOnly), Timezone: "UTC"}
 	var out []queryResult
 	for _, sc := range statsCalls {
 		progress(fmt.Sprintf("%s, %d days", sc.name, days))
-		sampled, err := sc.call(ctx, c, p) // warm-up
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sc.name, err)
-		}
-		took := make([]time.Duration, runs)
-		for i := range took {
+		res := queryResult{Endpoint: sc.name, Range: fmt.Sprintf("%dd", days)}
+		took := make([]time.Duration, 0, runs)
+		for i := 0; i <= runs; i++ { // the first is a warm-up
 			start := time.Now()
-			if _, err := sc.call(ctx, c, p); err != nil {
-				return nil, fmt.Errorf("%s: %w", sc.name, err)
+			sampled, err := sc.call(ctx, c, p)
+			if err != nil {
+				res.Err, res.P50, res.P95 = err.Error(), time.Since(start), time.Since(start)
+				progress(fmt.Sprintf("%s, %d days: failed: %v", sc.name, days, err))
+				break
 			}
-			took[i] = time.Since(start)
+			if i > 0 {
+				took = append(took, time.Since(start))
+			}
+			res.Sampled = sampled
 		}
-		slices.Sort(took)
-		r := loadResult{Latencies: took}
-		out = append(out, queryResult{Endpoint: sc.name, Range: fmt.Sprintf("%dd", days), P50: r.percentile(50),
-			P95: r.percentile(95), Sampled: sampled})
+		if res.Err == "" {
+			slices.Sort(took)
+			r := loadResult{Latencies: took}
+			res.P50, res.P95 = r.percentile(50), r.percentile(95)
+		}
+		out = append(out, res)
 	}
-	return out, nil
+	return out
 }
 
 // benchFunnel is the demo site's path to a purchase: the pricing page, a

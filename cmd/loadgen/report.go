@@ -141,7 +141,7 @@ func (b *bench) write() error {
 	}
 	if slow := slowest(r.queries, "30d"); slow.Endpoint != "" {
 		p("| every stats endpoint p50 ≤ %s (%d events, 30 days) | slowest: %s %s | %s |", ms(targetStatsP50), o.queryEvents,
-			slow.Endpoint, ms(slow.P50), check(slow.P50 <= targetStatsP50))
+			slow.Endpoint, slow.latency(slow.P50), check(slow.P50 <= targetStatsP50 && slow.Err == ""))
 	}
 	var slowDash dashboardResult
 	for _, d := range r.dashboard {
@@ -244,9 +244,15 @@ func (b *bench) write() error {
 				continue
 			}
 			q30 := find(r.queries, q7.Endpoint, "30d")
-			p("| %s | %s | %s | %s | %s | %v |", q7.Endpoint, ms(q7.P50), ms(q7.P95), ms(q30.P50), ms(q30.P95), q30.Sampled)
+			p("| %s | %s | %s | %s | %s | %v |", q7.Endpoint, q7.latency(q7.P50), q7.latency(q7.P95), q30.latency(q30.P50),
+				q30.latency(q30.P95), q30.Sampled)
 		}
 		p("")
+		for _, q := range r.queries {
+			if q.Err != "" {
+				p("- %s, %s: %s", q.Endpoint, q.Range, q.Err)
+			}
+		}
 	}
 	if len(r.dashboard) > 0 {
 		p("## Dashboard (the same site, logged in; %d requests each, one at a time, measured by the client over loopback)", o.queryRuns)
@@ -369,10 +375,18 @@ func rss(ph *phase) int64 {
 	return ph.usage.PeakRSS
 }
 
+// slowest is the endpoint of rng with the highest p50; one that failed
+// counts as slower than any that answered.
 func slowest(qs []queryResult, rng string) queryResult {
 	var out queryResult
+	slower := func(a, b queryResult) bool {
+		if (a.Err != "") != (b.Err != "") {
+			return a.Err != ""
+		}
+		return a.P50 > b.P50
+	}
 	for _, q := range qs {
-		if q.Range == rng && q.P50 > out.P50 {
+		if q.Range == rng && slower(q, out) {
 			out = q
 		}
 	}
