@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
@@ -38,6 +39,22 @@ func TestRollupsMatchRawRows(t *testing.T) {
 	} {
 		if n := h.count(query, site); n != want {
 			t.Errorf("%s: %d, want %d", query, n, want)
+		}
+	}
+
+	// goals of both kinds, of one page and of patterns, one never reached
+	for _, g := range []api.GoalRequest{
+		{GoalName: "Pricing", GoalType: "pageview", PagePath: "/pricing"},
+		{GoalName: "Signup page", GoalType: "pageview", PagePath: "/sign*"},
+		{GoalName: "Any page", GoalType: "pageview", PagePath: "/**"},
+		{GoalName: "Nowhere", GoalType: "pageview", PagePath: "/nowhere/**"},
+		{GoalName: "Signed up", GoalType: "custom_event", EventName: "signup"},
+		{GoalName: "Downloaded", GoalType: "custom_event", EventName: "download"},
+		{GoalName: "Bought", GoalType: "custom_event", EventName: "purchase"},
+	} {
+		g.SiteID = site
+		if _, err := rolled.CreateGoal(ctx, g); err != nil {
+			t.Fatal(err)
 		}
 	}
 
@@ -75,7 +92,12 @@ func TestRollupsMatchRawRows(t *testing.T) {
 			p.EventName = "signup"
 			return c.Events(ctx, p)
 		}},
+		{"conversions", func(c *client.Client, p client.StatsParams) (any, error) { return c.Conversions(ctx, p) }},
 		// filters no rollup holds read raw rows either way
+		{"conversions on mobiles", func(c *client.Client, p client.StatsParams) (any, error) {
+			p.Device = "Mobile"
+			return c.Conversions(ctx, p)
+		}},
 		{"devices from Google", func(c *client.Client, p client.StatsParams) (any, error) {
 			p.Source = "Google"
 			return c.Devices(ctx, p)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -27,14 +28,15 @@ func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) 
 		return res, err
 	}
 	days := int(r.DateTo.Sub(r.DateFrom).Hours()/24+0.5) + 1
-	var cur, prev []float64
+	var cur, prev goalFigures
 	err = parallel(ctx,
 		func(ctx context.Context) (err error) {
-			cur, err = s.goalCounts(ctx, sc, goals, r.DateFrom, r.DateTo)
+			cur, err = s.goalCounts(ctx, sc, goals, r.DateFrom, r.DateTo, true)
 			return err
 		},
 		func(ctx context.Context) (err error) {
-			prev, err = s.goalCounts(ctx, sc, goals, r.DateFrom.AddDate(0, 0, -days), r.DateFrom.AddDate(0, 0, -1))
+			// the previous period's rates need no converters
+			prev, err = s.goalCounts(ctx, sc, goals, r.DateFrom.AddDate(0, 0, -days), r.DateFrom.AddDate(0, 0, -1), false)
 			return err
 		})
 	if err != nil {
@@ -42,44 +44,136 @@ func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) 
 	}
 	res.Goals = make([]GoalConversion, len(goals))
 	for i, g := range goals {
-		completions, converters := cur[1+2*i], cur[2+2*i]
-		rate, prevRate := percent(completions, cur[0]), percent(prev[1+2*i], prev[0])
+		completions, converters := cur.completions[i], cur.converters[i]
+		rate, prevRate := percent(completions, cur.visitors), percent(prev.completions[i], prev.visitors)
 		res.Goals[i] = GoalConversion{Goal: g, Completions: count(completions), Converters: count(converters), Rate: rate,
-			VisitorRate: percent(converters, cur[0]), PrevRate: prevRate, Change: percentChange(rate, prevRate)}
+			VisitorRate: percent(converters, cur.visitors), PrevRate: prevRate, Change: percentChange(rate, prevRate)}
 	}
-	res.Meta, res.Visitors = sc.meta(), count(cur[0])
+	res.Meta, res.Visitors = sc.meta(), count(cur.visitors)
 	return res, nil
 }
 
-// goalsPerQuery bounds the goals one query counts: each adds its pattern
-// (up to ~2 KiB once escaped) twice to the query's text, which ClickHouse
-// caps (max_query_size, 256 KiB).
+// goalFigures are a range's visitors and, for each goal in order, its
+// completions and converters.
+type goalFigures struct {
+	visitors                float64
+	completions, converters []float64
+}
+
+// goalsPerQuery bounds the pageview goals one query counts: each adds its
+// pattern (up to ~2 KiB once escaped) to the query's text two or three
+// times, and ClickHouse caps the text (max_query_size, 256 KiB).
 const goalsPerQuery = 20
 
-// goalCounts returns, for the inclusive dates first..last, all visitors and
-// then each goal's completions and converters, goalsPerQuery goals a query.
-func (s *Service) goalCounts(ctx context.Context, sc scope, goals []model.Goal, first, last time.Time) ([]float64, error) {
+// goalCounts counts the visitors of the inclusive dates first..last and
+// each goal's completions, and its converters when converters is set. The
+// queries run side by side: the visitors; the custom-event goals, one query
+// grouped by event name (which the event rollup holds); the pageview goals,
+// goalsPerQuery a query, from the page rollups when the range allows them.
+func (s *Service) goalCounts(ctx context.Context, sc scope, list []model.Goal, first, last time.Time, converters bool) (goalFigures, error) {
 	sc.from, sc.to = sc.bounds(first, last)
-	chunks := (len(goals) + goalsPerQuery - 1) / goalsPerQuery
-	parts := make([][]float64, max(chunks, 1))
-	fns := make([]func(context.Context) error, len(parts))
-	for i := range parts {
-		chunk := goals[min(i*goalsPerQuery, len(goals)):min((i+1)*goalsPerQuery, len(goals))]
-		fns[i] = func(ctx context.Context) (err error) {
-			metrics := []Metric{Visitors}
-			for _, g := range chunk {
-				metrics = append(metrics, Completions(g), Converters(g))
-			}
-			parts[i], err = s.total(ctx, sc.query(Events, nil, metrics))
-			return err
+	out := goalFigures{completions: make([]float64, len(list)), converters: make([]float64, len(list))}
+	var names []string
+	var pages []int // the pageview goals' indexes
+	for i, g := range list {
+		if g.Type == model.GoalPageview {
+			pages = append(pages, i)
+		} else {
+			names = append(names, g.EventName)
 		}
 	}
-	if err := parallel(ctx, fns...); err != nil {
-		return nil, err
+	fns := []func(context.Context) error{func(ctx context.Context) error {
+		total, err := s.total(ctx, sc.query(Events, nil, []Metric{Visitors}))
+		if err == nil {
+			out.visitors = total[0]
+		}
+		return err
+	}}
+	if len(names) > 0 {
+		fns = append(fns, func(ctx context.Context) error {
+			metrics := []Metric{EventCount}
+			if converters {
+				metrics = append(metrics, Visitors)
+			}
+			rows, err := s.rows(ctx, sc.query(Events, []Dimension{EventName}, metrics, Eq(IsPageview, 0), In(EventName, names)))
+			if err != nil {
+				return err
+			}
+			byName := byDim(rows)
+			for i, g := range list {
+				if v, ok := byName[g.EventName]; ok && g.Type != model.GoalPageview {
+					out.completions[i] = v[0]
+					if converters {
+						out.converters[i] = v[1]
+					}
+				}
+			}
+			return nil
+		})
 	}
-	out := []float64{parts[0][0]}
-	for _, p := range parts {
-		out = append(out, p[1:]...)
+	ru, rolled := s.planRollup(sc)
+	for len(pages) > 0 {
+		chunk := pages[:min(len(pages), goalsPerQuery)]
+		pages = pages[len(chunk):]
+		patterns := make([]string, len(chunk))
+		for j, i := range chunk {
+			patterns[j] = goals.PathRegexp(list[i].PagePath)
+		}
+		// figures[j] are the completions (and converters) of goal chunk[j]
+		into := func(dst []float64) func(figures []float64) {
+			return func(figures []float64) {
+				for j, i := range chunk {
+					dst[i] = figures[j]
+				}
+			}
+		}
+		if rolled {
+			sql, args := ru.goalPageviews(patterns)
+			fns = append(fns, s.totalSQL(sql, args, len(chunk), into(out.completions)))
+			if converters {
+				sql, args := ru.goalVisitors(patterns)
+				fns = append(fns, s.totalSQL(sql, args, len(chunk), into(out.converters)))
+			}
+			continue
+		}
+		fns = append(fns, func(ctx context.Context) error {
+			var metrics []Metric
+			for _, i := range chunk {
+				metrics = append(metrics, Completions(list[i]))
+				if converters {
+					metrics = append(metrics, Converters(list[i]))
+				}
+			}
+			total, err := s.total(ctx, sc.query(Events, nil, metrics))
+			if err != nil {
+				return err
+			}
+			step := len(metrics) / len(chunk)
+			for j, i := range chunk {
+				out.completions[i] = total[j*step]
+				if converters {
+					out.converters[i] = total[j*step+1]
+				}
+			}
+			return nil
+		})
 	}
-	return out, nil
+	return out, parallel(ctx, fns...)
+}
+
+// totalSQL runs built SQL whose one row is metrics metrics, and hands them
+// to set (zeros when no row came back).
+func (s *Service) totalSQL(sql string, args []any, metrics int, set func([]float64)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		res, err := s.runSQL(ctx, sql, args, 0, metrics)
+		if err != nil {
+			return err
+		}
+		if len(res.Rows) == 0 {
+			set(make([]float64, metrics))
+			return nil
+		}
+		set(res.Rows[0].Metrics)
+		return nil
+	}
 }

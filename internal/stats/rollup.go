@@ -2,6 +2,7 @@ package stats
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -77,6 +78,59 @@ func (r pageRollup) visitors(pages []string) (string, []any, error) {
 	}
 	return "SELECT toString(pathname) AS d0, toFloat64(uniqCombinedMerge(14)(v)) AS m0 FROM (" +
 		strings.Join(parts, " UNION ALL ") + ") GROUP BY d0", args, nil
+}
+
+// goalPageviews counts the pageviews of the pages matching each of
+// patterns (regular expressions of pageview goals) in the range: one row of
+// a metric per pattern. page_days holds a few hundred rows a site and day,
+// summed by page first, so each pattern is matched once per page.
+func (r pageRollup) goalPageviews(patterns []string) (string, []any) {
+	cols, colArgs := goalColumns(patterns, "sumIf(pv, match(pathname, ?))")
+	parts := []string{"SELECT pathname, pageviews AS pv FROM page_days WHERE " + rollupDays}
+	args := r.dayArgs()
+	for _, e := range r.edges {
+		parts = append(parts, "SELECT pathname, count() AS pv FROM events WHERE "+rollupEdge+" GROUP BY pathname")
+		args = append(args, r.edgeArgs(e)...)
+	}
+	return "SELECT " + cols + " FROM (SELECT pathname, sum(pv) AS pv FROM (" + strings.Join(parts, " UNION ALL ") +
+		") GROUP BY pathname)", append(colArgs, args...)
+}
+
+// goalVisitors counts the distinct visitors of the pages matching each of
+// patterns in the range, merging the pages' visitor states (the pages
+// report's visitors, so a goal of one page shows that page's visitors).
+// The days read only the states of matching pages (PREWHERE on the path):
+// deserialising a state is what costs.
+func (r pageRollup) goalVisitors(patterns []string) (string, []any) {
+	cols, colArgs := goalColumns(patterns, "uniqCombinedMergeIf(14)(v, match(pathname, ?))")
+	matches := make([]string, len(patterns))
+	for i := range patterns {
+		matches[i] = "match(pathname, ?)"
+	}
+	parts := []string{"SELECT pathname, visitors AS v FROM page_visitor_days PREWHERE " + rollupDays +
+		" AND (" + strings.Join(matches, " OR ") + ")"}
+	args := r.dayArgs()
+	for _, p := range patterns {
+		args = append(args, p)
+	}
+	for _, e := range r.edges {
+		parts = append(parts, "SELECT pathname, uniqCombinedState(14)(visitor_id) AS v FROM events WHERE "+rollupEdge+
+			" GROUP BY pathname")
+		args = append(args, r.edgeArgs(e)...)
+	}
+	return "SELECT " + cols + " FROM (" + strings.Join(parts, " UNION ALL ") + ")", append(colArgs, args...)
+}
+
+// goalColumns is one metric column m0, m1, … per pattern: agg, whose one
+// placeholder takes the pattern, as Float64.
+func goalColumns(patterns []string, agg string) (string, []any) {
+	cols := make([]string, len(patterns))
+	args := make([]any, len(patterns))
+	for i, p := range patterns {
+		cols[i] = fmt.Sprintf("toFloat64(%s) AS m%d", agg, i)
+		args[i] = p
+	}
+	return strings.Join(cols, ", "), args
 }
 
 const (
