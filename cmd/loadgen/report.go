@@ -41,6 +41,7 @@ type report struct {
 	baseline, ingest, batch *phase
 	raw                     *rawResult
 	demoLoad                string
+	compacted               time.Duration // the rollups' OPTIMIZE FINAL before the queries
 	queries                 []queryResult
 	dashboard               []dashboardResult
 	exports                 []exportResult
@@ -59,7 +60,8 @@ const (
 	targetBatchRatio      = 0.75
 	targetBatchRatioNear  = 0.5
 	targetRedisPer1k      = 20
-	targetStatsP50        = 150 * time.Millisecond
+	targetStatsP50        = 150 * time.Millisecond // up to 10M events
+	targetStatsP50Large   = 300 * time.Millisecond // beyond (100M)
 	targetRSS             = 300 << 20
 	targetDashboard       = 300 * time.Millisecond
 )
@@ -140,8 +142,12 @@ func (b *bench) write() error {
 		p("| server RSS ≤ %d MB at peak ingest | %.0f MB | %s |", targetRSS>>20, float64(peak)/(1<<20), check(peak <= targetRSS))
 	}
 	if slow := slowest(r.queries, "30d"); slow.Endpoint != "" {
-		p("| every stats endpoint p50 ≤ %s (%d events, 30 days) | slowest: %s %s | %s |", ms(targetStatsP50), o.queryEvents,
-			slow.Endpoint, slow.latency(slow.P50), check(slow.P50 <= targetStatsP50 && slow.Err == ""))
+		target := targetStatsP50
+		if o.queryEvents > 10_000_000 {
+			target = targetStatsP50Large
+		}
+		p("| every stats endpoint p50 ≤ %s (%d events, 30 days) | slowest: %s %s | %s |", ms(target), o.queryEvents,
+			slow.Endpoint, slow.latency(slow.P50), check(slow.P50 <= target && slow.Err == ""))
 	}
 	var slowDash dashboardResult
 	for _, d := range r.dashboard {
@@ -233,6 +239,11 @@ func (b *bench) write() error {
 	if len(r.queries) > 0 {
 		p("## Stats endpoints (%d demo events over 30 days, %d calls each, one at a time)", o.queryEvents, o.queryRuns)
 		p("")
+		if r.compacted > 0 {
+			p("Before timing, the rollups were merged to one part a partition (OPTIMIZE FINAL, %s), where live traffic's merges"+
+				" leave closed days: `tally demo` writes every day in every insert.", r.compacted.Round(time.Second))
+			p("")
+		}
 		if r.demoLoad != "" {
 			p("Loaded with `tally demo`: %s.", r.demoLoad)
 			p("")
