@@ -189,7 +189,7 @@ func measure(ctx context.Context, o options, set map[string]string) (*bench, err
 		Cluster: lookupEnv(env, "TALLY_CLICKHOUSE_CLUSTER"), User: "default", Timeout: 5 * time.Minute}
 	b.report.machine = describeMachine()
 	b.report.started = time.Now()
-	for _, name := range []string{"TALLY_SAMPLE_ABOVE_EVENTS", "TALLY_FLUSH_ROWS", "TALLY_FLUSH_INTERVAL", "GOMEMLIMIT"} {
+	for _, name := range []string{"TALLY_SAMPLE_ABOVE_EVENTS", "TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS", "TALLY_FLUSH_ROWS", "TALLY_FLUSH_INTERVAL", "GOMEMLIMIT"} {
 		if v := os.Getenv(name); v != "" {
 			b.report.settings = append(b.report.settings, name+"="+v)
 		}

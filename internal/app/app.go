@@ -150,7 +150,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Ingest = ingest.NewService(access, enricher, a.Buffer, a.PG, a.Revenue, a.CH, a.now, log, a.Metrics)
 	a.Funnels = funnels.NewService(a.PG, a.Accounts)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix),
-		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, PageRollups: cfg.PageRollups && cfg.Rollups,
+		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, FunnelSampleAboveEvents: cfg.FunnelSampleAboveEvents, PageRollups: cfg.PageRollups && cfg.Rollups,
 			Rollups: cfg.Rollups, Funnels: a.Funnels}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
@@ -84,5 +85,37 @@ func TestSampling(t *testing.T) {
 	filtered.Pathname = "/p/0"
 	if res, err = rolled.Overview(ctx, filtered); err != nil || !res.Meta.Sampled {
 		t.Errorf("overview of a page: sampled=%v, %v", res.Meta.Sampled, err)
+	}
+
+	// Funnels have a threshold of their own, which applies with the other
+	// reports' turned off: every visitor went /p/0 → /p/1.
+	f, err := h.client(h.key).CreateFunnel(ctx, api.FunnelRequest{SiteID: string(h.siteID), Name: "p0 to p1",
+		Steps: []api.FunnelStep{{Type: "pageview", PagePath: "/p/0"}, {Type: "pageview", PagePath: "/p/1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := params
+	fp.FunnelID = f.FunnelID
+	cfg.WALDir, cfg.SampleAboveEvents, cfg.FunnelSampleAboveEvents = t.TempDir(), 0, 200
+	funnels := startApp(t, &cfg, h.clock).client(h.key)
+	rep, err := funnels.FunnelReport(ctx, fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := rep.Data.Steps
+	if !rep.Meta.Sampled || len(steps) != 2 || steps[0].Visitors < visitors/2 || steps[0].Visitors > visitors*3/2 ||
+		steps[1].Visitors != steps[0].Visitors {
+		t.Errorf("funnel above its threshold: sampled=%v %+v, want about %d visitors at both steps", rep.Meta.Sampled, steps, visitors)
+	}
+	if res, err = funnels.Overview(ctx, params); err != nil || res.Meta.Sampled {
+		t.Errorf("overview beside the funnels' threshold: sampled=%v, %v", res.Meta.Sampled, err)
+	}
+	// below it, exact
+	cfg.WALDir, cfg.FunnelSampleAboveEvents = t.TempDir(), 1000
+	rep, err = startApp(t, &cfg, h.clock).client(h.key).FunnelReport(ctx, fp)
+	if err != nil || rep.Meta.Sampled || len(rep.Data.Steps) != 2 || rep.Data.Steps[0].Visitors != visitors ||
+		rep.Data.Steps[1].Visitors != visitors {
+		t.Errorf("funnel below its threshold: sampled=%v %+v, %v; want %d visitors at both steps", rep.Meta.Sampled, rep.Data.Steps,
+			err, visitors)
 	}
 }

@@ -57,6 +57,8 @@ type Service struct {
 	// sampleAbove is the number of events in a range above which queries
 	// run on a sample of visitors; 0 disables sampling.
 	sampleAbove int64
+	// funnelSampleAbove is the funnels' own threshold (see Options).
+	funnelSampleAbove int64
 	// pageRollups lets page reports read the daily per-page rollups.
 	pageRollups bool
 	// rollups lets every query read the rollups that hold it (rollups.go).
@@ -69,6 +71,13 @@ type Options struct {
 	// SampleAboveEvents is the number of events in a range above which
 	// queries run on a sample of visitors; 0 disables sampling.
 	SampleAboveEvents int64
+	// FunnelSampleAboveEvents is the funnel report's threshold, the lower
+	// of the two applying; 0 leaves funnels to SampleAboveEvents. No
+	// rollup holds a funnel (its steps are a visitor's sequence), so it reads
+	// every event of its range that completes a step and gathers them by
+	// visitor: on 100M events over 30 days, 35 s for the whole range
+	// against 0.6 s on a 2 % sample.
+	FunnelSampleAboveEvents int64
 	// PageRollups lets the pages reports read the daily per-page rollups
 	// when a range has no filters (see pageRollup).
 	PageRollups bool
@@ -122,7 +131,7 @@ func (c *eventCounts) put(k countKey, n float64, now time.Time) {
 func NewService(store Store, sites Sites, goals GoalLister, pending PendingCounter, realtime RealtimeSource,
 	opts Options, now func() time.Time, log *slog.Logger) *Service {
 	return &Service{store: store, sites: sites, goals: goals, pending: pending, realtime: realtime,
-		sampleAbove: opts.SampleAboveEvents, pageRollups: opts.PageRollups, rollups: opts.Rollups, funnels: opts.Funnels, now: now, log: log}
+		sampleAbove: opts.SampleAboveEvents, funnelSampleAbove: opts.FunnelSampleAboveEvents, pageRollups: opts.PageRollups, rollups: opts.Rollups, funnels: opts.Funnels, now: now, log: log}
 }
 
 // UnknownLabel names rows whose value is unknown (device, browser, country...).
@@ -225,7 +234,22 @@ func (sc scope) bounds(first, last time.Time) (time.Time, time.Time) {
 // sampleRate decides whether the range is large enough to sample, and which
 // percentage of visitors to read.
 func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
-	if s.sampleAbove <= 0 {
+	return s.sampleRateAbove(ctx, sc, s.sampleAbove)
+}
+
+// funnelSampleRate is sampleRate under the lower of the two thresholds.
+func (s *Service) funnelSampleRate(ctx context.Context, sc scope) (int, error) {
+	above := s.sampleAbove
+	if s.funnelSampleAbove > 0 && (above <= 0 || s.funnelSampleAbove < above) {
+		above = s.funnelSampleAbove
+	}
+	return s.sampleRateAbove(ctx, sc, above)
+}
+
+// sampleRateAbove is the percentage of visitors to read when the range
+// holds more than above events (0 = never sample): about above/2 events.
+func (s *Service) sampleRateAbove(ctx context.Context, sc scope, above int64) (int, error) {
+	if above <= 0 {
 		return 0, nil
 	}
 	key := countKey{sc.site.ID, sc.from.Unix(), sc.to.Unix()}
@@ -239,11 +263,11 @@ func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
 		n = total[0]
 		s.counts.put(key, n, time.Now())
 	}
-	if n <= float64(s.sampleAbove) {
+	if n <= float64(above) {
 		return 0, nil
 	}
 	// read about half the threshold's worth of events
-	return max(1, int(float64(s.sampleAbove)/2/n*100)), nil
+	return max(1, int(float64(above)/2/n*100)), nil
 }
 
 // query starts a query on the scope with its filters and sample (none when
