@@ -17,7 +17,8 @@ import (
 //
 // On 10M events the 30-day top pages read ~6,000 rollup rows instead of
 // ~10M events. Visitors come from uniqCombined(14) states: exact on small
-// pages, within about 0.4 % on large ones (events use uniqCombined(17)).
+// pages; on 100M demo events a page of 444,624 visitors read 438,744 (-1.3 %),
+// where uniqCombined(17) on events read 444,184 (-0.1 %).
 type pageRollup struct {
 	site model.SiteID
 	// days are the whole UTC days [days[0], days[1]) read from the rollups.
