@@ -93,6 +93,7 @@ func TestRollupsMatchRawRows(t *testing.T) {
 			return c.Events(ctx, p)
 		}},
 		{"conversions", func(c *client.Client, p client.StatsParams) (any, error) { return c.Conversions(ctx, p) }},
+		{"ingestion", func(c *client.Client, p client.StatsParams) (any, error) { return c.Ingestion(ctx, p) }},
 		// filters no rollup holds read raw rows either way
 		{"conversions on mobiles", func(c *client.Client, p client.StatsParams) (any, error) {
 			p.Device = "Mobile"
