@@ -75,6 +75,9 @@ func TestDashboardFunnels(t *testing.T) {
 			t.Errorf("card lacks %s:\n%.4000s", want, card)
 		}
 	}
+	if strings.Contains(card, `data-metric="sampled"`) {
+		t.Error("the card of a funnel read whole says it is sampled")
+	}
 	// a second funnel: the picker shows both, the view's funnel chosen
 	second, err := h.client(h.key).CreateFunnel(ctx, api.FunnelRequest{SiteID: string(h.siteID), Name: "Blog", Steps: twoSteps})
 	if err != nil {

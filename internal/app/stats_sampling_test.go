@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -97,7 +99,8 @@ func TestSampling(t *testing.T) {
 	fp := params
 	fp.FunnelID = f.FunnelID
 	cfg.WALDir, cfg.SampleAboveEvents, cfg.FunnelSampleAboveEvents = t.TempDir(), 0, 200
-	funnels := startApp(t, &cfg, h.clock).client(h.key)
+	funnelsApp := startApp(t, &cfg, h.clock)
+	funnels := funnelsApp.client(h.key)
 	rep, err := funnels.FunnelReport(ctx, fp)
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +112,15 @@ func TestSampling(t *testing.T) {
 	}
 	if res, err = funnels.Overview(ctx, params); err != nil || res.Meta.Sampled {
 		t.Errorf("overview beside the funnels' threshold: sampled=%v, %v", res.Meta.Sampled, err)
+	}
+	// the dashboard's card says so (a login needs the clock near Postgres's)
+	h.clock.Set(time.Now().UTC())
+	w := newWebUser(t, funnelsApp)
+	w.login(h.email)
+	card := w.expect(http.MethodGet, "/sites/"+string(h.siteID)+"/cards/funnels?range=custom&from=2026-05-01&to=2026-05-07",
+		nil, http.StatusOK)
+	if !strings.Contains(card, `data-metric="sampled"`) {
+		t.Errorf("the funnel card does not say it is sampled:\n%.2000s", card)
 	}
 	// below it, exact
 	cfg.WALDir, cfg.FunnelSampleAboveEvents = t.TempDir(), 1000
