@@ -76,7 +76,7 @@ type Options struct {
 	// rollup holds a funnel (its steps are a visitor's sequence), so it reads
 	// every event of its range that completes a step and gathers them by
 	// visitor: on 100M events over 30 days, 35 s for the whole range
-	// against 0.6 s on a 2 % sample.
+	// against 0.6 s on a 2 % sample (0.9 s through the API).
 	FunnelSampleAboveEvents int64
 	// PageRollups lets the pages reports read the daily per-page rollups
 	// when a range has no filters (see pageRollup).
@@ -131,7 +131,8 @@ func (c *eventCounts) put(k countKey, n float64, now time.Time) {
 func NewService(store Store, sites Sites, goals GoalLister, pending PendingCounter, realtime RealtimeSource,
 	opts Options, now func() time.Time, log *slog.Logger) *Service {
 	return &Service{store: store, sites: sites, goals: goals, pending: pending, realtime: realtime,
-		sampleAbove: opts.SampleAboveEvents, funnelSampleAbove: opts.FunnelSampleAboveEvents, pageRollups: opts.PageRollups, rollups: opts.Rollups, funnels: opts.Funnels, now: now, log: log}
+		sampleAbove: opts.SampleAboveEvents, funnelSampleAbove: opts.FunnelSampleAboveEvents, pageRollups: opts.PageRollups,
+		rollups: opts.Rollups, funnels: opts.Funnels, now: now, log: log}
 }
 
 // UnknownLabel names rows whose value is unknown (device, browser, country...).
