@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,12 @@ func TestDashboardFunnels(t *testing.T) {
 	}
 	if strings.Contains(card, `data-metric="sampled"`) {
 		t.Error("the card of a funnel read whole says it is sampled")
+	}
+	// the page's script starts the funnel card first, beside the top ones
+	dash := w.expect(http.MethodGet, site+view, nil, http.StatusOK)
+	if !regexp.MustCompile(`data-card="[^"]*/cards/funnels[^"]*" data-first`).MatchString(dash) ||
+		strings.Count(dash, "data-first") != 1 {
+		t.Errorf("the funnel card is not the one marked to start first:\n%.6000s", dash)
 	}
 	// a second funnel: the picker shows both, the view's funnel chosen
 	second, err := h.client(h.key).CreateFunnel(ctx, api.FunnelRequest{SiteID: string(h.siteID), Name: "Blog", Steps: twoSteps})

@@ -48,6 +48,11 @@ type cardSlot struct {
 	// Refresh is how often the card reloads, in seconds (0 = never).
 	Refresh int
 	Wide    bool
+	// First starts the card's first load before the cards above it: a
+	// card that reads raw events takes longer than the rest (the funnel: a
+	// sample of its steps' events, no rollup), so it runs beside them
+	// instead of after them, and the page is whole sooner.
+	First bool
 }
 
 func (s *Server) dashboard(c echo.Context) error {
@@ -80,7 +85,7 @@ func (s *Server) dashboard(c echo.Context) error {
 		{Name: "devices", Title: "Devices"},
 		{Name: "events", Title: "Custom events"},
 		{Name: "goals", Title: "Goals"},
-		{Name: "funnels", Title: "Funnels", Wide: true},
+		{Name: "funnels", Title: "Funnels", Wide: true, First: true},
 		{Name: "revenue", Title: "Revenue", Wide: true},
 		{Name: "health", Title: "Tracking health"},
 	} {

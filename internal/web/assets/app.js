@@ -32,8 +32,9 @@
 
   // The first load of the cards goes a few at a time, in page order: the
   // server answers each sooner than if all of them competed for its cores,
-  // and the top of the page fills first.
-  var queue = [], running = 0, parallel = 3;
+  // and the top of the page fills first. A card marked data-first (one that
+  // takes longer, such as the funnel) starts at once, beside the top.
+  var queue = [], firsts = 0, running = 0, parallel = 3;
   function pump() {
     while (running < parallel && queue.length > 0) {
       var job = queue.shift();
@@ -45,7 +46,11 @@
   function start() {
     document.querySelectorAll('[data-card]').forEach(function (body) {
       var url = body.getAttribute('data-card');
-      queue.push({ body: body, url: url });
+      if (body.hasAttribute('data-first')) {
+        queue.splice(firsts++, 0, { body: body, url: url });
+      } else {
+        queue.push({ body: body, url: url });
+      }
       var every = parseInt(body.getAttribute('data-refresh') || '0', 10);
       if (every > 0) {
         setInterval(function () {
