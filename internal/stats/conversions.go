@@ -61,8 +61,8 @@ type goalFigures struct {
 }
 
 // goalsPerQuery bounds the pageview goals one query counts: each adds its
-// pattern (up to ~2 KiB once escaped) to the query's text two or three
-// times, and ClickHouse caps the text (max_query_size, 256 KiB).
+// pattern (up to ~2 KiB once escaped) twice to the query's text, which
+// ClickHouse caps (max_query_size, 256 KiB).
 const goalsPerQuery = 20
 
 // goalCounts counts the visitors of the inclusive dates first..last and
