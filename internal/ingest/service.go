@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,6 +35,8 @@ type SiteAccess interface {
 // Writer stores records durably; when WriteMany returns nil all of them
 // survive a crash, otherwise none was acknowledged.
 type Writer interface {
+	// WriteMany must not keep recs, nor what they point to, once it
+	// returns: accept reuses their rows for the next request.
 	WriteMany(ctx context.Context, recs []model.Record) error
 }
 
@@ -64,6 +67,34 @@ type Service struct {
 	metrics     *metrics.Metrics
 	// checkoutsDown logs failures to remember checkout sessions once per interval
 	checkoutsDown *outage.Reporter
+	// scratch holds *scratch: the drafts and rows of a request's events,
+	// reused by the next (see accept)
+	scratch sync.Pool
+}
+
+// scratch is the room for a request's drafts and rows. They live only until
+// accept returns, the Writer having encoded the records; a batch of 1,000
+// events takes ~860 KB of them, which allocated anew each request was 46 %
+// of the bytes BenchmarkTrackBatch allocates, and large allocations are
+// zeroed and taken from the OS page by page.
+type scratch struct {
+	drafts []draft
+	rows   []model.EventRow
+}
+
+// take returns room for n drafts and rows; prepare overwrites each whole.
+func (s *scratch) take(n int) ([]draft, []model.EventRow) {
+	if cap(s.drafts) < n {
+		s.drafts, s.rows = make([]draft, n), make([]model.EventRow, n)
+	}
+	return s.drafts[:n], s.rows[:n]
+}
+
+// release drops what the first n drafts and rows point to (the request's
+// strings), so that a pooled scratch keeps no request alive.
+func (s *scratch) release(n int) {
+	clear(s.drafts[:n])
+	clear(s.rows[:n])
 }
 
 // NewService wires the pipeline; m may be nil.
@@ -155,8 +186,15 @@ type accepted struct {
 func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 	results := make([]Result, len(items))
 	recs := make([]model.Record, 0, len(items))
-	// one allocation each for the batch's drafts and rows
-	drafts, rows := make([]draft, len(items)), make([]model.EventRow, len(items))
+	room, _ := s.scratch.Get().(*scratch)
+	if room == nil {
+		room = &scratch{}
+	}
+	drafts, rows := room.take(len(items))
+	defer func() {
+		room.release(len(items))
+		s.scratch.Put(room)
+	}()
 	for i := range items {
 		it := &items[i]
 		it.d, it.row = &drafts[i], &rows[i]
