@@ -142,7 +142,7 @@ func (s *Service) Events(ctx context.Context, p auth.Principal, r Request) (List
 	if err != nil {
 		return res, err
 	}
-	filters := []Filter{NotEq(IsPageview, 1)}
+	filters := []Filter{customEvents}
 	if r.EventName != "" {
 		filters = append(filters, Eq(EventName, r.EventName))
 	}

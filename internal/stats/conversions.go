@@ -95,7 +95,7 @@ func (s *Service) goalCounts(ctx context.Context, sc scope, list []model.Goal, f
 			if converters {
 				metrics = append(metrics, Visitors)
 			}
-			rows, err := s.rows(ctx, sc.query(Events, []Dimension{EventName}, metrics, Eq(IsPageview, 0), In(EventName, names)))
+			rows, err := s.rows(ctx, sc.query(Events, []Dimension{EventName}, metrics, customEvents, In(EventName, names)))
 			if err != nil {
 				return err
 			}
@@ -137,10 +137,13 @@ func (s *Service) goalCounts(ctx context.Context, sc scope, list []model.Goal, f
 			continue
 		}
 		fns = append(fns, func(ctx context.Context) error {
-			var metrics []Metric
+			// the chunk's completions, then its converters
+			metrics := make([]Metric, 0, 2*len(chunk))
 			for _, i := range chunk {
 				metrics = append(metrics, Completions(list[i]))
-				if converters {
+			}
+			if converters {
+				for _, i := range chunk {
 					metrics = append(metrics, Converters(list[i]))
 				}
 			}
@@ -148,12 +151,9 @@ func (s *Service) goalCounts(ctx context.Context, sc scope, list []model.Goal, f
 			if err != nil {
 				return err
 			}
-			step := len(metrics) / len(chunk)
-			for j, i := range chunk {
-				out.completions[i] = total[j*step]
-				if converters {
-					out.converters[i] = total[j*step+1]
-				}
+			into(out.completions)(total[:len(chunk)])
+			if converters {
+				into(out.converters)(total[len(chunk):])
 			}
 			return nil
 		})
@@ -166,14 +166,9 @@ func (s *Service) goalCounts(ctx context.Context, sc scope, list []model.Goal, f
 func (s *Service) totalSQL(sql string, args []any, metrics int, set func([]float64)) func(context.Context) error {
 	return func(ctx context.Context) error {
 		res, err := s.runSQL(ctx, sql, args, 0, metrics)
-		if err != nil {
-			return err
+		if err == nil {
+			set(firstMetrics(res.Rows, metrics))
 		}
-		if len(res.Rows) == 0 {
-			set(make([]float64, metrics))
-			return nil
-		}
-		set(res.Rows[0].Metrics)
-		return nil
+		return err
 	}
 }

@@ -350,10 +350,16 @@ func (s *Service) total(ctx context.Context, q Query) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return firstMetrics(rows, len(q.Metrics)), nil
+}
+
+// firstMetrics are the metrics of a total's one row: n zeros when no row
+// matched.
+func firstMetrics(rows []Row, n int) []float64 {
 	if len(rows) == 0 {
-		return make([]float64, len(q.Metrics)), nil
+		return make([]float64, n)
 	}
-	return rows[0].Metrics, nil
+	return rows[0].Metrics
 }
 
 func (sc scope) meta() Meta {

@@ -83,6 +83,8 @@ var (
 	EventName    = Dimension{Name: "event_name", exprs: map[Table]string{Events: "name"}}
 	// IsPageview is 1 for pageviews, 0 for custom events.
 	IsPageview = Dimension{Name: "is_pageview", exprs: map[Table]string{Events: "is_pageview"}}
+	// customEvents keeps the custom events (the events report, event goals).
+	customEvents = NotEq(IsPageview, 1)
 	// BotReason is what a bot event was recognised as (model.BotCategory).
 	BotReason = Dimension{Name: "reason", exprs: map[Table]string{BotEvents: "reason"}}
 	// RefusalReason is why events were refused (model.RefusalReasons).
