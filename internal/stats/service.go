@@ -161,7 +161,7 @@ func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (sco
 	if err != nil || r.DateFrom.IsZero() {
 		return sc, err
 	}
-	sc.rollups, sc.sampled = s.rollups, new(atomic.Bool)
+	sc.sampled = new(atomic.Bool)
 	sc.sample, err = s.sampleRate(ctx, sc)
 	return sc, err
 }
@@ -169,13 +169,16 @@ func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (sco
 // access is who may read what, for every report and the raw export: the
 // caller needs stats:read and a role on the site (viewers included; another
 // account's site is site_not_found), and the dates are days of the
-// request's time zone, else the site's.
+// request's time zone, else the site's. Its queries may read the rollups,
+// which are exact; resolve adds the sample.
 func (s *Service) access(ctx context.Context, p auth.Principal, r Request) (scope, error) {
 	site, _, err := s.sites.Check(ctx, p, r.SiteID, accounts.ReadStats)
 	if err != nil {
 		return scope{}, err
 	}
-	return scopeOf(site, r), nil
+	sc := scopeOf(site, r)
+	sc.rollups = s.rollups
+	return sc, nil
 }
 
 // scopeOf places r's dates in its time zone (the site's when r names none;
