@@ -97,6 +97,9 @@ func decodeBody(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errs.E(errs.Invalid, "invalid_request", "request body must be a JSON object")
 	}
+	if decodeEvents(body, v) {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
