@@ -98,7 +98,7 @@ func (bt *batch) sessionEvents() []*model.EventRow {
 // the records go).
 func (bt *batch) build() {
 	bt.events = slices.Grow(bt.events[:0], len(bt.records))
-	bt.sessions = slices.Grow(bt.sessions[:0], len(bt.out.Rows))
+	bt.sessions = bt.sessions[:0] // the outcome's rows, unless records of earlier releases carry some
 	bt.bots, bt.revenue = bt.bots[:0], bt.revenue[:0]
 	k := 0
 	for i := range bt.records {

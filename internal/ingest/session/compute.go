@@ -55,8 +55,9 @@ type Outcome struct {
 // Assigned is an event's place in its session.
 type Assigned struct {
 	SessionID uint64
-	// Attribution is the session's: where the visit came from.
-	Attribution model.Attribution
+	// Attribution is the session's: where the visit came from (shared with
+	// every event of the session; not to be changed).
+	Attribution *model.Attribution
 	// Entry is the session's entry page after the event.
 	Entry string
 	// PrevPath and TimeOnPrev describe the session's previous pageview
@@ -71,7 +72,7 @@ func (a Assigned) Apply(row *model.EventRow) {
 	if a.SessionID == 0 {
 		return
 	}
-	row.SessionID, row.Attribution = a.SessionID, a.Attribution
+	row.SessionID, row.Attribution = a.SessionID, *a.Attribution
 	row.PrevPathname, row.TimeOnPrev = a.PrevPath, a.TimeOnPrev
 }
 
@@ -226,7 +227,7 @@ func (r Rule) apply(tr *track, all *[]touched, ev *model.EventRow) Assigned {
 			tr.touch(all, touched{hasBefore: true, before: was})
 		}
 	} else {
-		tr.cur, tr.has = state{sid: sessionID(ev.EventID), start: now, attribution: ev.Attribution}, true
+		tr.cur, tr.has = state{sid: sessionID(ev.EventID), start: now, attribution: &ev.Attribution}, true
 		tr.touch(all, touched{})
 	}
 	s := &tr.cur

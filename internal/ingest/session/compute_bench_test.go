@@ -24,7 +24,7 @@ func BenchmarkCompute(b *testing.B) {
 		st := Stored{Site: "s1", Visitor: v}
 		if v%2 == 0 {
 			st.Value = appendStored(nil, stored{tag: 3, state: state{sid: v + 1, start: t0.Unix() - 60, last: t0.Unix() - 30,
-				version: 2, pageviews: 2, entry: "/", exit: "/pricing", lastPageview: t0.Unix() - 30, attribution: attr}})
+				version: 2, pageviews: 2, entry: "/", exit: "/pricing", lastPageview: t0.Unix() - 30, attribution: &attr}})
 		}
 		snap.States = append(snap.States, st)
 	}

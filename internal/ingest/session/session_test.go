@@ -86,7 +86,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if diff := cmp.Diff([]model.SessionRow{want}, out.Rows); diff != "" {
 		t.Errorf("first batch (-want +got):\n%s", diff)
 	}
-	if s1 == 0 || out.Events[0].Attribution != attr || out.Events[0].Entry != "/a" {
+	if s1 == 0 || *out.Events[0].Attribution != attr || out.Events[0].Entry != "/a" {
 		t.Errorf("first event assigned %+v", out.Events[0])
 	}
 
@@ -100,7 +100,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if diff := cmp.Diff([]model.SessionRow{cancel, want2}, out.Rows); diff != "" {
 		t.Errorf("second batch (-want +got):\n%s", diff)
 	}
-	if a := out.Events[0]; a.SessionID != s1 || a.PrevPath != "/a" || a.TimeOnPrev != 40 || a.Attribution != attr {
+	if a := out.Events[0]; a.SessionID != s1 || a.PrevPath != "/a" || a.TimeOnPrev != 40 || *a.Attribution != attr {
 		t.Errorf("second event assigned %+v, want session %d after 40 s on /a with the first event's attribution", a, s1)
 	}
 

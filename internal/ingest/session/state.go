@@ -17,7 +17,9 @@ type state struct {
 	pageviews, events uint32
 	entry, exit       string
 	lastPageview      int64 // unix seconds of the last pageview; 0 = none yet
-	attribution       model.Attribution
+	// attribution is where the session came from, fixed at its start and
+	// shared, never changed: states are copied on every event of a batch
+	attribution *model.Attribution
 }
 
 // The stored form of a state: the tag of the batch that wrote it (8 bytes),
@@ -47,7 +49,7 @@ func appendStored(b []byte, s stored) []byte {
 	b = model.AppendString(b, s.entry)
 	b = model.AppendString(b, s.exit)
 	b = binary.AppendVarint(b, s.lastPageview)
-	return model.AppendAttribution(b, s.attribution)
+	return model.AppendAttribution(b, *s.attribution)
 }
 
 // decodeStored reads what appendStored wrote. Anything else (a state of an
@@ -65,7 +67,8 @@ func decodeStored(p []byte) (stored, error) {
 	s.pageviews, s.events = uint32(d.ReadUvarint()), uint32(d.ReadUvarint())
 	s.entry, s.exit = d.ReadString(), d.ReadString()
 	s.lastPageview = d.ReadVarint()
-	s.attribution = d.ReadAttribution()
+	a := d.ReadAttribution()
+	s.attribution = &a
 	if err := d.Done(); err != nil {
 		return stored{}, fmt.Errorf("session: stored state: %w", err)
 	}
@@ -84,7 +87,7 @@ func (s state) row(site model.SiteID, visitor uint64, sign int8) model.SessionRo
 		SiteID: site, SessionID: s.sid, VisitorID: visitor, Sign: sign, Version: s.version,
 		Start: time.Unix(s.start, 0).UTC(), End: time.Unix(s.last, 0).UTC(),
 		Pageviews: s.pageviews, Events: s.events, IsBounce: model.Bounce(s.pageviews, s.events),
-		EntryPage: s.entry, ExitPage: s.exit, Attribution: s.attribution,
+		EntryPage: s.entry, ExitPage: s.exit, Attribution: *s.attribution,
 	}
 }
 
