@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -132,28 +128,4 @@ func FuzzDecodeEvents(f *testing.F) {
 		f.Add([]byte(body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { sameAsStd(t, body) })
-}
-
-// TestCreatedAsCJSON: the answer to an accepted event is what c.JSON writes,
-// headers and bytes, for ids that need no escapes and for those that do.
-func TestCreatedAsCJSON(t *testing.T) {
-	e := echo.New()
-	for _, target := range []string{"/", "/?pretty"} {
-		for _, id := range []string{"0193a7c2-5b1e-7c4d-8e9f-0a1b2c3d4e5f", `a"b<c`} {
-			answer := func(f func(c echo.Context) error) *httptest.ResponseRecorder {
-				rec := httptest.NewRecorder()
-				if err := f(e.NewContext(httptest.NewRequest(http.MethodPost, target, nil), rec)); err != nil {
-					t.Fatal(err)
-				}
-				return rec
-			}
-			got := answer(func(c echo.Context) error { return created(c, id) })
-			want := answer(func(c echo.Context) error {
-				return c.JSON(http.StatusCreated, api.EventResponse{Success: true, EventID: id})
-			})
-			if got.Code != want.Code || got.Body.String() != want.Body.String() || !reflect.DeepEqual(got.Header(), want.Header()) {
-				t.Errorf("%s, %q: got %d %v %q, want %d %v %q", target, id, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
-			}
-		}
-	}
 }
