@@ -64,6 +64,7 @@ const (
 	targetStatsP50Large   = 300 * time.Millisecond // beyond (100M)
 	targetRSS             = 300 << 20
 	targetDashboard       = 300 * time.Millisecond
+	targetDashboardCards  = 600 * time.Millisecond // the cards together, as the page loads them
 )
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
@@ -151,8 +152,14 @@ func (b *bench) write() error {
 	}
 	var slowDash dashboardResult
 	for _, d := range r.dashboard {
-		if d.Range == "30d" && !strings.HasPrefix(d.What, "all ") && d.P50 > slowDash.P50 {
+		if d.Range == "30d" && d.Cards == 0 && d.P50 > slowDash.P50 {
 			slowDash = d
+		}
+	}
+	for _, d := range r.dashboard {
+		if d.Range == "30d" && d.Cards > 0 {
+			p("| the dashboard's cards together ≤ %s (%d events, 30 days, p50): %s | %s | %s |", ms(targetDashboardCards),
+				o.queryEvents, d.What, ms(d.P50), check(d.P50 <= targetDashboardCards))
 		}
 	}
 	if slowDash.What != "" {
