@@ -77,8 +77,8 @@ Phases (--phases, in this order):
             --query-runs times for the last 7 and 30 days
   dashboard the same site's dashboard, logged in as the bench account: the
             page and each card --query-runs times, one at a time, then all
-            cards as the page's script loads them (three at a time), and
-            so the nine statistics cards (all but funnels and health)
+            cards as the page's script loads them (three at a time), then
+            the nine statistics cards alone (all but funnels and health)
   export    --export-events demo events over 30 days (loaded once, kept), then
             GET /api/v1/export/events of all of them as NDJSON, gzipped NDJSON
             and gzipped CSV, each read to its end and checked record by record

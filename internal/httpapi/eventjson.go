@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -21,8 +22,12 @@ import (
 // anything else (a misspelt case, a wrong type, bad JSON, trailing data)
 // it reports false and leaves v zeroed, so that encoding/json decodes the
 // body again and phrases the error; a test holds the two to the same
-// results.
+// results. It takes only a zero v (encoding/json would decode into what v
+// holds).
 func decodeEvents(body []byte, v any) bool {
+	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() || !rv.Elem().IsZero() {
+		return false
+	}
 	d := eventDecoder{b: body}
 	var ok bool
 	switch v := v.(type) {

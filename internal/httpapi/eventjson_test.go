@@ -129,3 +129,19 @@ func FuzzDecodeEvents(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { sameAsStd(t, body) })
 }
+
+// TestDecodeEventsLeavesFilledValues: a value that holds something already
+// is left to encoding/json, which decodes into what it holds.
+func TestDecodeEventsLeavesFilledValues(t *testing.T) {
+	r := api.PageviewRequest{Referrer: "https://kept.example/"}
+	if decodeEvents([]byte(eventBodies[1]), &r) {
+		t.Fatal("took a value that was not zero")
+	}
+	if err := decodeBody([]byte(eventBodies[1]), &r); err != nil || r.Referrer != "https://kept.example/" || r.SiteID != "s" {
+		t.Errorf("decodeBody: %v, %+v", err, r)
+	}
+	var nilPtr *api.PageviewRequest
+	if decodeEvents([]byte(eventBodies[1]), nilPtr) {
+		t.Error("took a nil pointer")
+	}
+}
