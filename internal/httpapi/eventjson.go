@@ -140,20 +140,29 @@ func (d *eventDecoder) events(r *api.BatchRequest) bool {
 	default:
 		return false
 	}
-	d.i++
 	// room for the events the body seems to hold, within a batch's limit
 	r.Events = make([]api.CustomEventRequest, 0, min(bytes.Count(d.b[d.i:], []byte(`"site_id"`)), ingest.MaxBatch))
+	return d.elements(func() bool {
+		if d.peek() != '{' {
+			return false // null or another type: encoding/json's answer
+		}
+		r.Events = append(r.Events, api.CustomEventRequest{})
+		return d.object(d.customFields(&r.Events[len(r.Events)-1]))
+	})
+}
+
+// elements reads an array, calling element with d at each element.
+func (d *eventDecoder) elements(element func() bool) bool {
+	if d.next() != '[' {
+		return false
+	}
 	d.space()
 	if d.peek() == ']' {
 		d.i++
 		return true
 	}
 	for {
-		if d.peek() != '{' {
-			return false // null or another type: encoding/json's answer
-		}
-		r.Events = append(r.Events, api.CustomEventRequest{})
-		if !d.object(d.customFields(&r.Events[len(r.Events)-1])) {
+		if !element() {
 			return false
 		}
 		d.space()
@@ -513,26 +522,7 @@ func (d *eventDecoder) skip() bool {
 	case c == '{':
 		return d.members(func([]byte) bool { return d.skip() })
 	case c == '[':
-		d.i++
-		d.space()
-		if d.peek() == ']' {
-			d.i++
-			return true
-		}
-		for {
-			if !d.skip() {
-				return false
-			}
-			d.space()
-			switch d.next() {
-			case ',':
-				d.space()
-			case ']':
-				return true
-			default:
-				return false
-			}
-		}
+		return d.elements(d.skip)
 	}
 	return false
 }
