@@ -32,7 +32,7 @@ func decodeEvents(body []byte, v any) bool {
 	var ok bool
 	switch v := v.(type) {
 	case *api.PageviewRequest:
-		ok = d.object(d.pageviewFields(v, d.fields[:0]))
+		ok = d.object(pageviewFields(v, d.fields[:0]))
 	case *api.CustomEventRequest:
 		ok = d.object(d.customFields(v))
 	case *api.TrackerEvent:
@@ -83,7 +83,8 @@ type eventDecoder struct {
 	revenue [2]eventField
 }
 
-func (d *eventDecoder) pageviewFields(r *api.PageviewRequest, to []eventField) []eventField {
+// pageviewFields appends the fields of a pageview to to.
+func pageviewFields(r *api.PageviewRequest, to []eventField) []eventField {
 	return append(to,
 		eventField{name: "site_id", str: &r.SiteID},
 		eventField{name: "url", str: &r.URL},
@@ -94,7 +95,7 @@ func (d *eventDecoder) pageviewFields(r *api.PageviewRequest, to []eventField) [
 }
 
 func (d *eventDecoder) customFields(r *api.CustomEventRequest) []eventField {
-	return d.pageviewFields(&r.PageviewRequest, append(d.fields[:0],
+	return pageviewFields(&r.PageviewRequest, append(d.fields[:0],
 		eventField{name: "event_name", str: &r.EventName},
 		eventField{name: "props", props: &r.Props},
 		eventField{name: "revenue", rev: &r.Revenue}))
