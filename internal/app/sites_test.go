@@ -8,6 +8,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/stats"
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
@@ -104,7 +105,7 @@ func TestSiteDeletion(t *testing.T) {
 	h.waitCount(5, "SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", site)
 	// the materialised views rolled the pageviews up as they were inserted
 	h.waitCount(5, "SELECT sum(pageviews) FROM page_days WHERE site_key = cityHash64(?)", site)
-	h.waitCount(5, "SELECT uniqCombinedMerge(14)(visitors) FROM page_visitor_days WHERE site_key = cityHash64(?)", site)
+	h.waitCount(5, "SELECT uniqCombinedMerge("+stats.PageStatePrecision+")(visitors) FROM page_visitor_days WHERE site_key = cityHash64(?)", site)
 
 	res, err := c.DeleteSite(ctx, site)
 	if err != nil || res.Data.Status != "deleting" || res.Data.SiteID != site || res.Message == "" {

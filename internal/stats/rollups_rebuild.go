@@ -69,7 +69,7 @@ func RollupRebuilds(site model.SiteID, from, to time.Time) []RollupRebuild {
 		}},
 		{Table: "page_visitor_days", Delete: pages, Inserts: []Statement{
 			{"INSERT INTO page_visitor_days (site_key, day, pathname, visitors)" +
-				" SELECT site_key, toDate(ts, 'UTC') AS day, pathname, uniqCombinedState(14)(visitor_id)" +
+				" SELECT site_key, toDate(ts, 'UTC') AS day, pathname, uniqCombinedState(" + PageStatePrecision + ")(visitor_id)" +
 				" FROM events WHERE " + pageWhere + " GROUP BY site_key, day, pathname", span},
 		}},
 	}
