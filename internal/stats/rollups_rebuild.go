@@ -176,9 +176,42 @@ func (r rollup) blocksSQL(level int, where string) string {
 	return r.rollUp(r.grain<<level, fmt.Sprintf("toUInt8(%d) AS level", level), uniq, where)
 }
 
+// blocksViewSQL is the SELECT of the one view that keeps r's visitor blocks
+// of every level: each inserted row once a level (the arrayJoin function,
+// which repeats only the columns the rest of the SELECT reads, where an
+// ARRAY JOIN clause over the table repeated every column of the inserted
+// block; a subquery of those columns is refused by ClickHouse 18.16 when
+// the insert comes through a Distributed table), its start rounded down to
+// its block. Only the rows of sign 1: a cancel row repeats the visitor and
+// dims of a row inserted before it (the same blocks either way, from half
+// the rows). Backfills and rebuilds insert level by level (blocksSQL),
+// which adds the same visitors.
+func (r rollup) blocksViewSQL() string {
+	tc := timeColumn[r.source]
+	levels := make([]string, len(blockLevels))
+	for i, level := range blockLevels {
+		levels[i] = fmt.Sprintf("toUInt8(%d)", level)
+	}
+	span := fmt.Sprintf("bitShiftLeft(toUInt32(%d), level)", int64(r.grain/time.Second))
+	sel := []string{"site_key", "arrayJoin([" + strings.Join(levels, ", ") + "]) AS level",
+		fmt.Sprintf("toDateTime(intDiv(toUInt32(%s), %s) * %s) AS %s", tc, span, span, tc)}
+	group := []string{"site_key", "level", tc}
+	for _, d := range r.dims {
+		sel = append(sel, d.exprs[r.source])
+		group = append(group, d.exprs[r.source])
+	}
+	for _, m := range r.metrics {
+		if m.uniq {
+			sel = append(sel, visitorState+" AS "+m.column)
+		}
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " FROM " + string(r.source) + " WHERE sign = 1 GROUP BY " + strings.Join(group, ", ")
+}
+
 // RollupViews are the statements of the materialised views that keep the
-// declared rollups, and the backfill of their tables, as
-// clickhouse/0008_rollups.sql, 0009 and 0010 hold them (a test compares).
+// declared rollups, and the backfill of their tables, as the migrations
+// from clickhouse/0008_rollups.sql on hold them (a test compares them with
+// the migrations as one node runs them).
 func RollupViews() []string {
 	var out []string
 	for _, r := range rollups {
@@ -188,10 +221,8 @@ func RollupViews() []string {
 			"INSERT INTO "+r.table+" ("+strings.Join(r.columns(), ", ")+") "+r.selectSQL(""))
 		if r.blocks {
 			b := r.blocksTable()
-			for _, level := range blockLevels {
-				out = append(out, fmt.Sprintf("CREATE MATERIALIZED VIEW IF NOT EXISTS %s_%d_mv TO %s AS %s", b, level, b, r.blocksSQL(level, "")))
-			}
-			out = append(out, "TRUNCATE TABLE "+b)
+			out = append(out, fmt.Sprintf("CREATE MATERIALIZED VIEW IF NOT EXISTS %s_mv TO %s AS %s", b, b, r.blocksViewSQL()),
+				"TRUNCATE TABLE "+b)
 			for _, level := range blockLevels {
 				out = append(out, "INSERT INTO "+b+" ("+strings.Join(r.blockColumns(), ", ")+") "+r.blocksSQL(level, ""))
 			}

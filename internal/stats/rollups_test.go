@@ -9,37 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tally-analytics/tally/clickhouse"
-	"github.com/tally-analytics/tally/internal/migrations"
 	"github.com/tally-analytics/tally/internal/model"
 )
-
-// The migrations' views and backfills are the declarations' SQL: one rule,
-// in one place.
-func TestRollupMigrationMatchesDeclarations(t *testing.T) {
-	ms, err := migrations.Load(clickhouse.Migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	var stmts []string
-	for _, m := range ms {
-		for _, s := range m.Statements {
-			stmts = append(stmts, flat(s))
-		}
-	}
-	have := strings.Join(stmts, "\n")
-	for _, want := range RollupViews() {
-		if !strings.Contains("\n"+have+"\n", "\n"+flat(want)+"\n") {
-			t.Errorf("the migration lacks the declared statement\n%s", want)
-		}
-	}
-	for _, table := range RollupTables()[2:] {
-		if !strings.Contains(have, "CREATE TABLE IF NOT EXISTS "+table+" (") {
-			t.Errorf("the migration does not create %s", table)
-		}
-	}
-}
 
 func TestRollupPlans(t *testing.T) {
 	day := func(s string, loc *time.Location) time.Time {
