@@ -80,18 +80,6 @@ func (l layout) distributed(table, key string) string {
 		l.db, table, l.onCluster(), l.local(table), l.cluster, l.db, table+"_local", key)
 }
 
-// dropDistributed is the statement dropping the Distributed table <table>
-// on every node in turn (as alter does: 18.16 runs no DDL ON CLUSTER on a
-// Distributed table over replicated shards), so that it can be created
-// again over local tables whose columns changed type; none on one node,
-// where <table> is the local table itself.
-func (l layout) dropDistributed(table string) string {
-	if !l.clustered() {
-		return ""
-	}
-	return fmt.Sprintf("%sDROP TABLE IF EXISTS %s.%s", everyNodeMarker, l.db, table)
-}
-
 // computed is the keyword of a column computed from others. MATERIALIZED
 // on one node; on a cluster DEFAULT, because a Distributed table of
 // ClickHouse 18.16 forwards materialised columns to the shards, which then
@@ -123,13 +111,12 @@ const everyNodeMarker = "/* every node */ "
 // funcs are the template functions of the migrations (clickhouse/README.md).
 func (l layout) funcs() template.FuncMap {
 	return template.FuncMap{
-		"local":           l.local,
-		"onCluster":       l.onCluster,
-		"engine":          l.engine,
-		"distributed":     l.distributed,
-		"dropDistributed": l.dropDistributed,
-		"computed":        l.computed,
-		"alter":           l.alter,
+		"local":       l.local,
+		"onCluster":   l.onCluster,
+		"engine":      l.engine,
+		"distributed": l.distributed,
+		"computed":    l.computed,
+		"alter":       l.alter,
 	}
 }
 

@@ -90,8 +90,6 @@ func TestLayout(t *testing.T) {
 		{"distributed", one.distributed("t", "visitor_id"), ""},
 		{"distributed cluster", cl.distributed("t", "visitor_id"),
 			"CREATE TABLE IF NOT EXISTS d.t ON CLUSTER c AS d.t_local ENGINE = Distributed(c, d, t_local, visitor_id)"},
-		{"drop distributed", one.dropDistributed("t"), ""},
-		{"drop distributed cluster", cl.dropDistributed("t"), "/* every node */ DROP TABLE IF EXISTS d.t"},
 		{"alter", one.alter("t", "ADD COLUMN x String"), "ALTER TABLE t ADD COLUMN x String"},
 		{"alter cluster", cl.alter("t", "ADD COLUMN x String"),
 			"ALTER TABLE d.t_local ON CLUSTER c ADD COLUMN x String;\n/* every node */ ALTER TABLE d.t ADD COLUMN x String"},
