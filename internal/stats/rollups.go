@@ -248,9 +248,9 @@ func (q Query) mergesVisitorsOverDays() bool {
 // hold (an ARRAY JOIN clause repeated every column of the inserted block:
 // 12 s more per million session rows). A view's insert writes a part, which
 // costs more than the rows in it, so one view in place of three costs an
-// insert less and leaves fewer parts to merge. Three levels are the trade between what
-// a query reads and what an insert pays (levels 0..5 read ~5 blocks for 30
-// days instead of ~7, for twice the rows). The blocks table
+// insert less and leaves fewer parts to merge. Three levels are the trade
+// between what a query reads and what an insert pays (levels 0..5 read ~5
+// blocks for 30 days instead of ~7, for twice the rows). The blocks table
 // is read in granules of 16 rows, so a block's few rows do not drag in the
 // states of its neighbours (ClickHouse reads a column by whole granules),
 // which is also why single days are blocks of level 0 rather than rows of
