@@ -521,7 +521,7 @@ func (d *eventDecoder) skip() bool {
 	case c == 'n':
 		return d.literal("null")
 	case c == '{':
-		return d.members(func([]byte) bool { return d.skip() })
+		return d.members(func(key []byte) bool { return validEscapes(key) && d.skip() })
 	case c == '[':
 		return d.elements(d.skip)
 	}
