@@ -154,28 +154,7 @@ func (d *eventDecoder) events(r *api.BatchRequest) bool {
 
 // elements reads an array, calling element with d at each element.
 func (d *eventDecoder) elements(element func() bool) bool {
-	if d.next() != '[' {
-		return false
-	}
-	d.space()
-	if d.peek() == ']' {
-		d.i++
-		return true
-	}
-	for {
-		if !element() {
-			return false
-		}
-		d.space()
-		switch d.next() {
-		case ',':
-			d.space()
-		case ']':
-			return true
-		default:
-			return false
-		}
-	}
+	return d.sequence('[', ']', element)
 }
 
 // object reads an object whose known fields are fields.
@@ -205,15 +184,7 @@ func plainKey(raw []byte) bool { return bytes.IndexByte(raw, '\\') < 0 }
 // d at its value.
 func (d *eventDecoder) members(member func(key []byte) bool) bool {
 	d.space()
-	if d.next() != '{' {
-		return false
-	}
-	d.space()
-	if d.peek() == '}' {
-		d.i++
-		return true
-	}
-	for {
+	return d.sequence('{', '}', func() bool {
 		key, ok := d.rawKey()
 		if !ok {
 			return false
@@ -223,14 +194,30 @@ func (d *eventDecoder) members(member func(key []byte) bool) bool {
 			return false
 		}
 		d.space()
-		if !member(key) {
+		return member(key)
+	})
+}
+
+// sequence reads the items of an array or object from its open to its
+// close byte, separated by commas, calling item with d at each.
+func (d *eventDecoder) sequence(open, close byte, item func() bool) bool {
+	if d.next() != open {
+		return false
+	}
+	d.space()
+	if d.peek() == close {
+		d.i++
+		return true
+	}
+	for {
+		if !item() {
 			return false
 		}
 		d.space()
 		switch d.next() {
 		case ',':
 			d.space()
-		case '}':
+		case close:
 			return true
 		default:
 			return false
