@@ -2,12 +2,14 @@ package stats
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -96,3 +98,28 @@ func TestFunnelReportFigures(t *testing.T) {
 }
 
 func ptr(x float64) *float64 { return &x }
+
+// A pattern without a wildcard is compared, not matched, and the comparison
+// keeps exactly the paths its regular expression would.
+func TestPathConditionComparesPlainPaths(t *testing.T) {
+	paths := []string{"/pricing", "/pricing/", "/Pricing", "/a.b", "/axb", "/blog/post", "/blog/", "/docs/a/b", "/"}
+	for _, pattern := range []string{"/pricing", "/a.b", "/", "/blog/*", "/docs/**"} {
+		cond, arg := pathCondition(pattern)
+		plain := !strings.Contains(pattern, "*")
+		if want := map[bool]string{true: "pathname = ?", false: "match(pathname, ?)"}[plain]; cond != want {
+			t.Errorf("%s: condition %q, want %q", pattern, cond, want)
+		}
+		re := regexp.MustCompile(goals.PathRegexp(pattern))
+		for _, p := range paths {
+			got := re.MatchString(p)
+			if plain {
+				got = p == arg
+			} else if arg != goals.PathRegexp(pattern) {
+				t.Errorf("%s: argument %v, want its regular expression", pattern, arg)
+			}
+			if got != re.MatchString(p) {
+				t.Errorf("%s keeps %s: %v, its regular expression: %v", pattern, p, got, re.MatchString(p))
+			}
+		}
+	}
+}

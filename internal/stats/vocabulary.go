@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
@@ -118,7 +119,8 @@ func Day(tz string) Dimension {
 // goalCondition is the ClickHouse condition an event meets when it completes g.
 func goalCondition(g model.Goal) (string, []any) {
 	if g.Type == model.GoalPageview {
-		return "is_pageview = 1 AND match(pathname, ?)", []any{goals.PathRegexp(g.PagePath)}
+		cond, arg := pathCondition(g.PagePath)
+		return "is_pageview = 1 AND " + cond, []any{arg}
 	}
 	return "is_pageview = 0 AND name = ?", []any{g.EventName}
 }
@@ -203,4 +205,16 @@ var RevenueBreakdowns = map[string]string{
 func RevenueBy(breakdown, attribution string) Dimension {
 	col := attributionColumn(attribution, RevenueBreakdowns[breakdown])
 	return Dimension{Name: "revenue_" + breakdown, exprs: map[Table]string{Payments: col}}
+}
+
+// pathCondition is the ClickHouse condition a pathname meets when it matches
+// the page path pattern, and its argument: a comparison when the pattern has
+// no wildcard (what goals.PathRegexp would match, without running a regular
+// expression over every pageview of the range), else the pattern's regular
+// expression.
+func pathCondition(pattern string) (string, any) {
+	if !strings.Contains(pattern, "*") {
+		return "pathname = ?", pattern
+	}
+	return "match(pathname, ?)", goals.PathRegexp(pattern)
 }
