@@ -223,9 +223,10 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 	// only their names' rows (on 10M demo events over 30 days, half the
 	// rows the query read were pageviews this branch then dropped)
 	if pageviews {
-		s.add(" AND name = 'pageview'")
+		s.add(" AND name = ?", model.PageviewName)
 	} else {
-		// at most 8 names of 120 characters, each bound on its own
+		// at most 8 names of 120 characters, each bound on its own; none is
+		// the pageviews' (goals.ValidateEventName refuses it for a step)
 		s.add(" AND name IN (")
 		for i, k := range steps {
 			if i > 0 {
@@ -233,7 +234,7 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 			}
 			s.add("?", q.Steps[k].EventName)
 		}
-		s.add(") AND is_pageview = 0")
+		s.add(")")
 	}
 	for _, f := range q.Filters {
 		expr, ok := f.Dim.exprs[Events]
