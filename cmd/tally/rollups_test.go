@@ -95,7 +95,7 @@ func TestRollupsRebuildCommand(t *testing.T) {
 		fmt.Sprintf("rebuilding the rollups of site %s from %s to %s (UTC days, the last excluded)\n", site,
 			day.Format(time.DateOnly), yesterday.Format(time.DateOnly)),
 		"\nsite_quarters: 9 days in ", "\npage_days: 9 days in ", "\nexit_days: 9 days in ", "\nsite_days: 9 days in ",
-		"\nlocation_days_blocks: 9 days in ", "\ncountry_days_blocks: 9 days in ", "\nrebuilt 18 tables in ",
+		"\nlocation_days_blocks: 9 days in ", "\ncountry_days_blocks: 9 days in ", "\nevents_by_path: 9 days in ", "\nrebuilt 19 tables in ",
 	} {
 		if !strings.Contains(stderr, line) {
 			t.Errorf("stderr lacks %q:\n%s", line, stderr)

@@ -229,6 +229,37 @@ func TestFunnelReport(t *testing.T) {
 		step(3, 1, 100, 0, 0, f64(120), 5000),
 		step(4, 1, 100, 0, 0, f64(420), 5000)), "America/New_York")
 
+	// A funnel whose only page has no wildcard, which reads its page's rows
+	// alone: /pricing, Signup (plan=pro), Checkout.
+	// Step 1: the same 9. Step 2: A (10:03), B (10:05), C (09:20, ten minutes
+	//   after its /pricing), D (12:20, 50 min after its second /pricing),
+	//   F (00:05) = 5; E's is 70 min after /pricing, H's plan is free.
+	// Step 3: A (10:10), B (10:06), F (00:20) = 3.
+	// Medians: step 2 A 180, B 300, C 600, D 3000, F 1500 → 600; step 3 A 420,
+	//   B 60, F 900 → 420. Revenue: step 1 A+D+E = 7200, step 2 A+D = 6500,
+	//   step 3 A = 5000.
+	plain, err := c.CreateFunnel(ctx, api.FunnelRequest{SiteID: site, Name: "Pricing to checkout, no signup page", WindowSeconds: &window,
+		Steps: []api.FunnelStep{{Type: "pageview", PagePath: "/pricing"},
+			{Type: "custom_event", EventName: "Signup", Props: map[string]string{"plan": "pro"}}, {Type: "custom_event", EventName: "Checkout"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := p
+	pp.FunnelID = plain.FunnelID
+	res, err := c.FunnelReport(ctx, pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPlain := api.FunnelReport{FunnelID: plain.FunnelID, Name: plain.Name, WindowSeconds: 3600, ConversionRate: 33.3, Currency: "USD",
+		Steps: []api.FunnelReportStep{
+			{Step: 1, Label: "/pricing", Visitors: 9, ConversionRate: 100, Revenue: 7200},
+			{Step: 2, Label: "Signup (plan=pro)", Visitors: 5, ConversionRate: 55.6, Dropoff: 4, DropoffRate: 44.4, MedianSecondsFromPrevious: f64(600), Revenue: 6500},
+			{Step: 3, Label: "Checkout", Visitors: 3, ConversionRate: 33.3, Dropoff: 2, DropoffRate: 40, MedianSecondsFromPrevious: f64(420), Revenue: 5000},
+		}}
+	if diff := cmp.Diff(wantPlain, res.Data); diff != "" {
+		t.Errorf("plain pages (-want +got):\n%s", diff)
+	}
+
 	// The site counts the tracking script's revenue in: J's 49.99 joins step 1.
 	included := true
 	if _, err := c.UpdateSite(ctx, site, api.SiteRequest{ClientRevenue: &api.ClientRevenueRequest{Included: &included}}); err != nil {

@@ -78,6 +78,7 @@ func TestRollupsRebuild(t *testing.T) {
 		"exit_days s1 2026-05-04 00:00:00 /b | 1 0 1200 2", // the exit page moved from /a to /b
 		"event_days s1 2026-05-04 00:00:00 0 signup | 1 1",
 		"bot_days s2 2026-05-04 00:00:00 ai_agent | 1",
+		"events_by_path s1 2026-05-05 00:10:00 pageview /b   | 1", // no props (two empty lists); visitor 1
 	} {
 		if !strings.Contains(want, line+"\n") {
 			t.Errorf("the rollups lack %q:\n%s", line, want)
@@ -173,7 +174,8 @@ func TestRollupsRebuild(t *testing.T) {
 	}
 }
 
-// rollupRows lists every row of the declared rollups and page_days, merged
+// rollupRows lists every row of the declared rollups, page_days and
+// events_by_path, merged
 // by key, one line each: "table site unit dims... | figures...". Rows whose
 // figures are all zero (groups whose sessions moved elsewhere) are left out.
 func rollupRows(t *testing.T, s *chstore.Store) string {
@@ -196,6 +198,8 @@ func rollupRows(t *testing.T, s *chstore.Store) string {
 				keys = append(keys, "if(site_key = cityHash64('s1'), 's1', if(site_key = cityHash64('s2'), 's2', 's3'))")
 			case strings.HasPrefix(typ, "AggregateFunction"):
 				figures = append(figures, "toString(uniqCombinedMerge(17)("+name+"))")
+			case typ == "Array(String)":
+				keys = append(keys, "arrayStringConcat("+name+", ',')")
 			case typ == "String" || typ == "DateTime" || typ == "Date" || name == "is_pageview" || name == "level":
 				keys = append(keys, "toString("+name+")")
 			default:

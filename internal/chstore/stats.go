@@ -60,6 +60,37 @@ func (s *Store) Rows(ctx context.Context, query string, args []any, dims, metric
 	return res, nil
 }
 
+// Each runs a query built by the stats package and calls row after scanning
+// each of its rows into dest, as they arrive.
+func (s *Store) Each(ctx context.Context, query string, args []any, dest []any, row func()) error {
+	query, args, tables, err := externalSets(query, args)
+	if err != nil {
+		return err
+	}
+	ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(tables...))
+	err = s.timed("stats_query", func() error {
+		rows, err := s.conn.Query(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("chstore: stats query: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return fmt.Errorf("chstore: stats query: %w", err)
+			}
+			row()
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("chstore: stats query: %w", err)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("chstore: stats query: %w", err)
+		}
+		return nil
+	})
+	return translate(err)
+}
+
 // externalSets sends each stats.Set argument ("x IN ?") as a table of its
 // own beside the query (ClickHouse's external data) instead of a literal list
 // in its text, so a long list of long values (a page of 1,000 long paths)

@@ -19,7 +19,7 @@ type FunnelSource interface {
 
 // Funnel reports how many visitors went through a funnel's steps, how long
 // each step took them (median) and what they paid: one ClickHouse query (see
-// FunnelQuery). The filters select the events of matching visits, as they do
+// FunnelQuery) walked visitor by visitor (funnelWalk). The filters select the events of matching visits, as they do
 // for the other reports, except pathname: the steps name the pages.
 func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (FunnelReport, error) {
 	var res FunnelReport
@@ -46,15 +46,13 @@ func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (Funn
 	if err != nil {
 		return res, err
 	}
-	cols := FunnelColumns(len(f.Steps))
-	out, err := s.runSQL(ctx, sql, args, 0, cols)
-	if err != nil {
-		return res, err
+	walk := newFunnelWalk(len(f.Steps), f.Window)
+	var visitor, e uint64
+	var net int64
+	if err := s.store.Each(ctx, sql, args, []any{&visitor, &e, &net}, func() { walk.add(visitor, e, net) }); err != nil {
+		return res, queryError(err)
 	}
-	row := make([]float64, cols)
-	if len(out.Rows) > 0 {
-		row = out.Rows[0].Metrics
-	}
+	row := walk.result()
 	scale := 1.0
 	if sc.sample > 0 && sc.sample < 100 {
 		scale = 100 / float64(sc.sample)

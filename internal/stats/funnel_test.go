@@ -30,37 +30,40 @@ func TestFunnelQuerySizeIsBounded(t *testing.T) {
 		steps = append(steps, model.FunnelStep{Type: model.GoalCustomEvent, EventName: name, Props: props})
 	}
 	steps[3] = model.FunnelStep{Type: model.GoalPageview, PagePath: path}
-	q := FunnelQuery{Site: "site'1", From: time.Unix(1e9, 0), To: time.Unix(1e9+86400, 0), Steps: steps, Window: time.Hour,
-		BaseCurrency: "USD", Filters: []Filter{Eq(Country, "ZQ")}}
-	sql, args, err := q.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if placeholders := strings.Count(sql, "?"); placeholders != len(args) {
-		t.Fatalf("%d placeholders for %d arguments", placeholders, len(args))
-	}
-	for _, bad := range []string{"''", "....", "site'1", "ZQ"} {
-		if strings.Contains(sql, bad) {
-			t.Errorf("the query's text holds %q rather than an argument", bad)
+	for _, filters := range [][]Filter{nil, {Eq(Country, "ZQ")}} { // events_by_path, events
+		q := FunnelQuery{Site: "site'1", From: time.Unix(1e9, 0), To: time.Unix(1e9+86400, 0), Steps: steps, Window: time.Hour,
+			BaseCurrency: "USD", Filters: filters}
+		sql, args, err := q.Build()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	size := len(sql)
-	quoted := func(v string) int { return len(v) + 2 + strings.Count(v, "'") + strings.Count(v, `\`) }
-	for _, a := range args {
-		switch v := a.(type) {
-		case string:
-			size += quoted(v)
-		case []string:
-			for _, x := range v {
-				size += quoted(x) + 2
+		if placeholders := strings.Count(sql, "?"); placeholders != len(args) {
+			t.Fatalf("%d placeholders for %d arguments", placeholders, len(args))
+		}
+		for _, bad := range []string{"''", "....", "site'1", "ZQ"} {
+			if strings.Contains(sql, bad) {
+				t.Errorf("the query's text holds %q rather than an argument", bad)
 			}
-		default:
-			size += 40 // a number, a time or a set's table name
+		}
+		size := len(sql)
+		quoted := func(v string) int { return len(v) + 2 + strings.Count(v, "'") + strings.Count(v, `\`) }
+		for _, a := range args {
+			switch v := a.(type) {
+			case string:
+				size += quoted(v)
+			case []string:
+				for _, x := range v {
+					size += quoted(x) + 2
+				}
+			default:
+				size += 40 // a number, a time or a set's table name
+			}
+		}
+		if size > 64<<10 {
+			t.Errorf("the longest eight-step funnel makes a %d-byte query (filters %v)", size, filters)
 		}
 	}
-	if size > 64<<10 {
-		t.Errorf("the longest eight-step funnel makes a %d-byte query", size)
-	}
+	q := FunnelQuery{Site: "s", From: time.Unix(1e9, 0), To: time.Unix(1e9+86400, 0), Window: time.Hour}
 	q.Steps = steps[:1]
 	if _, _, err := q.Build(); err == nil {
 		t.Error("a funnel of one step built")
@@ -120,5 +123,86 @@ func TestPathConditionComparesPlainPaths(t *testing.T) {
 		if cond, arg := pathCondition(pattern); cond != "match(pathname, ?)" || arg != goals.PathRegexp(pattern) {
 			t.Errorf("%s: %q with %v, want match(pathname, ?) with its regular expression", pattern, cond, arg)
 		}
+	}
+}
+
+// A funnel without filters reads events_by_path, and when none of its pages
+// has a wildcard, only its pages' rows there; a filtered one reads events,
+// which holds the filters' columns.
+func TestFunnelQueryTable(t *testing.T) {
+	steps := []model.FunnelStep{{Type: model.GoalPageview, PagePath: "/pricing"}, {Type: model.GoalCustomEvent, EventName: "signup"},
+		{Type: model.GoalPageview, PagePath: "/checkout"}}
+	q := FunnelQuery{Site: "s", From: time.Unix(1e9, 0), To: time.Unix(1e9+86400, 0), Steps: steps, Window: time.Hour, BaseCurrency: "USD"}
+	for _, tt := range []struct {
+		name          string
+		filters       []Filter
+		wildcard      bool
+		want, notWant []string
+	}{
+		{"plain pages", nil, false, []string{"FROM events_by_path WHERE", "AND name = ? AND pathname IN (?, ?) AND e % 256"}, []string{"FROM events WHERE", "toDate(ts)"}},
+		{"a wildcard", nil, true, []string{"FROM events_by_path WHERE"}, []string{"pathname IN", "FROM events WHERE"}},
+		{"filtered", []Filter{Eq(Country, "DE")}, false, []string{"FROM events WHERE", "toDate(ts) >= toDate(?)"}, []string{"events_by_path", "pathname IN"}},
+	} {
+		q := q
+		q.Filters = tt.filters
+		q.Steps = append([]model.FunnelStep(nil), steps...)
+		if tt.wildcard {
+			q.Steps[2].PagePath = "/checkout/*"
+		}
+		sql, args, err := q.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(sql, "?"); n != len(args) {
+			t.Errorf("%s: %d placeholders for %d arguments", tt.name, n, len(args))
+		}
+		for _, s := range tt.want {
+			if !strings.Contains(sql, s) {
+				t.Errorf("%s: the query lacks %q:\n%s", tt.name, s, sql)
+			}
+		}
+		for _, s := range tt.notWant {
+			if strings.Contains(sql, s) {
+				t.Errorf("%s: the query holds %q:\n%s", tt.name, s, sql)
+			}
+		}
+	}
+}
+
+// The walk of hand-made visitors, as FunnelQuery's rows arrive (sorted by
+// visitor and key): steps /a (1), E (2), /c (4), a window of 100 s.
+//
+//	1: /a at 1000, E at 1050, /c at 1200 (past the window of 1000)  → step 2, 50 s
+//	2: /a at 1000 and 1100, E at 1150, /c at 1160; paid 700          → step 3 from 1100: 50 s, 10 s
+//	3: E at 900, then /a at 1000: E came first                      → step 1; paid 300
+//	4: pays 900 and does no step                                     → nothing
+//	5: /a at 2000, an event that is E and /c at 2010, /c at 2020     → step 3: 10 s, 10 s
+func TestFunnelWalk(t *testing.T) {
+	e := func(ts uint64, bits uint64) uint64 { return ts*256 + bits }
+	rows := []struct {
+		visitor, e uint64
+		net        int64
+	}{
+		{1, e(1000, 1), 0}, {1, e(1050, 2), 0}, {1, e(1200, 4), 0},
+		{2, 0, 700}, {2, e(1000, 1), 0}, {2, e(1100, 1), 0}, {2, e(1150, 2), 0}, {2, e(1160, 4), 0},
+		{3, 0, 300}, {3, e(900, 2), 0}, {3, e(1000, 1), 0},
+		{4, 0, 900},
+		{5, e(2000, 1), 0}, {5, e(2010, 6), 0}, {5, e(2020, 4), 0},
+	}
+	w := newFunnelWalk(3, 100*time.Second)
+	for _, r := range rows {
+		w.add(r.visitor, r.e, r.net)
+	}
+	// step 1: 1 2 3 5, paid 700 + 300; step 2: 1 2 5, gaps 50, 50, 10 → 50;
+	// step 3: 2 5, gaps 10, 10 → 10
+	want := []float64{4, 0, 1000, 3, 50, 700, 2, 10, 700}
+	if got := w.result(); !cmp.Equal(got, want) {
+		t.Errorf("walk = %v, want %v", got, want)
+	}
+	if got := median([]int64{5, 1, 4, 2}); got != 3 {
+		t.Errorf("median of 1 2 4 5 = %v, want 3", got)
+	}
+	if got := median(nil); !math.IsNaN(got) {
+		t.Errorf("median of nothing = %v, want NaN", got)
 	}
 }

@@ -23,10 +23,11 @@ type RollupRebuild struct {
 	Inserts []Statement
 }
 
-// RollupTables lists every rollup table: those of the pages
-// (clickhouse/0005_page_rollups.sql) and the declared ones.
+// RollupTables lists every table the views keep from the raw rows: those
+// of the pages (clickhouse/0005_page_rollups.sql), the declared rollups,
+// and the funnels' copy of the events (eventsByPath).
 func RollupTables() []string {
-	out := []string{"page_days", "page_visitor_days"}
+	out := []string{"page_days", "page_visitor_days", eventsByPath}
 	for _, r := range rollups {
 		out = append(out, r.table)
 		if r.blocks {
@@ -71,6 +72,10 @@ func RollupRebuilds(site model.SiteID, from, to time.Time) []RollupRebuild {
 			{"INSERT INTO page_visitor_days (site_key, day, pathname, visitors)" +
 				" SELECT site_key, toDate(ts, 'UTC') AS day, pathname, uniqCombinedState(" + PageStatePrecision + ")(visitor_id)" +
 				" FROM events WHERE " + pageWhere + " GROUP BY site_key, day, pathname", span},
+		}},
+		{Table: eventsByPath, Delete: Statement{siteCond + "ts >= ? AND ts < ?", span}, Inserts: []Statement{
+			{"INSERT INTO " + eventsByPath + " (" + eventsByPathColumns + ") SELECT " + eventsByPathColumns +
+				" FROM events WHERE " + siteCond + "ts >= ? AND ts < ?", span},
 		}},
 	}
 	for _, r := range rollups {

@@ -21,6 +21,9 @@ import (
 // Store runs built queries; chstore implements it.
 type Store interface {
 	Rows(ctx context.Context, query string, args []any, dims, metrics int) (Result, error)
+	// Each runs a query and calls row after scanning each of its rows into
+	// dest (pointers of the columns' types), in the order they arrive.
+	Each(ctx context.Context, query string, args []any, dest []any, row func()) error
 }
 
 // Result is what a query returned.
@@ -327,16 +330,22 @@ func (s *Service) run(ctx context.Context, q Query) (Result, error) {
 func (s *Service) runSQL(ctx context.Context, sql string, args []any, dims, metrics int) (Result, error) {
 	res, err := s.store.Rows(ctx, sql, args, dims, metrics)
 	if err != nil {
-		if strings.Contains(err.Error(), "Cannot load time zone") {
-			return Result{}, errs.InvalidField("timezone", "this time zone is not known to the database")
-		}
-		if strings.Contains(err.Error(), "Max query size exceeded") {
-			// lists travel beside queries, so this is a limit a request found
-			return Result{}, errs.E(errs.Invalid, "invalid_request", "the request needs a query larger than the database takes; narrow it").Wrap(err)
-		}
-		return Result{}, fmt.Errorf("stats: %w", err)
+		return Result{}, queryError(err)
 	}
 	return res, nil
+}
+
+// queryError is the error of a query that failed: a 4xx when the request
+// is why.
+func queryError(err error) error {
+	if strings.Contains(err.Error(), "Cannot load time zone") {
+		return errs.InvalidField("timezone", "this time zone is not known to the database")
+	}
+	if strings.Contains(err.Error(), "Max query size exceeded") {
+		// lists travel beside queries, so this is a limit a request found
+		return errs.E(errs.Invalid, "invalid_request", "the request needs a query larger than the database takes; narrow it").Wrap(err)
+	}
+	return fmt.Errorf("stats: %w", err)
 }
 
 func metricsOf(rows []Row) [][]float64 {

@@ -207,13 +207,17 @@ func RevenueBy(breakdown, attribution string) Dimension {
 	return Dimension{Name: "revenue_" + breakdown, exprs: map[Table]string{Payments: col}}
 }
 
+// plainPath reports whether a page path pattern has no wildcard: it matches
+// that one path only.
+func plainPath(pattern string) bool { return !strings.Contains(pattern, "*") }
+
 // pathCondition is the ClickHouse condition a pathname meets when it matches
 // the page path pattern, and its argument: a comparison when the pattern has
 // no wildcard (what goals.PathRegexp would match, without running a regular
 // expression over every pageview of the range), else the pattern's regular
 // expression.
 func pathCondition(pattern string) (string, any) {
-	if !strings.Contains(pattern, "*") {
+	if plainPath(pattern) {
 		return "pathname = ?", pattern
 	}
 	return "match(pathname, ?)", goals.PathRegexp(pattern)
