@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tally-analytics/tally/internal/app"
+	"github.com/tally-analytics/tally/internal/chstore"
 )
 
 func newMigrateCmd() *cobra.Command {
@@ -16,8 +20,10 @@ func newMigrateCmd() *cobra.Command {
 		Long: `migrate applies tally's embedded, numbered, forward-only migrations to Postgres
 and ClickHouse (creating the ClickHouse database if needed). It is safe to run
 repeatedly. Run it once, before tally servers start or are upgraded: a
-migration that builds rollups from the stored rows (0005_page_rollups, 0008_rollups)
-would count events inserted while it runs twice.
+migration that builds rollups or copies from the stored rows (0005_page_rollups,
+0008_rollups to 0010, 0013_country_days, 0014_events_by_path) would count events
+inserted while it runs twice. Such a migration reads every stored event in one
+statement: migrate waits up to 6 hours for each (not TALLY_CLICKHOUSE_TIMEOUT).
 
 It also seals again, with TALLY_SECRETS_KEY, every webhook signing secret
 stored before secrets were sealed or sealed with a key now listed in
@@ -68,7 +74,12 @@ func migrateAll(ctx context.Context, e *env) (migrateResult, error) {
 			return res, err
 		}
 	}
-	ch, err := e.clickhouse(ctx)
+	// a backfill reads every stored event in one statement, and ClickHouse
+	// answers nothing until it is done (on 110M events, minutes): wait for
+	// it rather than give up after TALLY_CLICKHOUSE_TIMEOUT
+	opts := app.CHOptions(e.cfg)
+	opts.Timeout = max(opts.Timeout, migrateTimeout)
+	ch, err := chstore.Open(ctx, opts)
 	if err != nil {
 		return res, err
 	}
@@ -77,6 +88,9 @@ func migrateAll(ctx context.Context, e *env) (migrateResult, error) {
 	res.ClickHouse = append(res.ClickHouse, applied...)
 	return res, err
 }
+
+// migrateTimeout is the longest migrate waits for one ClickHouse statement.
+const migrateTimeout = 6 * time.Hour
 
 func describeApplied(names []string) string {
 	if len(names) == 0 {
