@@ -232,9 +232,9 @@ func (b *bench) write() error {
 			p("| the same without the rollups' views | %s | %.0f events/s |", raw.BothNoViewsTook.Round(time.Millisecond),
 				raw.bothNoViewsRate())
 			p("")
-			p("With the rollups' views ingest runs at %.2f× the rate without them (target ≥ 0.90: %s). The rollups take",
+			p("With the rollups' views ingest runs at %.2f× the rate without them (target ≥ 0.90: %s). The rollups (and",
 				raw.bothRate()/raw.bothNoViewsRate(), check(raw.bothRate() >= 0.9*raw.bothNoViewsRate()))
-			p("%.1f MB per million events once merged (the events themselves: %.1f MB per million).",
+			p("the funnels' events_by_path) take %.1f MB per million events once merged (the events themselves: %.1f MB per million).",
 				raw.rollupBytesPerMillion()/1e6, float64(raw.EventBytes)/float64(max(1, raw.Events)))
 		}
 		p("")
