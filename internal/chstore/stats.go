@@ -8,6 +8,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/ext"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/tally-analytics/tally/internal/stats"
 )
@@ -16,58 +17,53 @@ import (
 // metrics Float64 columns, the WITH TOTALS row if any, and the number of rows
 // before the LIMIT.
 func (s *Store) Rows(ctx context.Context, query string, args []any, dims, metrics int) (stats.Result, error) {
-	query, args, tables, err := externalSets(query, args)
-	if err != nil {
-		return stats.Result{}, err
-	}
 	var res stats.Result
 	var mu sync.Mutex
-	ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(tables...), clickhouse.WithProfileInfo(func(p *clickhouse.ProfileInfo) {
+	profile := clickhouse.WithProfileInfo(func(p *clickhouse.ProfileInfo) {
 		mu.Lock()
 		res.RowsBeforeLimit = max(res.RowsBeforeLimit, int64(p.RowsBeforeLimit))
 		mu.Unlock()
-	}))
-	err = s.timed("stats_query", func() error {
-		rows, err := s.conn.Query(ctx, query, args...)
-		if err != nil {
-			return fmt.Errorf("chstore: stats query: %w", err)
+	})
+	err := s.statsQuery(ctx, query, args, func(rows driver.Rows) error {
+		row := stats.Row{Dims: make([]string, dims), Metrics: make([]float64, metrics)}
+		if err := rows.Scan(rowDest(&row)...); err != nil {
+			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			row := stats.Row{Dims: make([]string, dims), Metrics: make([]float64, metrics)}
-			if err := rows.Scan(rowDest(&row)...); err != nil {
-				return fmt.Errorf("chstore: stats query: %w", err)
-			}
-			res.Rows = append(res.Rows, row)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("chstore: stats query: %w", err)
-		}
+		res.Rows = append(res.Rows, row)
+		return nil
+	}, func(rows driver.Rows) {
 		totals := stats.Row{Dims: make([]string, dims), Metrics: make([]float64, metrics)}
 		if err := rows.Totals(rowDest(&totals)...); err == nil {
 			res.Totals = totals.Metrics
 		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("chstore: stats query: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return res, translate(err)
-	}
+	}, profile)
 	mu.Lock()
 	defer mu.Unlock()
-	return res, nil
+	return res, err
 }
 
 // Each runs a query built by the stats package and calls row after scanning
 // each of its rows into dest, as they arrive.
 func (s *Store) Each(ctx context.Context, query string, args []any, dest []any, row func()) error {
+	return s.statsQuery(ctx, query, args, func(rows driver.Rows) error {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		row()
+		return nil
+	}, nil)
+}
+
+// statsQuery runs a query built by the stats package, with its sets sent
+// beside it (externalSets) and opts: scan takes each row as it arrives,
+// then totals (if any) the result once every row is read.
+func (s *Store) statsQuery(ctx context.Context, query string, args []any, scan func(driver.Rows) error, totals func(driver.Rows),
+	opts ...clickhouse.QueryOption) error {
 	query, args, tables, err := externalSets(query, args)
 	if err != nil {
 		return err
 	}
-	ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(tables...))
+	ctx = clickhouse.Context(ctx, append(opts, clickhouse.WithExternalTable(tables...))...)
 	err = s.timed("stats_query", func() error {
 		rows, err := s.conn.Query(ctx, query, args...)
 		if err != nil {
@@ -75,13 +71,15 @@ func (s *Store) Each(ctx context.Context, query string, args []any, dest []any, 
 		}
 		defer rows.Close()
 		for rows.Next() {
-			if err := rows.Scan(dest...); err != nil {
+			if err := scan(rows); err != nil {
 				return fmt.Errorf("chstore: stats query: %w", err)
 			}
-			row()
 		}
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("chstore: stats query: %w", err)
+		}
+		if totals != nil {
+			totals(rows)
 		}
 		if err := rows.Close(); err != nil {
 			return fmt.Errorf("chstore: stats query: %w", err)
