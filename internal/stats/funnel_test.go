@@ -30,7 +30,17 @@ func TestFunnelQuerySizeIsBounded(t *testing.T) {
 		steps = append(steps, model.FunnelStep{Type: model.GoalCustomEvent, EventName: name, Props: props})
 	}
 	steps[3] = model.FunnelStep{Type: model.GoalPageview, PagePath: path}
-	for _, filters := range [][]Filter{nil, {Eq(Country, "ZQ")}} { // events_by_path, events
+	// and eight pages with a wildcard: each in the query as its regular
+	// expression and as the two ends of its range of paths
+	var pages []model.FunnelStep
+	for range maxFunnelSteps {
+		pages = append(pages, model.FunnelStep{Type: model.GoalPageview, PagePath: path[:1022] + "/*"})
+	}
+	for _, tc := range []struct {
+		steps   []model.FunnelStep
+		filters []Filter
+	}{{steps, nil}, {steps, []Filter{Eq(Country, "ZQ")}}, {pages, nil}} { // events_by_path, events
+		steps, filters := tc.steps, tc.filters
 		q := FunnelQuery{Site: "site'1", From: time.Unix(1e9, 0), To: time.Unix(1e9+86400, 0), Steps: steps, Window: time.Hour,
 			BaseCurrency: "USD", Filters: filters}
 		sql, args, err := q.Build()
@@ -59,8 +69,9 @@ func TestFunnelQuerySizeIsBounded(t *testing.T) {
 				size += 40 // a number, a time or a set's table name
 			}
 		}
+		t.Logf("%d filters: %d bytes", len(filters), size)
 		if size > 64<<10 {
-			t.Errorf("the longest eight-step funnel makes a %d-byte query (filters %v)", size, filters)
+			t.Errorf("the longest eight-step funnel makes a %d-byte query (%d filters)", size, len(filters))
 		}
 	}
 	q := FunnelQuery{Site: "s", From: time.Unix(1e9, 0), To: time.Unix(1e9+86400, 0), Window: time.Hour}
@@ -126,9 +137,9 @@ func TestPathConditionComparesPlainPaths(t *testing.T) {
 	}
 }
 
-// A funnel without filters reads events_by_path, and when none of its pages
-// has a wildcard, only its pages' rows there; a filtered one reads events,
-// which holds the filters' columns.
+// A funnel without filters reads events_by_path, and there only the rows of
+// its pages, or of the pages that begin as a wildcard's does; a filtered one
+// reads events, which holds the filters' columns.
 func TestFunnelQueryTable(t *testing.T) {
 	steps := []model.FunnelStep{{Type: model.GoalPageview, PagePath: "/pricing"}, {Type: model.GoalCustomEvent, EventName: "signup"},
 		{Type: model.GoalPageview, PagePath: "/checkout"}}
@@ -139,9 +150,11 @@ func TestFunnelQueryTable(t *testing.T) {
 		wildcard      bool
 		want, notWant []string
 	}{
-		{"plain pages", nil, false, []string{"FROM events_by_path WHERE", "AND name = ? AND pathname IN (?, ?) AND e % 256"}, []string{"FROM events WHERE", "toDate(ts)"}},
-		{"a wildcard", nil, true, []string{"FROM events_by_path WHERE"}, []string{"pathname IN", "FROM events WHERE"}},
-		{"filtered", []Filter{Eq(Country, "DE")}, false, []string{"FROM events WHERE", "toDate(ts) >= toDate(?)"}, []string{"events_by_path", "pathname IN"}},
+		{"plain pages", nil, false, []string{"FROM events_by_path WHERE", "AND name = ? AND (pathname = ? OR pathname = ?) AND e % 256"},
+			[]string{"FROM events WHERE", "toDate(ts)"}},
+		{"a wildcard", nil, true, []string{"FROM events_by_path WHERE", "AND name = ? AND (pathname = ? OR (pathname >= ? AND pathname < ?)) AND e % 256"},
+			[]string{"FROM events WHERE"}},
+		{"filtered", []Filter{Eq(Country, "DE")}, false, []string{"FROM events WHERE", "toDate(ts) >= toDate(?)"}, []string{"events_by_path", "pathname >="}},
 	} {
 		q := q
 		q.Filters = tt.filters
@@ -204,5 +217,39 @@ func TestFunnelWalk(t *testing.T) {
 	}
 	if got := median(nil); !math.IsNaN(got) {
 		t.Errorf("median of nothing = %v, want NaN", got)
+	}
+}
+
+// A pattern's range of paths holds exactly the paths that begin with its
+// text before the first wildcard, which every path it matches does.
+func TestPathKeyRange(t *testing.T) {
+	for _, tt := range []struct{ pattern, lo, hi string }{
+		{"/blog/*", "/blog/", "/blog0"},
+		{"/docs/**", "/docs/", "/docs0"},
+		{"/a*", "/a", "/b"},
+		{"*", "", ""},
+		{"/x\xff\xff*", "/x\xff\xff", "/y"},
+	} {
+		lo, hi, exact := pathKeyRange(tt.pattern)
+		if lo != tt.lo || hi != tt.hi || exact {
+			t.Errorf("%q: [%q, %q) exact %v, want [%q, %q)", tt.pattern, lo, hi, exact, tt.lo, tt.hi)
+		}
+	}
+	if lo, hi, exact := pathKeyRange("/pricing"); lo != "/pricing" || hi != "" || !exact {
+		t.Errorf("/pricing: %q %q %v, want itself, exact", lo, hi, exact)
+	}
+	paths := []string{"/blog", "/blog/", "/blog/a", "/blog/a/b", "/blog0", "/blog-x", "/bloh", "/a", "/"}
+	for _, pattern := range []string{"/blog/*", "/blog/**", "/blog*", "/*/a"} {
+		lo, hi, _ := pathKeyRange(pattern)
+		re := regexp.MustCompile(goals.PathRegexp(pattern))
+		for _, p := range paths {
+			in := p >= lo && (hi == "" || p < hi)
+			if re.MatchString(p) && !in {
+				t.Errorf("%s matches %s, outside [%q, %q)", pattern, p, lo, hi)
+			}
+			if in != strings.HasPrefix(p, lo) {
+				t.Errorf("%s: %s in [%q, %q) is %v, but begins with %q: %v", pattern, p, lo, hi, in, lo, !in)
+			}
+		}
 	}
 }

@@ -155,14 +155,23 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 	// rows the query read were pageviews this branch then dropped)
 	if pageviews {
 		s.add(" AND name = ?", model.PageviewName)
-		if paths, ok := plainPaths(q.Steps, steps); ok && byPath {
-			// and by page, which events_by_path's key holds next
-			s.add(" AND pathname IN (")
-			for i, p := range paths {
+		if byPath {
+			// and by page, which events_by_path's key holds next: each
+			// step's page, or the pages that begin with its text before
+			// the first wildcard
+			s.add(" AND (")
+			for i, k := range steps {
 				if i > 0 {
-					s.add(", ")
+					s.add(" OR ")
 				}
-				s.add("?", p)
+				switch lo, hi, exact := pathKeyRange(q.Steps[k].PagePath); {
+				case exact:
+					s.add("pathname = ?", lo)
+				case hi == "":
+					s.add("pathname >= ?", lo)
+				default:
+					s.add("(pathname >= ? AND pathname < ?)", lo, hi)
+				}
 			}
 			s.add(")")
 		}
@@ -194,18 +203,6 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 	}
 	s.add(" AND e % 256 != 0")
 	return nil
-}
-
-// plainPaths are the paths of the pageview steps among steps when none has
-// a wildcard (ok false when one has: its pages are not known beforehand).
-func plainPaths(all []model.FunnelStep, steps []int) (paths []string, ok bool) {
-	for _, k := range steps {
-		if !plainPath(all[k].PagePath) {
-			return nil, false
-		}
-		paths = append(paths, all[k].PagePath)
-	}
-	return paths, true
 }
 
 // stepCondition adds the condition an event of the step's kind (pageview or

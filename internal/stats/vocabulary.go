@@ -207,9 +207,24 @@ func RevenueBy(breakdown, attribution string) Dimension {
 	return Dimension{Name: "revenue_" + breakdown, exprs: map[Table]string{Payments: col}}
 }
 
-// plainPath reports whether a page path pattern has no wildcard: it matches
-// that one path only.
-func plainPath(pattern string) bool { return !strings.Contains(pattern, "*") }
+// pathKeyRange is what a page path pattern leaves of a sorted column of
+// paths: the pattern itself when it has no wildcard (exact), else the paths
+// that begin with its text before the first wildcard, [lo, hi) (hi "" when
+// no string is above them all). The pattern's regular expression is
+// anchored and matches that text as it is, byte for byte.
+func pathKeyRange(pattern string) (lo, hi string, exact bool) {
+	i := strings.IndexByte(pattern, '*')
+	if i < 0 {
+		return pattern, "", true
+	}
+	lo = pattern[:i]
+	for n := len(lo); n > 0; n-- {
+		if lo[n-1] < 0xff {
+			return lo, lo[:n-1] + string([]byte{lo[n-1] + 1}), false
+		}
+	}
+	return lo, "", false
+}
 
 // pathCondition is the ClickHouse condition a pathname meets when it matches
 // the page path pattern, and its argument: a comparison when the pattern has
@@ -217,7 +232,7 @@ func plainPath(pattern string) bool { return !strings.Contains(pattern, "*") }
 // expression over every pageview of the range), else the pattern's regular
 // expression.
 func pathCondition(pattern string) (string, any) {
-	if plainPath(pattern) {
+	if _, _, exact := pathKeyRange(pattern); exact {
 		return "pathname = ?", pattern
 	}
 	return "match(pathname, ?)", goals.PathRegexp(pattern)
