@@ -3,6 +3,7 @@ package chstore
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -146,14 +147,30 @@ func (s *Store) insertColumns(ctx context.Context, id, table, stmt string, n int
 		ctx = clickhouse.Context(ctx, clickhouse.WithQueryID(id))
 	}
 	return s.sendBatch(ctx, table, stmt, n, func(batch driver.Batch) error {
-		for i, c := range cols {
-			if err := batch.Column(i).Append(c); err != nil {
-				return fmt.Errorf("column %d: %w", i, err)
+		for lo := 0; lo < n; lo += insertBlockRows {
+			hi := min(lo+insertBlockRows, n)
+			for i, c := range cols {
+				if err := batch.Column(i).Append(reflect.ValueOf(c).Slice(lo, hi).Interface()); err != nil {
+					return fmt.Errorf("column %d: %w", i, err)
+				}
+			}
+			if hi < n {
+				if err := batch.Flush(); err != nil {
+					return fmt.Errorf("send a block: %w", err)
+				}
 			}
 		}
 		return nil
 	})
 }
+
+// insertBlockRows is how many rows an insert sends a block. The driver
+// empties its columns after each block but keeps their buffers, so the
+// later blocks fill them without growing them: a block of a whole insert
+// grew every string column from empty, copying each byte about four times
+// (6 % of tally's CPU at ingest). ClickHouse joins an insert's blocks into
+// blocks of min_insert_block_size_rows before it writes them.
+const insertBlockRows = 2048
 
 // insert sends n rows appended one by one.
 func (s *Store) insert(ctx context.Context, table, stmt string, n int, appendRow func(driver.Batch, int) error) error {
