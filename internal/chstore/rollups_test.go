@@ -175,9 +175,9 @@ func TestRollupsRebuild(t *testing.T) {
 }
 
 // rollupRows lists every row of the declared rollups, page_days and
-// events_by_path, merged
-// by key, one line each: "table site unit dims... | figures...". Rows whose
-// figures are all zero (groups whose sessions moved elsewhere) are left out.
+// events_by_path, merged by key, one line each: "table site unit dims... |
+// figures...". Rows whose figures are all zero (groups whose sessions moved
+// elsewhere) are left out.
 func rollupRows(t *testing.T, s *chstore.Store) string {
 	t.Helper()
 	ctx := context.Background()

@@ -19,8 +19,9 @@ type FunnelSource interface {
 
 // Funnel reports how many visitors went through a funnel's steps, how long
 // each step took them (median) and what they paid: one ClickHouse query (see
-// FunnelQuery) walked visitor by visitor (funnelWalk). The filters select the events of matching visits, as they do
-// for the other reports, except pathname: the steps name the pages.
+// FunnelQuery) walked visitor by visitor (funnelWalk). The filters select
+// the events of matching visits, as they do for the other reports, except
+// pathname: the steps name the pages.
 func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (FunnelReport, error) {
 	var res FunnelReport
 	sc, err := s.access(ctx, p, r)
