@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
 )
@@ -118,5 +120,45 @@ func TestExistingEventIDsManyIDs(t *testing.T) {
 	found, err := s.ExistingEventIDs(ctx, "events", model.Span{Sites: []model.SiteID{"s1"}, From: t0, To: t0.Add(n * time.Second)}, ids)
 	if err != nil || len(found) != n || found["missing-3"] {
 		t.Errorf("found %d ids (%v), want %d", len(found), err, n)
+	}
+}
+
+// TestExistingEventIDsReadTheSitesRowsOnly: a lookup finds a site's rows by
+// the events' sort key, so it reads the small site's few granules and not
+// the large site's rows of the same day. ClickHouse refuses a query that
+// would read more than max_rows_to_read rows: 200,000 events of the large
+// site (100,000 a shard on the cluster) against a limit of 60,000, where
+// the small site's 500 events take one or two granules of 8,192 rows.
+func TestExistingEventIDsReadTheSitesRowsOnly(t *testing.T) {
+	s, _ := testenv.ClickHouse(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 6, 8, 9, 0, 0, 0, time.UTC)
+	row := func(site model.SiteID, i int) model.EventRow {
+		return model.EventRow{SiteID: site, Timestamp: t0.Add(time.Duration(i) * 100 * time.Millisecond), Name: "pageview",
+			VisitorID: uint64(i), EventID: fmt.Sprintf("%s-%07d", site, i)}
+	}
+	big := make([]model.EventRow, 200_000)
+	for i := range big {
+		big[i] = row("big-site", i)
+	}
+	small := make([]model.EventRow, 500)
+	ids := []string{"small-site-missing"}
+	for i := range small {
+		small[i] = row("small-site", i*400)
+		ids = append(ids, small[i].EventID)
+	}
+	if err := s.InsertEvents(ctx, "", append(big, small...)); err != nil {
+		t.Fatal(err)
+	}
+	limited := clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"max_rows_to_read": 60_000}))
+	span := model.Span{Sites: []model.SiteID{"small-site"}, From: t0, To: t0.Add(6 * time.Hour)}
+	found, err := s.ExistingEventIDs(limited, "events", span, ids)
+	if err != nil || len(found) != len(small) || found["small-site-missing"] || !found["small-site-0000400"] {
+		t.Errorf("found %d of the small site's %d ids: %v", len(found), len(small), err)
+	}
+	// the limit binds: the large site's lookup reads its 200,000 rows
+	bigSpan := model.Span{Sites: []model.SiteID{"big-site"}, From: t0, To: t0.Add(6 * time.Hour)}
+	if _, err := s.ExistingEventIDs(limited, "events", bigSpan, []string{big[0].EventID}); err == nil {
+		t.Error("the large site's lookup read under 60,000 rows; the test's limit proves nothing")
 	}
 }

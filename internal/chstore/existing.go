@@ -3,27 +3,32 @@ package chstore
 import (
 	"context"
 	"fmt"
-	"slices"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/tally-analytics/tally/internal/model"
 )
+
+// The lookups read by the tables' sort keys: the span's sites by site_key
+// (the cityHash64 of the id, first in every key), then its days by the
+// time column, so a lookup reads those sites' rows of those days and no
+// other site's. The ids go beside the query as an external table (_ids),
+// which IN reads into a hash set: one query whatever their number, and no
+// id in the query's text. A literal array tested with has(?, id) compared
+// every row with every id, and a site_id condition alone left the key
+// unused: on a month of 110M events, 2,000 ids of a 10M-event site took
+// 135 s to look up, against 1 s by the key.
+const spanSites = "site_key IN (SELECT cityHash64(arrayJoin(?))) AND has(?, site_id)"
 
 func spanArgs(span model.Span) []any {
 	sites := make([]string, len(span.Sites))
 	for i, s := range span.Sites {
 		sites[i] = string(s)
 	}
-	return []any{sites, utc(span.From), utc(span.To)}
+	return []any{sites, sites, utc(span.From), utc(span.To)}
 }
-
-// Lists bind as array literals, so membership tests use has(?, column):
-// "column IN (?)" would compare with an array, which ClickHouse rejects.
-
-// idsPerQuery keeps each lookup under ClickHouse's max_query_size (256 KiB
-// by default): ids bind into the query text.
-const idsPerQuery = 2000
 
 // ExistingEventIDs reports which of ids are already stored in table (events
 // or bot_events) within span. The write buffer uses it after a crash to
@@ -33,8 +38,7 @@ func (s *Store) ExistingEventIDs(ctx context.Context, table string, span model.S
 		return nil, fmt.Errorf("chstore: existing ids: unknown table %q", table)
 	}
 	return existing(ctx, s, "ids in "+table, ids, table,
-		"SELECT event_id FROM %s WHERE has(?, site_id) AND ts >= ? AND ts <= ? AND has(?, event_id)",
-		func(chunk []string) []any { return append(spanArgs(span), chunk) },
+		"SELECT event_id FROM %s WHERE "+spanSites+" AND ts >= ? AND ts <= ? AND event_id IN _ids", spanArgs(span),
 		func(r driver.Rows) (id string, err error) { return id, r.Scan(&id) })
 }
 
@@ -42,15 +46,15 @@ func (s *Store) ExistingEventIDs(ctx context.Context, table string, span model.S
 // among the sessions listed.
 func (s *Store) ExistingSessionRows(ctx context.Context, span model.Span, sessions []uint64) (map[model.SessionRowKey]bool, error) {
 	return existing(ctx, s, "session rows", sessions, "sessions",
-		"SELECT session_id, version, sign FROM %s WHERE has(?, site_id) AND started_at >= ? AND started_at <= ? AND has(?, session_id)",
-		func(chunk []uint64) []any { return append(spanArgs(span), chunk) },
+		"SELECT session_id, version, sign FROM %s WHERE "+spanSites+" AND started_at >= ? AND started_at <= ? AND session_id IN _ids",
+		spanArgs(span),
 		func(r driver.Rows) (k model.SessionRowKey, err error) {
 			return k, r.Scan(&k.SessionID, &k.Version, &k.Sign)
 		})
 }
 
-// existing runs a lookup query of table (its %s) once per chunk of ids
-// (args binds a chunk) and gathers the keys its rows scan to.
+// existing runs a lookup query of table (its %s) with ids as the external
+// table _ids, and gathers the keys its rows scan to.
 //
 // On a cluster it asks every replica of every shard, each its local table,
 // and fails unless all of them answer: an insert is acknowledged by one
@@ -59,32 +63,53 @@ func (s *Store) ExistingSessionRows(ctx context.Context, span model.Span, sessio
 // is an exact answer. A lookup is needed only after an insert failed or a
 // process stopped in the middle of one; it waits for a replica that is
 // down, as it waits for a single server that is down.
-func existing[T any, K comparable](ctx context.Context, s *Store, what string, ids []T, table, query string,
-	args func(chunk []T) []any, scan func(driver.Rows) (K, error)) (map[K]bool, error) {
+func existing[T string | uint64, K comparable](ctx context.Context, s *Store, what string, ids []T, table, query string,
+	args []any, scan func(driver.Rows) (K, error)) (map[K]bool, error) {
 	found := map[K]bool{}
-	collect := func(query string, args []any, scan func(driver.Rows) error) error {
-		return s.collect(ctx, query, args, scan)
+	if len(ids) == 0 {
+		return found, nil
+	}
+	idTable, err := idsTable(ids)
+	if err != nil {
+		return nil, fmt.Errorf("chstore: existing %s: %w", what, err)
+	}
+	ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(idTable))
+	query = fmt.Sprintf(query, s.layout.local(table))
+	gather := func(r driver.Rows) error {
+		k, err := scan(r)
+		if err != nil {
+			return err
+		}
+		found[k] = true
+		return nil
 	}
 	if s.layout.clustered() {
-		collect = func(query string, args []any, scan func(driver.Rows) error) error {
-			return s.everyNode(ctx, func(n *node) error { return n.collect(ctx, query, args, scan) })
-		}
+		err = s.everyNode(ctx, func(n *node) error { return n.collect(ctx, query, args, gather) })
+	} else {
+		err = s.collect(ctx, query, args, gather)
 	}
-	query = fmt.Sprintf(query, s.layout.local(table))
-	for chunk := range slices.Chunk(ids, idsPerQuery) {
-		err := collect(query, args(chunk), func(r driver.Rows) error {
-			k, err := scan(r)
-			if err != nil {
-				return err
-			}
-			found[k] = true
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("chstore: existing %s: %w", what, err)
-		}
+	if err != nil {
+		return nil, fmt.Errorf("chstore: existing %s: %w", what, err)
 	}
 	return found, nil
+}
+
+// idsTable is ids as the external table _ids, of one column v.
+func idsTable[T string | uint64](ids []T) (*ext.Table, error) {
+	col := ext.Column("v", "String")
+	if _, ok := any(ids[0]).(uint64); ok {
+		col = ext.Column("v", "UInt64")
+	}
+	t, err := ext.NewTable("_ids", col)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if err := t.Append(id); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // collect runs a query and hands each row to scan.

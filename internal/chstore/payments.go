@@ -40,8 +40,7 @@ func (s *Store) InsertPayments(ctx context.Context, rows []model.Payment, writte
 
 // ExistingPaymentIDs reports which payment ids ClickHouse already holds.
 func (s *Store) ExistingPaymentIDs(ctx context.Context, ids []string) (map[string]bool, error) {
-	return existing(ctx, s, "payment ids", ids, "payments", "SELECT payment_id FROM %s WHERE has(?, payment_id)",
-		func(chunk []string) []any { return []any{chunk} },
+	return existing(ctx, s, "payment ids", ids, "payments", "SELECT payment_id FROM %s WHERE payment_id IN _ids", nil,
 		func(r driver.Rows) (id string, err error) { return id, r.Scan(&id) })
 }
 
