@@ -69,7 +69,7 @@ func existing[T string | uint64, K comparable](ctx context.Context, s *Store, wh
 	if len(ids) == 0 {
 		return found, nil
 	}
-	idTable, err := idsTable(ids)
+	idTable, err := externalTable("_ids", ids)
 	if err != nil {
 		return nil, fmt.Errorf("chstore: existing %s: %w", what, err)
 	}
@@ -94,18 +94,20 @@ func existing[T string | uint64, K comparable](ctx context.Context, s *Store, wh
 	return found, nil
 }
 
-// idsTable is ids as the external table _ids, of one column v.
-func idsTable[T string | uint64](ids []T) (*ext.Table, error) {
+// externalTable is values as the external table name, of one column v,
+// which a query reads as "x IN name": the lookups' ids and the stats
+// queries' sets.
+func externalTable[T string | uint64](name string, values []T) (*ext.Table, error) {
 	col := ext.Column("v", "String")
-	if _, ok := any(ids[0]).(uint64); ok {
+	if _, ok := any(*new(T)).(uint64); ok {
 		col = ext.Column("v", "UInt64")
 	}
-	t, err := ext.NewTable("_ids", col)
+	t, err := ext.NewTable(name, col)
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range ids {
-		if err := t.Append(id); err != nil {
+	for _, v := range values {
+		if err := t.Append(v); err != nil {
 			return nil, err
 		}
 	}

@@ -125,14 +125,9 @@ func externalSets(query string, args []any) (string, []any, []*ext.Table, error)
 			continue
 		}
 		name := fmt.Sprintf("_set%d", len(tables))
-		t, err := ext.NewTable(name, ext.Column("v", "String"))
+		t, err := externalTable(name, []string(set))
 		if err != nil {
 			return "", nil, nil, fmt.Errorf("chstore: set: %w", err)
-		}
-		for _, v := range set {
-			if err := t.Append(v); err != nil {
-				return "", nil, nil, fmt.Errorf("chstore: set: %w", err)
-			}
 		}
 		tables = append(tables, t)
 		b.WriteString(name)
