@@ -66,12 +66,7 @@ func clusterRuns(ctx context.Context, o options) (*clusterResult, error) {
 // writeCluster sets the cluster's figures beside one node's.
 func (b *bench) writeCluster(p func(format string, args ...any)) {
 	c, r := b.report.cluster, b.report
-	if r.clusterErr != nil {
-		p("## On a ClickHouse cluster")
-		p("")
-		p("The cluster phase failed: %v.", r.clusterErr)
-		p("")
-	}
+	writeFailure(p, "On a ClickHouse cluster", "cluster", r.clusterErr)
 	if c == nil {
 		return
 	}

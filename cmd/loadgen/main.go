@@ -48,9 +48,12 @@ type options struct {
 	clusterEnvFile                                   string
 	clusterDuration                                  time.Duration
 	clusterEvents                                    int
+	// dropViews: measure starts from an empty database and drops the
+	// rollups' views once it is migrated (the noviews phase)
+	dropViews bool
 }
 
-var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries", "dashboard", "export", "cluster"}
+var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries", "dashboard", "export", "noviews", "cluster"}
 
 func parseFlags() options {
 	var o options
@@ -83,6 +86,10 @@ Phases (--phases, in this order):
             GET /api/v1/export/events of all of them as NDJSON, gzipped NDJSON
             and gzipped CSV, each read to its end and checked record by record
             against the stored count, with the server's RSS sampled meanwhile
+  noviews   the ingest and batch phases (those of --phases) again, on a server
+            of its own over a scratch ClickHouse database without the
+            rollups' materialised views: what the views cost tally's ingest,
+            in the same run
   cluster   the ingest, batch and queries phases again on the local ClickHouse
             cluster (scripts/stack.sh up cluster, started by this phase: 2
             shards x 2 replicas on this machine), --cluster-duration each and
@@ -155,6 +162,13 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	if o.phases["noviews"] {
+		// the other phases' figures stand without it
+		if b.report.noViews, err = noViewsRuns(ctx, o); err != nil {
+			logf("noviews: %v", err)
+			b.report.noViewsErr = err
+		}
+	}
 	if o.phases["cluster"] {
 		// the other phases' figures stand without it
 		if b.report.cluster, err = clusterRuns(ctx, o); err != nil {
@@ -196,6 +210,11 @@ func measure(ctx context.Context, o options, set map[string]string) (*bench, err
 		}
 	}
 
+	if o.dropViews {
+		if err := chstore.DropDatabase(ctx, b.chOpts, b.chOpts.Database); err != nil {
+			return nil, err
+		}
+	}
 	logf("migrating the bench databases")
 	if err := b.srv.CLI(ctx, nil, "migrate"); err != nil {
 		return nil, err
@@ -204,6 +223,11 @@ func measure(ctx context.Context, o options, set map[string]string) (*bench, err
 		return nil, err
 	}
 	defer b.ch.Close()
+	if o.dropViews {
+		if err := b.ch.DropRollupViews(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var chVersion string
 	if err := b.ch.QueryRow(ctx, "SELECT version()").Scan(&chVersion); err == nil {
 		b.report.machine = append(b.report.machine, "ClickHouse "+chVersion)
