@@ -28,12 +28,13 @@ type pageRollup struct {
 // PageStatePrecision is the precision of the pages' visitor states
 // (page_visitor_days, clickhouse/0011_small_granules.sql), which every
 // query and rebuild of them names. Exact on small pages; on large ones 2^14
-// registers: on 100M demo events over 30 days the 12 largest pages (2.3M–
-// 13.6M visitors) read within 1.3 % of their exact counts, ten of them
-// within 0.9 %. Precision 15 read all 12 within 0.73 %, but keeps sets of
-// up to 2^15 visitors as hash sets, which a merge re-inserts one by one: a
-// site of 10M events has pages of 8,000–17,000 visitors a day, and its
-// 30-day pages report took 214 ms instead of 88.
+// registers: on 100M demo events over 30 days the 100 most viewed pages
+// read within 2.4 % of their exact counts (18 beyond 1 %; the 12 largest
+// within 1.3 %). A higher precision costs the merges: precision 15 made the
+// 30-day pages report at 10M take 214 ms instead of 88, and precision 17,
+// which keeps every page within 1 %, took 100–440 ms for the 100 pages'
+// visitors alone, even by blocks of days, against 58–115
+// (bench/results/2026-11-25-page-visitor-precision.md).
 const PageStatePrecision = "14"
 
 // newPageRollup plans the range [from, to); ok is false when it holds no
