@@ -26,6 +26,9 @@ Commands:
                   stop or start one ClickHouse server of the cluster (s1r1, s1r2,
                   s2r1, s2r2): the fault tests take replicas and shards away
   status          one line per service: running/stopped and port
+  diagnose        the cluster's state after a failed test: each node's DDL worker and
+                  replication warnings and errors, the newest ON CLUSTER tasks and
+                  the nodes that finished them
   env [PROFILE]   print the path of the profile's env file (source it with
                   `set -a; . "$(scripts/stack.sh env)"; set +a`)
   -h, --help      show this help
@@ -529,6 +532,9 @@ maxClientCnxns=0
 admin.enableServer=false
 4lw.commands.whitelist=ruok,stat,mntr
 autopurge.purgeInterval=1
+# A throwaway test cluster: no fsync of the log on every write, which a
+# busy test machine's disk would make every ON CLUSTER query wait on.
+forceSync=no
 CFG
 		cat >"$ZK_DIR/log4j.properties" <<CFG
 log4j.rootLogger=WARN, F
@@ -893,6 +899,38 @@ cmd_status() {
 	fi
 }
 
+# cmd_diagnose: what a failed cluster test needs to be understood afterwards,
+# when the servers are gone: each node's state, the warnings and errors of
+# its distributed DDL worker and replicated tables, and the newest DDL tasks
+# with the nodes that finished them.
+cmd_diagnose() {
+	local node dir
+	[[ -d $CLUSTER_DIR ]] || die "no cluster under $CLUSTER_DIR; run scripts/stack.sh up cluster"
+	for node in "${CLUSTER_NODES[@]}"; do
+		dir=$(node_dir "$node")
+		if node_running "$node"; then log "== $node: running"; else log "== $node: stopped"; fi
+		grep -hE 'DDLWorker|Terminating|ZooKeeper|expired|ALTER|Alter is not finished|Cannot enqueue|readonly' \
+			"$dir/log/clickhouse.log" 2>/dev/null | tail -n 25 | cut -c1-400 || true
+	done
+	for node in "${CLUSTER_NODES[@]}"; do
+		node_running "$node" || continue
+		log "== the newest DDL tasks, as $node reads ZooKeeper"
+		ddl_tasks "$(node_port "$node")" || warn "could not read the DDL queue through $node"
+		return 0
+	done
+}
+
+# ddl_tasks PORT: the newest DDL tasks, each with the nodes that finished it.
+ddl_tasks() {
+	local task finished q=("$CH_CLIENT" --host 127.0.0.1 --port "$1" --max_execution_time 30 -q)
+	"${q[@]}" "SELECT name FROM system.zookeeper WHERE path = '/clickhouse/task_queue/ddl' ORDER BY name DESC LIMIT 10" |
+		while read -r task; do
+			finished=$("${q[@]}" "SELECT arrayStringConcat(groupArray(name), ' ') FROM system.zookeeper WHERE path = '/clickhouse/task_queue/ddl/$task/finished'")
+			printf '%s finished on [%s]: %s\n' "$task" "$finished" \
+				"$("${q[@]}" "SELECT substring(replaceAll(value, '\n', ' '), 1, 200) FROM system.zookeeper WHERE path = '/clickhouse/task_queue/ddl' AND name = '$task'")"
+		done
+}
+
 cmd_env() {
 	set_profile "${1:-dev}"
 	local f
@@ -919,7 +957,7 @@ main() {
 		lock
 		cmd_node "$@"
 		;;
-	down | status)
+	down | status | diagnose)
 		(($# == 0)) || die "$cmd takes no arguments; see --help"
 		validate_settings
 		"cmd_$cmd"
