@@ -2,6 +2,7 @@ package chstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/tally-analytics/tally/internal/errs"
 )
 
 // addrs splits a comma-separated list of host:port.
@@ -71,8 +74,9 @@ func (s *Store) checkProfile(ctx context.Context) error {
 
 // node is one ClickHouse server of the cluster.
 type node struct {
-	addr string
-	conn driver.Conn
+	addr  string
+	shard uint32
+	conn  driver.Conn
 }
 
 func (n *node) collect(ctx context.Context, query string, args []any, scan func(driver.Rows) error) error {
@@ -113,21 +117,68 @@ func (s *Store) everyNode(ctx context.Context, fn func(*node) error) error {
 	return nil
 }
 
+// everyShard runs fn on one replica of each shard of the cluster: the first,
+// or the next when a replica cannot take it (down, or its tables read-only
+// while it has no ZooKeeper session). It is how tally changes replicated
+// tables (ALTER of their columns, mutations): the replica that takes the
+// change writes it to its shard's log in ZooKeeper, and the other replicas
+// apply it from there, a replica that is down when it returns.
+//
+// Not ALTER ... ON CLUSTER: ClickHouse 18.16's DDL worker lets both
+// replicas of a shard run such an ALTER now and then, and the second one
+// then stops its DDL worker for good ("Node exists" on the task's executed
+// mark), after which every ON CLUSTER query waits on that node.
+func (s *Store) everyShard(ctx context.Context, fn func(*node) error) error {
+	nodes, err := s.clusterNodes(ctx)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(nodes); {
+		j := i
+		for j < len(nodes) && nodes[j].shard == nodes[i].shard {
+			j++
+		}
+		if err := onOneReplica(nodes[i:j], fn); err != nil {
+			return translate(err)
+		}
+		i = j
+	}
+	return nil
+}
+
+// onOneReplica runs fn on the first of a shard's replicas that can take it.
+func onOneReplica(replicas []*node, fn func(*node) error) (err error) {
+	for _, n := range replicas {
+		if err = fn(n); err == nil || !replicaUnable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// replicaUnable reports whether err says that a replica could not take a
+// change its shard's other replica may take: it is down, or its replicated
+// tables are read-only (TABLE_IS_READ_ONLY, 242).
+func replicaUnable(err error) bool {
+	var e *clickhouse.Exception
+	return errs.IsNetwork(err) || errors.Is(err, clickhouse.ErrAcquireConnTimeout) || (errors.As(err, &e) && e.Code == 242)
+}
+
 func (s *Store) clusterNodes(ctx context.Context) ([]*node, error) {
 	s.nodes.mu.Lock()
 	defer s.nodes.mu.Unlock()
 	if s.nodes.nodes != nil {
 		return s.nodes.nodes, nil
 	}
-	var found []string
-	err := s.collect(ctx, "SELECT host_name, toUInt32(port) FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num",
+	var found []*node
+	err := s.collect(ctx, "SELECT host_name, toUInt32(port), toUInt32(shard_num) FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num",
 		[]any{s.layout.cluster}, func(r driver.Rows) error {
 			var host string
-			var port uint32
-			if err := r.Scan(&host, &port); err != nil {
+			var port, shard uint32
+			if err := r.Scan(&host, &port, &shard); err != nil {
 				return err
 			}
-			found = append(found, net.JoinHostPort(host, strconv.Itoa(int(port))))
+			found = append(found, &node{addr: net.JoinHostPort(host, strconv.Itoa(int(port))), shard: shard})
 			return nil
 		})
 	if err != nil {
@@ -136,21 +187,20 @@ func (s *Store) clusterNodes(ctx context.Context) ([]*node, error) {
 	if len(found) == 0 {
 		return nil, fmt.Errorf("chstore: ClickHouse knows no cluster %q (remote_servers)", s.layout.cluster)
 	}
-	var nodes []*node
-	for _, addr := range found {
+	for i, n := range found {
 		o := s.opts
-		o.Addr = addr
+		o.Addr = n.addr
 		conn, err := connect(o, s.db)
 		if err != nil {
-			for _, n := range nodes {
+			for _, n := range found[:i] {
 				n.conn.Close()
 			}
 			return nil, err
 		}
-		nodes = append(nodes, &node{addr: addr, conn: conn})
+		n.conn = conn
 	}
-	s.nodes.nodes = nodes
-	return nodes, nil
+	s.nodes.nodes = found
+	return found, nil
 }
 
 // endInsertCluster is EndInsert on a cluster: an insert through a

@@ -92,21 +92,27 @@ func (l layout) computed() string {
 }
 
 // alter changes table (its columns, say): on a cluster both the local
-// tables, ON CLUSTER, and the Distributed table, which must know the same
-// columns. ClickHouse 18.16 refuses ALTER ... ON CLUSTER of a Distributed
-// table over replicated shards, so that one is marked to run on every node
-// in turn (everyNodeMarker).
+// tables and the Distributed table, which must know the same columns. The
+// local tables are replicated: the change goes to one replica of each shard,
+// which replicates it (everyShardMarker; Store.everyShard says why not ON
+// CLUSTER). ClickHouse 18.16 refuses ALTER ... ON CLUSTER of a Distributed
+// table over replicated shards, so that one runs on every node in turn
+// (everyNodeMarker).
 func (l layout) alter(table, change string) string {
 	if !l.clustered() {
 		return "ALTER TABLE " + table + " " + change
 	}
-	return fmt.Sprintf("ALTER TABLE %s %s %s;\n%sALTER TABLE %s.%s %s",
-		l.local(table), l.onCluster(), change, everyNodeMarker, l.db, table, change)
+	return fmt.Sprintf("%sALTER TABLE %s %s;\n%sALTER TABLE %s.%s %s",
+		everyShardMarker, l.local(table), change, everyNodeMarker, l.db, table, change)
 }
 
-// everyNodeMarker starts a statement that the migrator runs on every node
-// of the cluster itself, as ON CLUSTER cannot.
-const everyNodeMarker = "/* every node */ "
+// everyNodeMarker and everyShardMarker start a statement that the migrator
+// runs itself, as ON CLUSTER cannot or should not: on every node of the
+// cluster in turn, or on one replica of each shard.
+const (
+	everyNodeMarker  = "/* every node */ "
+	everyShardMarker = "/* every shard */ "
+)
 
 // funcs are the template functions of the migrations (clickhouse/README.md).
 func (l layout) funcs() template.FuncMap {

@@ -92,7 +92,7 @@ func TestLayout(t *testing.T) {
 			"CREATE TABLE IF NOT EXISTS d.t ON CLUSTER c AS d.t_local ENGINE = Distributed(c, d, t_local, visitor_id)"},
 		{"alter", one.alter("t", "ADD COLUMN x String"), "ALTER TABLE t ADD COLUMN x String"},
 		{"alter cluster", cl.alter("t", "ADD COLUMN x String"),
-			"ALTER TABLE d.t_local ON CLUSTER c ADD COLUMN x String;\n/* every node */ ALTER TABLE d.t ADD COLUMN x String"},
+			"/* every shard */ ALTER TABLE d.t_local ADD COLUMN x String;\n/* every node */ ALTER TABLE d.t ADD COLUMN x String"},
 		{"computed", one.computed(), "MATERIALIZED"},
 		{"computed cluster", cl.computed(), "DEFAULT"},
 	} {
@@ -122,7 +122,7 @@ func TestPlainFiles(t *testing.T) {
 		"CREATE TABLE IF NOT EXISTS d.t_local ON CLUSTER c ( k UInt64 DEFAULT cityHash64(s), s String ) ENGINE = " +
 			"ReplicatedSummingMergeTree('/clickhouse/tables/{shard}/d/t', '{replica}', n) ORDER BY k",
 		"CREATE TABLE IF NOT EXISTS d.t ON CLUSTER c AS d.t_local ENGINE = Distributed(c, d, t_local, rand())",
-		"ALTER TABLE d.t_local ON CLUSTER c ADD COLUMN x String DEFAULT s",
+		"/* every shard */ ALTER TABLE d.t_local ADD COLUMN x String DEFAULT s",
 		"/* every node */ ALTER TABLE d.t ADD COLUMN x String DEFAULT s",
 	}
 	if diff := cmp.Diff(want, stmts); diff != "" {

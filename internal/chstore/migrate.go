@@ -81,8 +81,8 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 }
 
 // migrateExec runs one statement of a migration, on every node of the
-// cluster in turn when it is marked so; an added column that exists counts
-// as added.
+// cluster in turn or on one replica of each shard when it is marked so; an
+// added column that exists counts as added.
 func (s *Store) migrateExec(ctx context.Context, stmt string) error {
 	exec := func(conn driver.Conn, stmt string) error {
 		if err := conn.Exec(ctx, stmt); err != nil && !columnExists(stmt, err) {
@@ -92,6 +92,9 @@ func (s *Store) migrateExec(ctx context.Context, stmt string) error {
 	}
 	if rest, ok := strings.CutPrefix(stmt, everyNodeMarker); ok {
 		return s.everyNode(ctx, func(n *node) error { return exec(n.conn, rest) })
+	}
+	if rest, ok := strings.CutPrefix(stmt, everyShardMarker); ok {
+		return s.everyShard(ctx, func(n *node) error { return exec(n.conn, rest) })
 	}
 	return exec(s.conn, stmt)
 }

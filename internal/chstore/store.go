@@ -204,11 +204,15 @@ func (s *Store) DeletePayments(ctx context.Context, site model.SiteID, provider 
 
 // mutate runs a mutation (ALTER TABLE ... DELETE or UPDATE) of table's
 // rows. On a cluster a Distributed table has no rows to mutate: the
-// mutation goes to the local tables ON CLUSTER, which ZooKeeper's queue
-// delivers to every shard (a node that is down gets it when it returns),
-// and each shard's replicas apply it through replication.
+// mutation goes to the local tables of one replica of each shard
+// (everyShard), and the shard's other replica applies it through
+// replication (when it returns, if it is down).
 func (s *Store) mutate(ctx context.Context, table, mutation string, args ...any) error {
-	return s.conn.Exec(ctx, "ALTER TABLE "+s.layout.local(table)+" "+s.layout.onCluster()+" "+mutation, args...)
+	stmt := "ALTER TABLE " + s.layout.local(table) + " " + mutation
+	if !s.layout.clustered() {
+		return s.conn.Exec(ctx, stmt, args...)
+	}
+	return s.everyShard(ctx, func(n *node) error { return n.conn.Exec(ctx, stmt, args...) })
 }
 
 // OptimizeFinal merges every part of table now, so that rows which collapse
