@@ -84,19 +84,24 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 // cluster in turn or on one replica of each shard when it is marked so; an
 // added column that exists counts as added.
 func (s *Store) migrateExec(ctx context.Context, stmt string) error {
-	exec := func(conn driver.Conn, stmt string) error {
+	exec := func(ctx context.Context, conn driver.Conn, stmt string) error {
 		if err := conn.Exec(ctx, stmt); err != nil && !columnExists(stmt, err) {
 			return err
 		}
 		return nil
 	}
 	if rest, ok := strings.CutPrefix(stmt, everyNodeMarker); ok {
-		return s.everyNode(ctx, func(n *node) error { return exec(n.conn, rest) })
+		return s.everyNode(ctx, func(n *node) error { return exec(ctx, n.conn, rest) })
 	}
 	if rest, ok := strings.CutPrefix(stmt, everyShardMarker); ok {
-		return s.everyShard(ctx, func(n *node) error { return exec(n.conn, rest) })
+		// the ALTER returns once every replica of the shard has applied it,
+		// so what the next statement reads is there on every replica (18.16
+		// waits for them anyway; current releases wait for the one replica
+		// by default)
+		all := ch.Context(ctx, ch.WithSettings(ch.Settings{"replication_alter_partitions_sync": 2}))
+		return s.everyShard(ctx, func(n *node) error { return exec(all, n.conn, rest) })
 	}
-	return exec(s.conn, stmt)
+	return exec(ctx, s.conn, stmt)
 }
 
 // versionTable is the statement creating the table of applied versions. On
