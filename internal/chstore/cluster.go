@@ -122,7 +122,7 @@ func (s *Store) everyNode(ctx context.Context, fn func(*node) error) error {
 // while it has no ZooKeeper session). It is how tally changes replicated
 // tables (ALTER of their columns, mutations): the replica that takes the
 // change writes it to its shard's log in ZooKeeper, and the other replicas
-// apply it from there, a replica that is down when it returns.
+// apply it from there (one that is down, once it returns).
 //
 // Not ALTER ... ON CLUSTER: ClickHouse 18.16's DDL worker lets both
 // replicas of a shard run such an ALTER now and then, and the second one
