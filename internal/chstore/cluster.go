@@ -11,8 +11,6 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
-	"github.com/tally-analytics/tally/internal/errs"
 )
 
 // addrs splits a comma-separated list of host:port.
@@ -161,7 +159,7 @@ func onOneReplica(replicas []*node, fn func(*node) error) (err error) {
 // tables are read-only (TABLE_IS_READ_ONLY, 242).
 func replicaUnable(err error) bool {
 	var e *clickhouse.Exception
-	return errs.IsNetwork(err) || errors.Is(err, clickhouse.ErrAcquireConnTimeout) || (errors.As(err, &e) && e.Code == 242)
+	return unreachable(err) || (errors.As(err, &e) && e.Code == 242)
 }
 
 func (s *Store) clusterNodes(ctx context.Context) ([]*node, error) {

@@ -157,10 +157,16 @@ func adminExec(ctx context.Context, o Options, name, stmt string) error {
 // with an exception, which counts the same: a report never answers with
 // the numbers of a part of the shards.
 func translate(err error) error {
-	if err != nil && (errs.IsNetwork(err) || errors.Is(err, clickhouse.ErrAcquireConnTimeout) || shardAway(err)) {
+	if err != nil && (unreachable(err) || shardAway(err)) {
 		return errs.StoreDown(err)
 	}
 	return err
+}
+
+// unreachable reports whether err is a failure to reach the ClickHouse
+// server asked: no connection, or none free in time.
+func unreachable(err error) bool {
+	return errs.IsNetwork(err) || errors.Is(err, clickhouse.ErrAcquireConnTimeout)
 }
 
 // shardAway reports whether err is ClickHouse failing to reach another
