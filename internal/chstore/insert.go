@@ -3,7 +3,6 @@ package chstore
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -39,20 +38,37 @@ var attributionFields = []func(a *model.Attribution) string{
 // utc truncates to the second in UTC: DateTime has second precision.
 func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
 
-// column builds one column of n rows from a field of each row.
-func column[T any](n int, field func(i int) T) []T {
-	out := make([]T, n)
-	for i := range out {
-		out[i] = field(i)
-	}
-	return out
+// blockColumn is one column of an insert, sent a block of rows at a time.
+type blockColumn interface {
+	// send appends rows lo to hi (exclusive) to the driver's column.
+	send(c driver.BatchColumn, lo, hi int) error
 }
 
-// attributionColumnsOf builds the attribution columns of n rows.
-func attributionColumnsOf(n int, attr func(i int) *model.Attribution) []any {
-	cols := make([]any, len(attributionFields))
+// fieldColumn reads a field of each row into a buffer of one block, which
+// the driver copies: an insert holds one block of each column, not all of
+// its rows (a flush of 10,000 events held 5 MB of string headers in whole
+// columns, 5 % of the bytes tally allocated under single-event load).
+type fieldColumn[T any] struct {
+	field func(i int) T
+	buf   []T
+}
+
+// column is the column of a field of each row.
+func column[T any](field func(i int) T) blockColumn { return &fieldColumn[T]{field: field} }
+
+func (c *fieldColumn[T]) send(bc driver.BatchColumn, lo, hi int) error {
+	c.buf = c.buf[:0]
+	for i := lo; i < hi; i++ {
+		c.buf = append(c.buf, c.field(i))
+	}
+	return bc.Append(c.buf)
+}
+
+// attributionColumnsOf are the attribution columns of the rows.
+func attributionColumnsOf(attr func(i int) *model.Attribution) []blockColumn {
+	cols := make([]blockColumn, len(attributionFields))
 	for j, f := range attributionFields {
-		cols[j] = column(n, func(i int) string { return f(attr(i)) })
+		cols[j] = column(func(i int) string { return f(attr(i)) })
 	}
 	return cols
 }
@@ -61,24 +77,24 @@ func attributionColumnsOf(n int, attr func(i int) *model.Attribution) []any {
 // set, names the insert (its ClickHouse query id) for EndInsert.
 func (s *Store) InsertEvents(ctx context.Context, id string, rows []model.EventRow) error {
 	n := len(rows)
-	cols := []any{
-		column(n, func(i int) string { return string(rows[i].SiteID) }),
-		column(n, func(i int) time.Time { return utc(rows[i].Timestamp) }),
-		column(n, func(i int) string { return rows[i].EventID }),
-		column(n, func(i int) string { return rows[i].Name }),
-		column(n, func(i int) uint64 { return rows[i].VisitorID }),
-		column(n, func(i int) uint64 { return rows[i].SessionID }),
-		column(n, func(i int) string { return rows[i].Attribution.Hostname }),
-		column(n, func(i int) string { return rows[i].Pathname }),
-		column(n, func(i int) string { return rows[i].PrevPathname }),
-		column(n, func(i int) uint32 { return rows[i].TimeOnPrev }),
+	cols := []blockColumn{
+		column(func(i int) string { return string(rows[i].SiteID) }),
+		column(func(i int) time.Time { return utc(rows[i].Timestamp) }),
+		column(func(i int) string { return rows[i].EventID }),
+		column(func(i int) string { return rows[i].Name }),
+		column(func(i int) uint64 { return rows[i].VisitorID }),
+		column(func(i int) uint64 { return rows[i].SessionID }),
+		column(func(i int) string { return rows[i].Attribution.Hostname }),
+		column(func(i int) string { return rows[i].Pathname }),
+		column(func(i int) string { return rows[i].PrevPathname }),
+		column(func(i int) uint32 { return rows[i].TimeOnPrev }),
 	}
-	cols = append(cols, attributionColumnsOf(n, func(i int) *model.Attribution { return &rows[i].Attribution })...)
+	cols = append(cols, attributionColumnsOf(func(i int) *model.Attribution { return &rows[i].Attribution })...)
 	cols = append(cols,
-		column(n, func(i int) []string { return nonNil(rows[i].PropKeys) }),
-		column(n, func(i int) []string { return nonNil(rows[i].PropValues) }),
-		column(n, func(i int) int64 { return rows[i].RevenueAmount }),
-		column(n, func(i int) string { return rows[i].RevenueCurrency }))
+		column(func(i int) []string { return nonNil(rows[i].PropKeys) }),
+		column(func(i int) []string { return nonNil(rows[i].PropValues) }),
+		column(func(i int) int64 { return rows[i].RevenueAmount }),
+		column(func(i int) string { return rows[i].RevenueCurrency }))
 	return s.insertColumns(ctx, id, "events", "INSERT INTO events (site_id, ts, event_id, name, visitor_id, session_id, hostname, "+
 		"pathname, prev_pathname, time_on_prev, "+attributionColumns+", props_keys, props_values, revenue_amount, revenue_currency)",
 		n, cols)
@@ -88,28 +104,28 @@ func (s *Store) InsertEvents(ctx context.Context, id string, rows []model.EventR
 // by column; id as for InsertEvents.
 func (s *Store) InsertSessions(ctx context.Context, id string, rows []model.SessionRow) error {
 	n := len(rows)
-	cols := []any{
-		column(n, func(i int) string { return string(rows[i].SiteID) }),
-		column(n, func(i int) uint64 { return rows[i].SessionID }),
-		column(n, func(i int) uint64 { return rows[i].VisitorID }),
-		column(n, func(i int) int8 { return rows[i].Sign }),
-		column(n, func(i int) uint32 { return rows[i].Version }),
-		column(n, func(i int) time.Time { return utc(rows[i].Start) }),
-		column(n, func(i int) time.Time { return utc(rows[i].End) }),
-		column(n, func(i int) uint32 { return rows[i].Duration() }),
-		column(n, func(i int) uint32 { return rows[i].Pageviews }),
-		column(n, func(i int) uint32 { return rows[i].Events }),
-		column(n, func(i int) uint8 {
+	cols := []blockColumn{
+		column(func(i int) string { return string(rows[i].SiteID) }),
+		column(func(i int) uint64 { return rows[i].SessionID }),
+		column(func(i int) uint64 { return rows[i].VisitorID }),
+		column(func(i int) int8 { return rows[i].Sign }),
+		column(func(i int) uint32 { return rows[i].Version }),
+		column(func(i int) time.Time { return utc(rows[i].Start) }),
+		column(func(i int) time.Time { return utc(rows[i].End) }),
+		column(func(i int) uint32 { return rows[i].Duration() }),
+		column(func(i int) uint32 { return rows[i].Pageviews }),
+		column(func(i int) uint32 { return rows[i].Events }),
+		column(func(i int) uint8 {
 			if rows[i].IsBounce {
 				return 1
 			}
 			return 0
 		}),
-		column(n, func(i int) string { return rows[i].EntryPage }),
-		column(n, func(i int) string { return rows[i].ExitPage }),
-		column(n, func(i int) string { return rows[i].Attribution.Hostname }),
+		column(func(i int) string { return rows[i].EntryPage }),
+		column(func(i int) string { return rows[i].ExitPage }),
+		column(func(i int) string { return rows[i].Attribution.Hostname }),
 	}
-	cols = append(cols, attributionColumnsOf(n, func(i int) *model.Attribution { return &rows[i].Attribution })...)
+	cols = append(cols, attributionColumnsOf(func(i int) *model.Attribution { return &rows[i].Attribution })...)
 	return s.insertColumns(ctx, id, "sessions", "INSERT INTO sessions (site_id, session_id, visitor_id, sign, version, started_at, "+
 		"ended_at, duration, pageviews, events, is_bounce, entry_page, exit_page, hostname, "+attributionColumns+")", n, cols)
 }
@@ -118,11 +134,11 @@ func (s *Store) InsertSessions(ctx context.Context, id string, rows []model.Sess
 // InsertEvents.
 func (s *Store) InsertBotEvents(ctx context.Context, id string, rows []model.BotEventRow) error {
 	n := len(rows)
-	return s.insertColumns(ctx, id, "bot_events", "INSERT INTO bot_events (site_id, ts, event_id, reason)", n, []any{
-		column(n, func(i int) string { return string(rows[i].SiteID) }),
-		column(n, func(i int) time.Time { return utc(rows[i].Timestamp) }),
-		column(n, func(i int) string { return rows[i].EventID }),
-		column(n, func(i int) string { return rows[i].Reason }),
+	return s.insertColumns(ctx, id, "bot_events", "INSERT INTO bot_events (site_id, ts, event_id, reason)", n, []blockColumn{
+		column(func(i int) string { return string(rows[i].SiteID) }),
+		column(func(i int) time.Time { return utc(rows[i].Timestamp) }),
+		column(func(i int) string { return rows[i].EventID }),
+		column(func(i int) string { return rows[i].Reason }),
 	})
 }
 
@@ -132,17 +148,17 @@ func (s *Store) InsertBotEvents(ctx context.Context, id string, rows []model.Bot
 // twice — the price of not keeping them in the write-ahead log.
 func (s *Store) InsertRefusals(ctx context.Context, rows []model.RefusalRow) error {
 	n := len(rows)
-	return s.insertColumns(ctx, "", "ingest_refusals", "INSERT INTO ingest_refusals (site_id, ts, reason, events)", n, []any{
-		column(n, func(i int) string { return string(rows[i].SiteID) }),
-		column(n, func(i int) time.Time { return utc(rows[i].Bucket) }),
-		column(n, func(i int) string { return rows[i].Reason }),
-		column(n, func(i int) uint64 { return rows[i].Events }),
+	return s.insertColumns(ctx, "", "ingest_refusals", "INSERT INTO ingest_refusals (site_id, ts, reason, events)", n, []blockColumn{
+		column(func(i int) string { return string(rows[i].SiteID) }),
+		column(func(i int) time.Time { return utc(rows[i].Bucket) }),
+		column(func(i int) string { return rows[i].Reason }),
+		column(func(i int) uint64 { return rows[i].Events }),
 	})
 }
 
-// insertColumns sends n rows given as one slice per column, in the order of
-// stmt's column list: far cheaper than appending row by row.
-func (s *Store) insertColumns(ctx context.Context, id, table, stmt string, n int, cols []any) error {
+// insertColumns sends n rows column by column, in the order of stmt's
+// column list: far cheaper than appending row by row.
+func (s *Store) insertColumns(ctx context.Context, id, table, stmt string, n int, cols []blockColumn) error {
 	if id != "" {
 		ctx = clickhouse.Context(ctx, clickhouse.WithQueryID(id))
 	}
@@ -150,7 +166,7 @@ func (s *Store) insertColumns(ctx context.Context, id, table, stmt string, n int
 		for lo := 0; lo < n; lo += insertBlockRows {
 			hi := min(lo+insertBlockRows, n)
 			for i, c := range cols {
-				if err := batch.Column(i).Append(reflect.ValueOf(c).Slice(lo, hi).Interface()); err != nil {
+				if err := c.send(batch.Column(i), lo, hi); err != nil {
 					return fmt.Errorf("column %d: %w", i, err)
 				}
 			}
