@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/chstore"
@@ -16,6 +17,9 @@ type rawResult struct {
 	EventsTook, BothTook time.Duration
 	// BothNoViewsTook is BothTook without the rollups' materialised views.
 	BothNoViewsTook time.Duration
+	// Settled is how long ClickHouse's merges took to finish before each of
+	// the three timings (the batch phase's parts, then each timing's own).
+	Settled []time.Duration
 	// RollupBytes and EventBytes are the merged sizes on disk of the
 	// rollups and of the events after the first insert of the rows.
 	RollupBytes, EventBytes uint64
@@ -70,12 +74,14 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 	res := rawResult{Events: len(events), Sessions: len(sessions)}
 	// events and sessions, as the flusher writes them, into the empty tables
 	// with the rollups' views on; then the rollups' size
+	res.settle(ctx, store)
 	if res.BothTook, err = insertBoth(ctx, store, events, sessions); err != nil {
 		return res, err
 	}
 	if res.RollupBytes, res.EventBytes, err = store.RollupBytes(ctx); err != nil {
 		return res, err
 	}
+	res.settle(ctx, store)
 	start := time.Now()
 	for i := 0; i < len(events); i += rawBatch {
 		if err := store.InsertEvents(ctx, "", events[i:min(i+rawBatch, len(events))]); err != nil {
@@ -86,10 +92,43 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 	if err := store.DropRollupViews(ctx); err != nil {
 		return res, err
 	}
+	res.settle(ctx, store)
 	if res.BothNoViewsTook, err = insertBoth(ctx, store, events, sessions); err != nil {
 		return res, err
 	}
 	return res, chstore.DropDatabase(ctx, opts, scratch.Database)
+}
+
+// settleLimit bounds the wait for ClickHouse's merges before a timing.
+const settleLimit = 5 * time.Minute
+
+// settle waits until ClickHouse runs no merge (at most settleLimit), so that
+// a timing does not share the cores with the merges of the rows inserted
+// before it: right after the batch phase they took half of them, and the
+// raw insert's rate varied twofold between runs. It records the wait.
+func (r *rawResult) settle(ctx context.Context, store *chstore.Store) {
+	start := time.Now()
+	for time.Since(start) < settleLimit {
+		var merges uint64
+		if err := store.QueryRow(ctx, "SELECT count() FROM system.merges").Scan(&merges); err != nil || merges == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	r.Settled = append(r.Settled, time.Since(start).Round(100*time.Millisecond))
+}
+
+// joinDurations lists ds for the report ("12.5s, 0s, 3.1s").
+func joinDurations(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ", ")
 }
 
 // insertBoth inserts each batch of events with the session rows of the same

@@ -214,6 +214,8 @@ func (b *bench) write() error {
 	if raw := r.raw; raw != nil {
 		p("## Raw ClickHouse insert (the batch phase's rows, %d a batch)", rawBatch)
 		p("")
+		p("Each timing starts once ClickHouse runs no merge (waited: %s).", joinDurations(raw.Settled))
+		p("")
 		p("| rows | took | rows/s |")
 		p("|---|---|---|")
 		p("| %d events | %s | %.0f |", raw.Events, raw.EventsTook.Round(time.Millisecond), raw.eventsRate())
