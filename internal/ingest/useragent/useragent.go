@@ -14,7 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/maypok86/otter/v2"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/ua-parser/uap-go/uaparser"
 	"gopkg.in/yaml.v3"
@@ -62,7 +62,7 @@ type Parser struct {
 	words *words // every rule's words
 	uap   *uapRules
 	bots  *botRules
-	cache *lru.Cache[string, Info]
+	cache *otter.Cache[string, Info] // reads take no lock
 }
 
 // New builds a Parser whose cache holds cacheSize parsed headers
@@ -86,7 +86,7 @@ func New(cacheSize int) (*Parser, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache, err := lru.New[string, Info](cacheSize)
+	cache, err := otter.New(&otter.Options[string, Info]{MaximumSize: cacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("useragent: create cache: %w", err)
 	}
@@ -100,12 +100,12 @@ func (p *Parser) Parse(ua string) Info {
 	if ua == "" {
 		return Info{}
 	}
-	if info, ok := p.cache.Get(ua); ok {
+	if info, ok := p.cache.GetIfPresent(ua); ok {
 		return info
 	}
 	info := p.parse(ua)
 	// Clone so the cache never pins the caller's (possibly much longer) header.
-	p.cache.Add(strings.Clone(ua), info)
+	p.cache.Set(strings.Clone(ua), info)
 	return info
 }
 
