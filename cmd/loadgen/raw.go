@@ -103,9 +103,9 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 const settleLimit = 5 * time.Minute
 
 // settle waits until ClickHouse runs no merge (at most settleLimit), so that
-// a timing does not share the cores with the merges of the rows inserted
-// before it: right after the batch phase they took half of them, and the
-// raw insert's rate varied twofold between runs. It records the wait.
+// a timing never shares the cores with the merges of what was inserted
+// before it (the batch phase's rows, or the previous timing's). It records
+// the wait, which the report shows.
 func (r *rawResult) settle(ctx context.Context, store *chstore.Store) {
 	start := time.Now()
 	for time.Since(start) < settleLimit {
