@@ -191,7 +191,8 @@ func (c clientRevenue) PurgeClientRevenue(ctx context.Context, p auth.Principal,
 // CHOptions are the ClickHouse connection options of cfg.
 func CHOptions(cfg *config.Config) chstore.Options {
 	return chstore.Options{Addr: cfg.ClickHouseAddr, Database: cfg.ClickHouseDatabase, Cluster: cfg.ClickHouseCluster,
-		User: cfg.ClickHouseUser, Password: cfg.ClickHousePassword, Timeout: cfg.ClickHouseTimeout}
+		User: cfg.ClickHouseUser, Password: cfg.ClickHousePassword, Timeout: cfg.ClickHouseTimeout,
+		Compress: !cfg.ClickHouseOnThisHost()}
 }
 
 // NewRedis makes a Redis client for cfg (it connects lazily).

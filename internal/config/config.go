@@ -403,6 +403,27 @@ func RedactURL(raw string) string {
 	return u.Redacted()
 }
 
+// ClickHouseOnThisHost reports whether every node of ClickHouseAddr is on
+// this machine (loopback). Compressing the traffic to such a server only
+// spends CPU on both sides: LZ4 was 1.6 % of tally's CPU under single-event
+// ingest, all of it on the flusher's inserts.
+func (c *Config) ClickHouseOnThisHost() bool {
+	for _, a := range strings.Split(c.ClickHouseAddr, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			host = a
+		}
+		if !loopback(host) {
+			return false
+		}
+	}
+	return true
+}
+
 // loopback reports whether host names this machine.
 func loopback(host string) bool {
 	if host == "localhost" {

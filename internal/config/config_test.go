@@ -58,3 +58,24 @@ func TestComposeGracePeriodCoversTheStop(t *testing.T) {
 		t.Errorf("stop_grace_period %v leaves TALLY_SHUTDOWN_TIMEOUT %v less than 10s of room", grace, stop)
 	}
 }
+
+// ClickHouse on this host: every node's host is loopback (and then its
+// traffic goes uncompressed).
+func TestClickHouseOnThisHost(t *testing.T) {
+	cases := map[string]bool{
+		"127.0.0.1:19000":                    true,
+		"localhost:9000":                     true,
+		"[::1]:9000, 127.0.0.2:9000":         true,
+		"127.0.0.1:19101,127.0.0.1:19102":    true,
+		"clickhouse:9000":                    false,
+		"10.0.0.5:9000":                      false,
+		"127.0.0.1:19000, ch2.internal:9000": false,
+		"ch1.example.com:9440":               false,
+	}
+	for addr, want := range cases {
+		c := &Config{ClickHouseAddr: addr}
+		if got := c.ClickHouseOnThisHost(); got != want {
+			t.Errorf("ClickHouseOnThisHost(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
