@@ -1,11 +1,13 @@
 package chstore
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"strings"
 	"testing"
 
+	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tally-analytics/tally/clickhouse"
@@ -153,6 +155,35 @@ func TestPlainFiles(t *testing.T) {
 	} {
 		if _, err := cl.render("p.sql", refused); err == nil || !strings.Contains(err.Error(), "not written for a cluster") {
 			t.Errorf("%q on a cluster: %v, want a refusal", refused, err)
+		}
+	}
+}
+
+// A statement that adds or drops one column counts as done when ClickHouse
+// says the column is there already or gone already, as 18.16 and current
+// releases say it; no other error does.
+func TestColumnDone(t *testing.T) {
+	exc := func(code int32, msg string) error { return &ch.Exception{Code: code, Message: msg} }
+	add := "ALTER TABLE events ADD COLUMN x String"
+	drop := "ALTER TABLE tally.device_days_local DROP COLUMN visitors"
+	for _, c := range []struct {
+		stmt string
+		err  error
+		want bool
+	}{
+		{add, exc(44, "Cannot add column x: column with this name already exists"), true}, // 18.16
+		{add, exc(15, "Cannot add column `x`: column with this name already exists"), true},
+		{drop, exc(44, "Wrong column name. Cannot find column visitors to drop"), true}, // 18.16
+		{drop, exc(10, "Wrong column name. Cannot find column `visitors` to drop."), true},
+		{"ALTER TABLE t ON CLUSTER c DROP COLUMN visitors", exc(44, "Wrong column name. Cannot find column visitors to drop"), true},
+		{drop, exc(44, "column with this name already exists"), false},                                 // not what a drop fails with
+		{add, exc(10, "Wrong column name. Cannot find column x to drop"), false},                       // nor an add
+		{"ALTER TABLE t DROP COLUMN a, DROP COLUMN b", exc(44, "Cannot find column b to drop"), false}, // two changes: one may have failed alone
+		{drop, exc(60, "Table tally.device_days_local doesn't exist."), false},
+		{drop, errors.New("connection refused"), false},
+	} {
+		if got := columnDone(c.stmt, c.err); got != c.want {
+			t.Errorf("columnDone(%q, %v) = %v, want %v", c.stmt, c.err, got, c.want)
 		}
 	}
 }

@@ -82,10 +82,11 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 
 // migrateExec runs one statement of a migration, on every node of the
 // cluster in turn or on one replica of each shard when it is marked so; an
-// added column that exists counts as added.
+// added column that exists counts as added, a dropped one that is gone as
+// dropped.
 func (s *Store) migrateExec(ctx context.Context, stmt string) error {
 	exec := func(ctx context.Context, conn driver.Conn, stmt string) error {
-		if err := conn.Exec(ctx, stmt); err != nil && !columnExists(stmt, err) {
+		if err := conn.Exec(ctx, stmt); err != nil && !columnDone(stmt, err) {
 			return err
 		}
 		return nil
@@ -116,17 +117,26 @@ func (s *Store) versionTable() string {
 		s.layout.qualified("schema_migrations"), s.layout.onCluster(), engine)
 }
 
-// addColumn matches a statement that adds one column (ON CLUSTER or not).
-var addColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+\S+\s+(?:ON\s+CLUSTER\s+\S+\s+)?ADD\s+COLUMN\s+[^,]*$`)
+// addColumn and dropColumn match a statement that adds or drops one column
+// (ON CLUSTER or not).
+var (
+	addColumn  = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+\S+\s+(?:ON\s+CLUSTER\s+\S+\s+)?ADD\s+COLUMN\s+[^,]*$`)
+	dropColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+\S+\s+(?:ON\s+CLUSTER\s+\S+\s+)?DROP\s+COLUMN\s+[^,]*$`)
+)
 
-// columnExists reports whether err says that stmt, an ALTER TABLE adding one
-// column, failed because the column is there already: 18.16 answers
-// ILLEGAL_COLUMN (44), current releases DUPLICATE_COLUMN (15), both "column
-// with this name already exists".
-func columnExists(stmt string, err error) bool {
+// columnDone reports whether err says that stmt, an ALTER TABLE adding or
+// dropping one column, failed because that was done already (by a run of
+// its migration cut short): 18.16 answers ILLEGAL_COLUMN (44) to both,
+// current releases DUPLICATE_COLUMN (15) to an added column that exists
+// ("column with this name already exists") and NOT_FOUND_COLUMN_IN_BLOCK
+// (10) to a dropped one that does not ("Cannot find column … to drop").
+// Neither release knows DROP COLUMN IF EXISTS.
+func columnDone(stmt string, err error) bool {
 	var e *ch.Exception
-	if !errors.As(err, &e) || (e.Code != 15 && e.Code != 44) {
+	if !errors.As(err, &e) {
 		return false
 	}
-	return addColumn.MatchString(stmt) && strings.Contains(e.Message, "already exists")
+	added := (e.Code == 15 || e.Code == 44) && addColumn.MatchString(stmt) && strings.Contains(e.Message, "already exists")
+	dropped := (e.Code == 10 || e.Code == 44) && dropColumn.MatchString(stmt) && strings.Contains(e.Message, "Cannot find column")
+	return added || dropped
 }

@@ -105,7 +105,7 @@ func (r rollup) columns() []string {
 	for _, d := range r.dims {
 		cols = append(cols, d.exprs[r.source])
 	}
-	for _, m := range r.metrics {
+	for _, m := range r.tableMetrics() {
 		cols = append(cols, m.column)
 	}
 	return cols
@@ -115,7 +115,7 @@ func (r rollup) columns() []string {
 // in the order of columns: the SELECT of its materialised view (which
 // matches columns by name), its backfill and its rebuild.
 func (r rollup) selectSQL(where string) string {
-	return r.rollUp(r.grain, "", r.metrics, where)
+	return r.rollUp(r.grain, "", r.tableMetrics(), where)
 }
 
 // rollUp rolls the raw rows meeting where up by site, unit of span and r's
