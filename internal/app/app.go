@@ -305,8 +305,40 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { a.Revenue.RunExporter(ctx) })
 	wg.Go(func() { a.Ingest.RunRefusals(ctx, a.cfg.FlushInterval) })
 	wg.Go(func() { a.Deleter.Run(ctx, 30*time.Second) })
+	wg.Go(func() { a.buildBlocks(ctx) })
 	if a.cfg.ECBRatesURL != "" {
 		wg.Go(func() { a.fetchRates(ctx) })
+	}
+}
+
+// blockBuildEvery is how often a server builds the visitor blocks that
+// closed: a few a week, each soon after its end.
+const blockBuildEvery = 10 * time.Minute
+
+// buildBlocks builds the visitor blocks that closed (stats.BlockBuilds) at
+// start and then every blockBuildEvery, by ClickHouse's clock. Every server
+// does: a block built twice is built once (its states are unions), and a
+// block not built yet is read from its days meanwhile.
+func (a *App) buildBlocks(ctx context.Context) {
+	t := time.NewTicker(blockBuildEvery)
+	defer t.Stop()
+	for {
+		now, err := a.CH.ServerTime(ctx)
+		var n int
+		if err == nil {
+			n, err = a.CH.BuildBlocks(ctx, now)
+		}
+		switch {
+		case err != nil && ctx.Err() == nil:
+			a.log.Warn("visitor blocks: build failed; reports merge those blocks' days until it succeeds", "err", err)
+		case n > 0:
+			a.log.Info("visitor blocks: built", "blocks", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 

@@ -165,3 +165,44 @@ func (s *Store) DropRollupViews(ctx context.Context) error {
 	}
 	return nil
 }
+
+// BuildBlocks builds the visitor blocks of more than a day that had closed
+// at now and are not built yet (stats.BlockBuilds), oldest first, and
+// returns how many it built. now must be ClickHouse's clock (ServerTime):
+// the blocks' view tells a late row from a live one by it.
+func (s *Store) BuildBlocks(ctx context.Context, now time.Time) (int, error) {
+	built, err := stats.ReadBuilt(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	type day struct {
+		table string
+		start int64
+	}
+	filled := map[day]bool{}
+	var d day
+	var start time.Time
+	q := stats.FilledDays(now)
+	if err := s.Each(ctx, q.SQL, q.Args, []any{&d.table, &start}, func() { filled[day{d.table, start.Unix()}] = true }); err != nil {
+		return 0, fmt.Errorf("chstore: build visitor blocks: %w", err)
+	}
+	n := 0
+	for _, b := range stats.BlockBuilds(built, func(table string, at time.Time) bool { return filled[day{table, at.Unix()}] }, now) {
+		for _, st := range []stats.Statement{b.Insert, b.Record} {
+			if err := s.conn.Exec(ctx, st.SQL, st.Args...); err != nil {
+				return n, fmt.Errorf("chstore: build %s of level %d from %s: %w", b.Table, b.Level, b.Start.Format(time.DateOnly), translate(err))
+			}
+		}
+		n++
+	}
+	return n, nil
+}
+
+// ServerTime is ClickHouse's clock.
+func (s *Store) ServerTime(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.conn.QueryRow(ctx, "SELECT now()").Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("chstore: server time: %w", translate(err))
+	}
+	return now, nil
+}

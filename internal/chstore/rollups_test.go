@@ -216,3 +216,92 @@ func rollupRows(t *testing.T, s *chstore.Store) string {
 	}
 	return b.String()
 }
+
+// The blocks' views write a live session row into its day's block only, and
+// a late one (its session started more than 48 hours before the insert,
+// by ClickHouse's clock) into every level. Once a block has closed,
+// BuildBlocks merges its days into it and records it, once; a report then
+// merges the block, and answers what raw rows answer.
+func TestVisitorBlocksBuiltOnceClosed(t *testing.T) {
+	s, _ := testenv.ClickHouse(t)
+	ctx := context.Background()
+	now, err := s.ServerTime(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	google := model.Attribution{ReferrerSource: "Google", SourceType: "search"}
+	session := func(visitor uint64, start time.Time) model.SessionRow {
+		return model.SessionRow{SiteID: "s1", SessionID: visitor, VisitorID: visitor, Sign: 1, Version: 1, Start: start,
+			End: start.Add(time.Minute), Pageviews: 1, IsBounce: true, EntryPage: "/", ExitPage: "/", Attribution: google}
+	}
+	// visitors 1 and 2 live (30 and 29 hours ago), 3 late (10 days ago)
+	rows := []model.SessionRow{session(1, now.Add(-30*time.Hour)), session(2, now.Add(-29*time.Hour)), session(3, now.Add(-240*time.Hour))}
+	if err := s.InsertSessions(ctx, "", rows); err != nil {
+		t.Fatal(err)
+	}
+	byLevel := func() string {
+		lines, err := s.QueryRows(ctx, "SELECT concat(toString(level), ':', toString(uniqCombinedMerge(17)(visitors))) AS l"+
+			" FROM source_days_blocks WHERE site_key = cityHash64('s1') GROUP BY level ORDER BY level")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range lines {
+			out = append(out, l[0])
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := byLevel(), "0:3 2:1 4:1"; got != want {
+		t.Errorf("visitors by level before a build: %s, want %s", got, want)
+	}
+
+	// 20 days on, every block of theirs has closed
+	later := now.Add(20 * 24 * time.Hour)
+	n, err := s.BuildBlocks(ctx, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the live rows' blocks of 4 and 16 days, of the sources' blocks only
+	// (the other three tables hold their rows' blocks too: 2 each, or 1 a
+	// level when visitor 3's block is theirs), and the late row's blocks
+	// once more when they are other blocks than the live rows'
+	if n < 4*2 || n > 4*4 {
+		t.Errorf("%d blocks built, want 8 to 16", n)
+	}
+	if got, want := byLevel(), "0:3 2:3 4:3"; got != want {
+		t.Errorf("visitors by level after a build: %s, want %s", got, want)
+	}
+	if again, err := s.BuildBlocks(ctx, later); err != nil || again != 0 {
+		t.Errorf("a second build built %d blocks (%v), want 0", again, err)
+	}
+	built, err := stats.ReadBuilt(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// the 32 days from the 16-day block holding visitor 3, by source: the
+	// built blocks and the days of those not built give what raw rows give
+	const day = int64(24 * time.Hour / time.Second)
+	start := time.Unix(now.Add(-240*time.Hour).Unix()/(16*day)*(16*day), 0).UTC()
+	if !built("source_days_blocks", 4, start) {
+		t.Errorf("the block of 16 days from %s is not recorded", start)
+	}
+	q := stats.Query{Table: stats.Sessions, Site: "s1", From: start, To: start.Add(32 * 24 * time.Hour),
+		Dimensions: []stats.Dimension{stats.Source}, Metrics: []stats.Metric{stats.Visitors}}
+	answer := func(q stats.Query) string {
+		sql, args, err := q.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Rows(ctx, sql, args, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(res.Rows)
+	}
+	raw := answer(q)
+	q.Rollups, q.Built = true, built
+	if rolled := answer(q); rolled != raw || !strings.Contains(raw, "Google") {
+		t.Errorf("from the blocks: %s, from raw rows: %s", rolled, raw)
+	}
+}

@@ -66,6 +66,9 @@ type Query struct {
 	// units of the range, and the table itself only for the edges
 	// (rollups.go); such a query reads no sample.
 	Rollups bool
+	// Built tells which visitor blocks of more than a day are built
+	// (blocks.go); nil: none is, and visitors are merged from single days.
+	Built Built
 }
 
 // Build returns the SQL and its arguments. Result columns are the dimensions

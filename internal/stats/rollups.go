@@ -227,10 +227,11 @@ func (q Query) rollupPlan() (rollupPlan, bool) {
 			}
 			part := planPart{r: r, from: units[0], to: units[1]}
 			if r.blocks && q.countsVisitors() {
-				part.blocks = days(units[0], units[1])
-				if q.mergesVisitorsOverDays() {
-					part.blocks = dyadic(units[0], units[1])
-				}
+				// by day, each day's block; over the range, the longest
+				// blocks that are built
+				part.blocks = dyadic(units[0], units[1], func(b block) bool {
+					return b.level == 0 || q.mergesVisitorsOverDays() && q.Built.has(r.blocksTable(), b)
+				})
 			}
 			p.parts = append(p.parts, part)
 			rest = append(rest, edges...)
@@ -303,14 +304,16 @@ type block struct {
 var blockLevels = []int{4, 2, 0}
 
 // dyadic splits the whole UTC days [from, to) into blocks from the left: at
-// each day the longest block that starts there and fits.
-func dyadic(from, to time.Time) []block {
+// each day the longest block that starts there, fits and is usable (every
+// block of level 0 must be).
+func dyadic(from, to time.Time, usable func(block) bool) []block {
 	const day = int64(dayGrain / time.Second)
 	var blocks []block
 	for a, b := from.Unix()/day, to.Unix()/day; a < b; {
 		for _, level := range blockLevels {
-			if n := int64(1) << level; a%n == 0 && a+n <= b {
-				blocks = append(blocks, block{level: level, start: time.Unix(a*day, 0).UTC()})
+			blk := block{level: level, start: time.Unix(a*day, 0).UTC()}
+			if n := int64(1) << level; a%n == 0 && a+n <= b && usable(blk) {
+				blocks = append(blocks, blk)
 				a += n
 				break
 			}
@@ -319,14 +322,8 @@ func dyadic(from, to time.Time) []block {
 	return blocks
 }
 
-// days splits the whole UTC days [from, to) into blocks of level 0.
-func days(from, to time.Time) []block {
-	var blocks []block
-	for d := from.UTC(); d.Before(to); d = d.Add(dayGrain) {
-		blocks = append(blocks, block{level: 0, start: d})
-	}
-	return blocks
-}
+// end is the end of the block.
+func (b block) end() time.Time { return b.start.Add(dayGrain << b.level) }
 
 // plan splits [from, to) into r's whole units and the edges; ok is false
 // when it holds no whole unit, or when q groups by day in a zone whose

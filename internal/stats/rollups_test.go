@@ -31,7 +31,8 @@ func TestRollupPlans(t *testing.T) {
 	week := func(loc *time.Location) (time.Time, time.Time) { return day("2026-05-01", loc), day("2026-05-08", loc) }
 	q := func(t Table, loc *time.Location, dims []Dimension, metrics []Metric, filters ...Filter) Query {
 		from, to := week(loc)
-		return Query{Table: t, Site: "s1", From: from, To: to, Dimensions: dims, Metrics: metrics, Filters: filters, Rollups: true}
+		return Query{Table: t, Site: "s1", From: from, To: to, Dimensions: dims, Metrics: metrics, Filters: filters, Rollups: true,
+			Built: func(string, int, time.Time) bool { return true }}
 	}
 	tests := []struct {
 		name string
@@ -97,6 +98,16 @@ func TestRollupPlans(t *testing.T) {
 		"site_days 2026-05-01 00:00..2026-05-08 00:00",
 		"site_quarters 2026-04-30 22:00..2026-05-01 00:00", "site_quarters 2026-05-08 00:00..2026-05-08 00:15",
 		"raw 2026-04-30 21:50..2026-04-30 22:00", "raw 2026-05-08 00:15..2026-05-08 00:20"}})
+	// blocks not built yet are read as their days: here the block of 4
+	// days from May 3 of the devices, not the one of the sources
+	notBuilt := q(Sessions, time.UTC, []Dimension{Device}, []Metric{Visitors})
+	notBuilt.Built = func(table string, level int, start time.Time) bool { return table == "source_days_blocks" }
+	tests = append(tests, struct {
+		name string
+		q    Query
+		want []string
+	}{"a block not built: its days", notBuilt, []string{
+		"device_days 2026-05-01 00:00..2026-05-08 00:00 1d@05-01 1d@05-02 1d@05-03 1d@05-04 1d@05-05 1d@05-06 1d@05-07"}})
 	off := q(Sessions, time.UTC, []Dimension{Device}, []Metric{Visitors})
 	off.Rollups = false
 	tests = append(tests, struct {
@@ -166,17 +177,28 @@ func TestDyadicBlocks(t *testing.T) {
 		return d
 	}
 	var got []string
-	for _, b := range dyadic(day("2026-10-26"), day("2026-11-25")) {
+	all := func(block) bool { return true }
+	for _, b := range dyadic(day("2026-10-26"), day("2026-11-25"), all) {
 		got = append(got, fmt.Sprintf("%dd@%s", 1<<b.level, b.start.Format(time.DateOnly)))
 	}
 	want := []string{"16d@2026-10-26", "4d@2026-11-11", "4d@2026-11-15", "4d@2026-11-19", "1d@2026-11-23", "1d@2026-11-24"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("30 days (-want +got):\n%s", diff)
 	}
+	// the same days when the blocks from Nov 15 on are not built yet
+	got = nil
+	for _, b := range dyadic(day("2026-10-26"), day("2026-11-25"), func(b block) bool { return b.level == 0 || b.start.Before(day("2026-11-15")) }) {
+		got = append(got, fmt.Sprintf("%dd@%s", 1<<b.level, b.start.Format("01-02")))
+	}
+	want = []string{"16d@10-26", "4d@11-11", "1d@11-15", "1d@11-16", "1d@11-17", "1d@11-18", "1d@11-19", "1d@11-20",
+		"1d@11-21", "1d@11-22", "1d@11-23", "1d@11-24"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("30 days, the last 10 not built (-want +got):\n%s", diff)
+	}
 	for first := day("2026-01-01"); first.Before(day("2026-03-01")); first = first.AddDate(0, 0, 1) {
 		for n := 1; n <= 120; n++ {
 			last := first.AddDate(0, 0, n)
-			blocks := dyadic(first, last)
+			blocks := dyadic(first, last, all)
 			at := first
 			for _, b := range blocks {
 				span := 24 * time.Hour << b.level

@@ -67,6 +67,8 @@ type Service struct {
 	// rollups lets every query read the rollups that hold it (rollups.go).
 	rollups bool
 	counts  eventCounts
+	// built caches which visitor blocks are built (blocks.go).
+	built builtCache
 }
 
 // Options tune how the statistics are read.
@@ -154,6 +156,8 @@ type scope struct {
 	sample   int // percent of visitors read; 0 = all
 	// rollups lets the scope's queries read rollups (they then read no sample).
 	rollups bool
+	// built tells which visitor blocks the rollups' queries may read.
+	built Built
 	// sampled is set when one of the report's queries read a sample; nil
 	// for a report that samples by itself, whose meta says sample > 0.
 	sampled *atomic.Bool
@@ -181,6 +185,9 @@ func (s *Service) access(ctx context.Context, p auth.Principal, r Request) (scop
 	}
 	sc := scopeOf(site, r)
 	sc.rollups = s.rollups
+	if s.rollups {
+		sc.built = s.builtBlocks(ctx)
+	}
 	return sc, nil
 }
 
@@ -281,7 +288,7 @@ func (s *Service) sampleRateAbove(ctx context.Context, sc scope, above int64) (i
 // it reads a rollup).
 func (sc scope) query(t Table, dims []Dimension, metrics []Metric, filters ...Filter) Query {
 	q := Query{Table: t, Site: sc.site.ID, From: sc.from, To: sc.to, Dimensions: dims, Metrics: metrics,
-		Filters: append(append([]Filter(nil), sc.req.Filters...), filters...), SamplePercent: sc.sample, Rollups: sc.rollups}
+		Filters: append(append([]Filter(nil), sc.req.Filters...), filters...), SamplePercent: sc.sample, Rollups: sc.rollups, Built: sc.built}
 	if sc.sampled != nil && q.Scale() != 1 {
 		sc.sampled.Store(true)
 	}
