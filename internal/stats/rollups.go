@@ -280,12 +280,14 @@ func (q Query) mergesVisitorsOverDays() bool {
 // 2^17 registers), so 30 days of a site's 15 large countries took ~340 ms;
 // in blocks, 30 days are 7 on average (dyadic).
 //
-// One view keeps every level of a table (blocksViewSQL): the arrayJoin
+// One view keeps the blocks of a table (blocksViewSQL): a live row's day,
+// every level of a late one, whose blocks may be built already (the arrayJoin
 // function repeats each row once a level, and only the columns the blocks
-// hold (an ARRAY JOIN clause repeated every column of the inserted block:
-// 12 s more per million session rows). A view's insert writes a part, which
-// costs more than the rows in it, so one view in place of three costs an
-// insert less and leaves fewer parts to merge. Three levels are the trade
+// hold; an ARRAY JOIN clause repeated every column of the inserted block:
+// 12 s more per million session rows). Longer blocks of live rows are built
+// once closed (blocks.go). A view's insert writes a part, which costs more
+// than the rows in it, so one view in place of three costs an insert less
+// and leaves fewer parts to merge. Three levels are the trade
 // between what a query reads and what an insert pays (levels 0..5 read ~5
 // blocks for 30 days instead of ~7, for twice the rows). The blocks table
 // is read in granules of 16 rows, so a block's few rows do not drag in the
