@@ -218,7 +218,7 @@ func rollupRows(t *testing.T, s *chstore.Store) string {
 }
 
 // The blocks' views write a live session row into its day's block only, and
-// a late one (its session started more than 48 hours before the insert,
+// a late one (its session started more than 26 hours before the insert,
 // by ClickHouse's clock) into every level. Once a block has closed,
 // BuildBlocks merges its days into it and records it, once; a report then
 // merges the block, and answers what raw rows answer.
@@ -234,8 +234,8 @@ func TestVisitorBlocksBuiltOnceClosed(t *testing.T) {
 		return model.SessionRow{SiteID: "s1", SessionID: visitor, VisitorID: visitor, Sign: 1, Version: 1, Start: start,
 			End: start.Add(time.Minute), Pageviews: 1, IsBounce: true, EntryPage: "/", ExitPage: "/", Attribution: google}
 	}
-	// visitors 1 and 2 live (30 and 29 hours ago), 3 late (10 days ago)
-	rows := []model.SessionRow{session(1, now.Add(-30*time.Hour)), session(2, now.Add(-29*time.Hour)), session(3, now.Add(-240*time.Hour))}
+	// visitors 1 and 2 live (20 and 19 hours ago), 3 late (10 days ago)
+	rows := []model.SessionRow{session(1, now.Add(-20*time.Hour)), session(2, now.Add(-19*time.Hour)), session(3, now.Add(-240*time.Hour))}
 	if err := s.InsertSessions(ctx, "", rows); err != nil {
 		t.Fatal(err)
 	}

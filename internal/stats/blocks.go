@@ -28,11 +28,17 @@ import (
 // once.
 const (
 	// lateAfter is how old a session's start must be at its row's insert
-	// for the view to write the row into its blocks of every level. A live
-	// session lasts at most a day (Rule.MaxAge), so its rows are never late.
-	lateAfter = 48 * time.Hour
+	// for the view to write the row into its blocks of every level. A
+	// session lasts at most a day (Rule.MaxAge) and its rows reach
+	// ClickHouse within seconds, so only rows held back (an outage, a
+	// backlog in the log) or loaded with past times are late. What is
+	// counted does not depend on it, only what a row costs (closedAfter).
+	lateAfter = 26 * time.Hour
 	// closedAfter is how long after its end a block is built: lateAfter,
-	// and an hour for an insert under way when its rows were not late yet.
+	// and an hour for an insert under way when its rows were not late yet
+	// (a row not late at its insert started after the insert less lateAfter,
+	// so before its block's end; the build reads the block an hour after
+	// any such insert began).
 	closedAfter = lateAfter + time.Hour
 	// buildLookback bounds how far back a build looks for blocks not built
 	// yet: those of rows loaded with their past times (`tally demo`), or of

@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// At noon of 2026-11-27 a block is closed when it ended by 11:00 on Nov 25
-// (49 hours back): of the blocks of 4 days (aligned on day numbers that 4
+// At noon of 2026-11-27 a block is closed when it ended by 09:00 on Nov 26
+// (27 hours back): of the blocks of 4 days (aligned on day numbers that 4
 // divides: …, Nov 19, Nov 23) the last closed is Nov 19–23, of 16 days
 // (…, Oct 26, Nov 11) Oct 26–Nov 11. The window looks back 400 days from
-// Nov 25, to 2025-10-21, two days before a day that 16 divides (Oct 26,
-// 2026 is one, and 400 = 25 × 16): blocks of 4 days from 2025-10-23 to Nov
-// 19, (400 − 8) / 4 + 1 = 99 of them, and of 16 days from 2025-10-23 to Oct
-// 26, (400 − 32) / 16 + 1 = 24; 123 for each of the four blocks tables.
+// Nov 26, to 2025-10-22, a day before one that 16 divides (Oct 26, 2026 is
+// one, and 368 = 23 × 16 days before it is 2025-10-23): blocks of 4 days
+// from 2025-10-23 to Nov 19, 392 / 4 + 1 = 99 of them, and of 16 days from
+// 2025-10-23 to Oct 26, 368 / 16 + 1 = 24; 123 for each blocks table.
 func TestBlockBuilds(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	every := func(string, time.Time) bool { return true }
@@ -54,7 +54,7 @@ func TestBlockBuilds(t *testing.T) {
 	if got := len(BlockBuilds(built, every, now)); got != 4*123-1 {
 		t.Errorf("%d builds with one built, want %d", got, 4*123-1)
 	}
-	// the block of Nov 23 of 4 days ends at midnight on Nov 27: closed 49
+	// the block of Nov 23 of 4 days ends at midnight on Nov 27: closed 27
 	// hours later
 	has := func(now time.Time) bool {
 		for _, b := range BlockBuilds(nil, every, now) {
@@ -64,8 +64,8 @@ func TestBlockBuilds(t *testing.T) {
 		}
 		return false
 	}
-	if has(time.Date(2026, 11, 29, 0, 59, 0, 0, time.UTC)) || !has(time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC)) {
-		t.Error("the block of Nov 23–27 is not built from 01:00 on Nov 29 on")
+	if has(time.Date(2026, 11, 28, 2, 59, 0, 0, time.UTC)) || !has(time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)) {
+		t.Error("the block of Nov 23–27 is not built from 03:00 on Nov 28 on")
 	}
 	// a block none of whose days holds a state needs no build: of the
 	// devices' blocks with a state on Nov 1 only, those of Oct 26 (16 days)
