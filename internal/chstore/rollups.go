@@ -167,7 +167,7 @@ func (s *Store) DropRollupViews(ctx context.Context) error {
 }
 
 // BuildBlocks builds the visitor blocks of more than a day that had closed
-// at now and are not built yet (stats.BlockBuilds), oldest first, and
+// at now and are not built yet, in the order of stats.BlockBuilds, and
 // returns how many it built. now must be ClickHouse's clock (ServerTime):
 // the blocks' view tells a late row from a live one by it.
 func (s *Store) BuildBlocks(ctx context.Context, now time.Time) (int, error) {

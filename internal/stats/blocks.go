@@ -34,11 +34,10 @@ const (
 	// backlog in the log) or loaded with past times are late. What is
 	// counted does not depend on it, only what a row costs (closedAfter).
 	lateAfter = 26 * time.Hour
-	// closedAfter is how long after its end a block is built: lateAfter,
-	// and an hour for an insert under way when its rows were not late yet
-	// (a row not late at its insert started after the insert less lateAfter,
-	// so before its block's end; the build reads the block an hour after
-	// any such insert began).
+	// closedAfter is how long after its end a block is built: a row not late
+	// at its insert started at most lateAfter before that insert, and before
+	// its block's end, so the insert began before the end plus lateAfter;
+	// the build reads the block an hour after that, when the insert is done.
 	closedAfter = lateAfter + time.Hour
 	// buildLookback bounds how far back a build looks for blocks not built
 	// yet: those of rows loaded with their past times (`tally demo`), or of

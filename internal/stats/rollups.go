@@ -89,8 +89,8 @@ func withBlocks(r rollup) rollup {
 // visitors when blocks keep those. A day's visitors are the block of level
 // 0 of that day: a second state of the same visitors in the day table cost
 // every insert a state to build and every merge of the day's part a state
-// to merge again (on ClickHouse alone, the session rows' views took a
-// fifth longer with them).
+// to merge again (on ClickHouse alone, 5 s of CPU more for 100 inserts of
+// 14,000 session rows: a sixth to a fifth of what the session views cost).
 func (r rollup) tableMetrics() []rollupMetric {
 	if !r.blocks {
 		return r.metrics
