@@ -18,6 +18,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/tally-analytics/tally/internal/config"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/stats"
@@ -71,7 +72,7 @@ func connect(o Options, database string) (driver.Conn, error) {
 		o.Timeout = 30 * time.Second
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr:             addrs(o.Addr),
+		Addr:             config.ClickHouseAddrs(o.Addr),
 		Settings:         clusterSettings(o.Cluster),
 		Auth:             clickhouse.Auth{Database: database, Username: o.User, Password: o.Password},
 		DialTimeout:      5 * time.Second,
