@@ -83,11 +83,7 @@ func (d demoRun) load(ctx context.Context, e *env, stderr io.Writer) error {
 	// every level, which reports read once they are recorded as built
 	fmt.Fprintf(stderr, "demo: building the visitor blocks of the days that have closed ...")
 	building := time.Now()
-	now, err := ch.ServerTime(ctx)
-	if err == nil {
-		_, err = ch.BuildBlocks(ctx, now)
-	}
-	if err != nil {
+	if _, err := ch.BuildClosedBlocks(ctx); err != nil {
 		fmt.Fprintln(stderr)
 		return err
 	}

@@ -323,11 +323,7 @@ func (a *App) buildBlocks(ctx context.Context) {
 	t := time.NewTicker(blockBuildEvery)
 	defer t.Stop()
 	for {
-		now, err := a.CH.ServerTime(ctx)
-		var n int
-		if err == nil {
-			n, err = a.CH.BuildBlocks(ctx, now)
-		}
+		n, err := a.CH.BuildClosedBlocks(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			a.log.Warn("visitor blocks: build failed; reports merge those blocks' days until it succeeds", "err", err)

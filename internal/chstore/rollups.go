@@ -198,6 +198,15 @@ func (s *Store) BuildBlocks(ctx context.Context, now time.Time) (int, error) {
 	return n, nil
 }
 
+// BuildClosedBlocks is BuildBlocks at ClickHouse's clock now.
+func (s *Store) BuildClosedBlocks(ctx context.Context) (int, error) {
+	now, err := s.ServerTime(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.BuildBlocks(ctx, now)
+}
+
 // ServerTime is ClickHouse's clock.
 func (s *Store) ServerTime(ctx context.Context) (time.Time, error) {
 	var now time.Time

@@ -150,26 +150,15 @@ func (b block) holdsAny(table string, filled func(table string, day time.Time) b
 }
 
 // blockBuild is the build of block b of r's visitor blocks: the union of
-// its days' states, by site and value.
+// its days' states, by site and value. Its level is not named: level = 0
+// would read the alias.
 func (r rollup) blockBuild(b block) BlockBuild {
 	tc := timeColumn[r.source]
-	cols := r.blockColumns()
-	g := int64(dayGrain<<b.level) / int64(time.Second)
-	sel := []string{"site_key", fmt.Sprintf("toUInt8(%d)", b.level), fmt.Sprintf("toDateTime(intDiv(toUInt32(%s), %d) * %d) AS unit", tc, g, g)}
-	group := []string{"site_key", "unit"}
-	for _, d := range r.dims {
-		sel = append(sel, d.exprs[r.source])
-		group = append(group, d.exprs[r.source])
-	}
-	for _, m := range r.metrics {
-		if m.uniq {
-			sel = append(sel, "uniqCombinedMergeState(17)("+m.column+")")
-		}
-	}
 	table := r.blocksTable()
+	where := "level = 0 AND " + tc + " >= ? AND " + tc + " < ?"
 	return BlockBuild{Table: table, Level: b.level, Start: b.start,
-		Insert: Statement{"INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(sel, ", ") +
-			" FROM " + table + " WHERE level = 0 AND " + tc + " >= ? AND " + tc + " < ? GROUP BY " + strings.Join(group, ", "),
+		Insert: Statement{"INSERT INTO " + table + " (" + strings.Join(r.blockColumns(), ", ") + ") " +
+			r.rollUp(true, dayGrain<<b.level, fmt.Sprintf("toUInt8(%d)", b.level), r.visitorMetrics(), where),
 			[]any{b.start, b.end()}},
 		Record: Statement{"INSERT INTO " + blocksBuiltTable + " (block_table, level, started_at) SELECT ?, toUInt8(?), ?",
 			[]any{table, b.level, b.start}},

@@ -115,15 +115,16 @@ func (r rollup) columns() []string {
 // in the order of columns: the SELECT of its materialised view (which
 // matches columns by name), its backfill and its rebuild.
 func (r rollup) selectSQL(where string) string {
-	return r.rollUp(r.grain, "", r.tableMetrics(), where)
+	return r.rollUp(false, r.grain, "", r.tableMetrics(), where)
 }
 
 // rollUp rolls the raw rows meeting where up by site, unit of span and r's
 // dims: site_key, then lead (a column of constants) if any, the start of
 // the unit, the dims and metrics. The start is named as the raw time
 // column, unless where needs that column: ClickHouse would read an alias
-// there.
-func (r rollup) rollUp(span time.Duration, lead string, metrics []rollupMetric, where string) string {
+// there. With days, it rolls r's blocks of single days up instead (where
+// then picks them), merging their visitor states.
+func (r rollup) rollUp(days bool, span time.Duration, lead string, metrics []rollupMetric, where string) string {
 	tc := timeColumn[r.source]
 	unit := tc
 	if where != "" {
@@ -142,12 +143,19 @@ func (r rollup) rollUp(span time.Duration, lead string, metrics []rollupMetric, 
 	}
 	for _, m := range metrics {
 		expr := m.metric.exprs[r.source]
-		if m.uniq {
+		switch {
+		case m.uniq && days:
+			expr = "uniqCombinedMergeState(17)(" + m.column + ")"
+		case m.uniq:
 			expr = visitorState
 		}
 		sel = append(sel, expr+" AS "+m.column)
 	}
-	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + string(r.source)
+	from := string(r.source)
+	if days {
+		from = r.blocksTable()
+	}
+	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + from
 	if where != "" {
 		sql += " WHERE " + where
 	}
@@ -161,24 +169,27 @@ func (r rollup) blockColumns() []string {
 	for _, d := range r.dims {
 		cols = append(cols, d.exprs[r.source])
 	}
-	for _, m := range r.metrics {
-		if m.uniq {
-			cols = append(cols, m.column)
-		}
+	for _, m := range r.visitorMetrics() {
+		cols = append(cols, m.column)
 	}
 	return cols
+}
+
+// visitorMetrics are r's metrics kept as visitor states.
+func (r rollup) visitorMetrics() []rollupMetric {
+	var out []rollupMetric
+	for _, m := range r.metrics {
+		if m.uniq {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // blocksSQL rolls the raw rows meeting where ("" = all) up into r's visitor
 // blocks of one level, in the order of blockColumns.
 func (r rollup) blocksSQL(level int, where string) string {
-	var uniq []rollupMetric
-	for _, m := range r.metrics {
-		if m.uniq {
-			uniq = append(uniq, m)
-		}
-	}
-	return r.rollUp(r.grain<<level, fmt.Sprintf("toUInt8(%d) AS level", level), uniq, where)
+	return r.rollUp(false, r.grain<<level, fmt.Sprintf("toUInt8(%d) AS level", level), r.visitorMetrics(), where)
 }
 
 // blocksViewSQL is the SELECT of the one view that keeps r's visitor blocks:
