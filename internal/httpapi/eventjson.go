@@ -3,10 +3,13 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/ingest"
 	"github.com/tally-analytics/tally/pkg/api"
@@ -534,6 +537,34 @@ func validEscapes(raw []byte) bool {
 			}
 			i += 4
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// eventCreated answers an accepted event (201, api.EventResponse) without
+// reflection: the answer of every single-event request, where encoding/json
+// took about 2 µs. It writes what c.JSON writes, byte for byte, trailing
+// newline included; the id is a UUID, which JSON writes as it is (anything
+// else goes through encoding/json).
+func eventCreated(c echo.Context, id string) error {
+	if !plainJSONString(id) {
+		return c.JSON(http.StatusCreated, api.EventResponse{Success: true, EventID: id})
+	}
+	b := make([]byte, 0, len(`{"success":true,"event_id":""}`)+len(id)+1)
+	b = append(b, `{"success":true,"event_id":"`...)
+	b = append(b, id...)
+	b = append(b, "\"}\n"...)
+	return c.JSONBlob(http.StatusCreated, b)
+}
+
+// plainJSONString reports whether encoding/json writes s unchanged between
+// its quotes: printable ASCII without '"', '\\', '<', '>' or '&'.
+func plainJSONString(s string) bool {
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
 			return false
 		}
 	}

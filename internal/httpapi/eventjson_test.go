@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -143,5 +147,30 @@ func TestDecodeEventsLeavesFilledValues(t *testing.T) {
 	var nilPtr *api.PageviewRequest
 	if decodeEvents([]byte(eventBodies[1]), nilPtr) {
 		t.Error("took a nil pointer")
+	}
+}
+
+// TestEventCreated holds the accepted event's answer to what c.JSON
+// writes, for a UUID and for ids JSON has to escape.
+func TestEventCreated(t *testing.T) {
+	for _, id := range []string{"01936f0e-6a4b-7c2d-8e9f-0a1b2c3d4e5f", "", "a\"b", `a\b`, "<x>&", "é", "\x01", "\x7f"} {
+		answer := func(f func(echo.Context) error) (int, string, string) {
+			rec := httptest.NewRecorder()
+			c := echo.New().NewContext(httptest.NewRequest(http.MethodPost, "/", nil), rec)
+			if err := f(c); err != nil {
+				t.Fatal(err)
+			}
+			return rec.Code, rec.Header().Get(echo.HeaderContentType), rec.Body.String()
+		}
+		code, ctype, body := answer(func(c echo.Context) error { return eventCreated(c, id) })
+		wcode, wctype, wbody := answer(func(c echo.Context) error {
+			return c.JSON(http.StatusCreated, api.EventResponse{Success: true, EventID: id})
+		})
+		if code != wcode || ctype != wctype || body != wbody {
+			t.Errorf("id %q: got %d %q %q, c.JSON writes %d %q %q", id, code, ctype, body, wcode, wctype, wbody)
+		}
+	}
+	if !plainJSONString("01936f0e-6a4b-7c2d-8e9f-0a1b2c3d4e5f") || plainJSONString("a\"b") {
+		t.Error("plainJSONString: a UUID is plain, a quote is not")
 	}
 }

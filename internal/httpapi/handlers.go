@@ -87,7 +87,7 @@ func (s *Server) track(c echo.Context, in ingest.Input) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, api.EventResponse{Success: true, EventID: id})
+	return eventCreated(c, id)
 }
 
 // openAPI serves the API's OpenAPI 3.1 document.
