@@ -318,7 +318,8 @@ const blockBuildEvery = 10 * time.Minute
 // buildBlocks builds the visitor blocks that closed (stats.BlockBuilds) at
 // start and then every blockBuildEvery, by ClickHouse's clock. Every server
 // does: a block built twice is built once (its states are unions), and a
-// block not built yet is read from its days meanwhile.
+// block not built yet is read from its days meanwhile, a day from its raw
+// rows.
 func (a *App) buildBlocks(ctx context.Context) {
 	t := time.NewTicker(blockBuildEvery)
 	defer t.Stop()

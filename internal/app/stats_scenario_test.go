@@ -131,6 +131,14 @@ func scenarioSite(t *testing.T) (*harness, *client.Client, string) {
 	}
 	h.waitCount(int64(pageviews+customs), "SELECT count() FROM events WHERE site_id = ?", string(site.ID))
 	h.waitCount(int64(bots), "SELECT count() FROM bot_events WHERE site_id = ?", string(site.ID))
+	// the scenario's days have closed: reports read their visitor blocks
+	// once built, as a server's build does within 10 minutes
+	if _, err := h.app.CH.BuildClosedBlocks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.count("SELECT uniqExact(block_table) FROM rollup_blocks_built WHERE level = 0 AND started_at = toDateTime('2026-05-03 00:00:00', 'UTC')"); n != 4 {
+		t.Fatalf("May 3 is built in %d blocks tables, want 4", n)
+	}
 	return h, c, string(site.ID)
 }
 

@@ -166,14 +166,35 @@ func (s *Store) DropRollupViews(ctx context.Context) error {
 	return nil
 }
 
-// BuildBlocks builds the visitor blocks of more than a day that had closed
-// at now and are not built yet, in the order of stats.BlockBuilds, and
-// returns how many it built. now must be ClickHouse's clock (ServerTime):
-// the blocks' view tells a late row from a live one by it.
+// BuildBlocks builds the visitor blocks that had closed at now and are not
+// built yet, in the order of stats.BlockBuilds, and returns how many it
+// built: the days, then the longer blocks whose days are built (a second
+// round, once the first has recorded the days). now must be ClickHouse's
+// clock (ServerTime): the blocks' view tells a late row from a live one by
+// it.
 func (s *Store) BuildBlocks(ctx context.Context, now time.Time) (int, error) {
+	n := 0
+	for {
+		builds, err := s.blockBuilds(ctx, now)
+		if err != nil || len(builds) == 0 {
+			return n, err
+		}
+		for _, b := range builds {
+			for _, st := range []stats.Statement{b.Insert, b.Record} {
+				if err := s.conn.Exec(ctx, st.SQL, st.Args...); err != nil {
+					return n, fmt.Errorf("chstore: build %s of level %d from %s: %w", b.Table, b.Level, b.Start.Format(time.DateOnly), translate(err))
+				}
+			}
+			n++
+		}
+	}
+}
+
+// blockBuilds lists the builds due at now (stats.BlockBuilds).
+func (s *Store) blockBuilds(ctx context.Context, now time.Time) ([]stats.BlockBuild, error) {
 	built, err := stats.ReadBuilt(ctx, s)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	type day struct {
 		table string
@@ -184,18 +205,9 @@ func (s *Store) BuildBlocks(ctx context.Context, now time.Time) (int, error) {
 	var start time.Time
 	q := stats.FilledDays(now)
 	if err := s.Each(ctx, q.SQL, q.Args, []any{&d.table, &start}, func() { filled[day{d.table, start.Unix()}] = true }); err != nil {
-		return 0, fmt.Errorf("chstore: build visitor blocks: %w", err)
+		return nil, fmt.Errorf("chstore: build visitor blocks: %w", err)
 	}
-	n := 0
-	for _, b := range stats.BlockBuilds(built, func(table string, at time.Time) bool { return filled[day{table, at.Unix()}] }, now) {
-		for _, st := range []stats.Statement{b.Insert, b.Record} {
-			if err := s.conn.Exec(ctx, st.SQL, st.Args...); err != nil {
-				return n, fmt.Errorf("chstore: build %s of level %d from %s: %w", b.Table, b.Level, b.Start.Format(time.DateOnly), translate(err))
-			}
-		}
-		n++
-	}
-	return n, nil
+	return stats.BlockBuilds(built, func(table string, at time.Time) bool { return filled[day{table, at.Unix()}] }, now), nil
 }
 
 // BuildClosedBlocks is BuildBlocks at ClickHouse's clock now.

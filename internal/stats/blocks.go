@@ -8,48 +8,56 @@ import (
 	"time"
 )
 
-// Visitor blocks of more than a day (levels 2 and 4: 4 and 16 UTC days) are
-// built from their days once they are closed, rather than by the blocks'
-// view on every insert. A block of 16 days is a state of up to 16 days of
-// visitors: kept by the view, every merge of its part rewrote it for 16
-// days. On ClickHouse alone, 100 inserts of 14,000 session rows cost the
-// views 13.5 s of CPU more with them than with blocks of single days only
-// (bench/results/2026-11-27-day-states.md).
+// Visitor blocks are built once their days are closed, rather than by the
+// blocks' view on every insert: single days from the raw session rows, then
+// the blocks of 4 and 16 days from their days. A day's state kept by the
+// view was a state a value for every insert's part, rebuilt by every merge
+// of the day's parts for as long as the day took rows; a block of 16 days
+// was rewritten by every merge for 16 days (on ClickHouse alone, 100
+// inserts of 14,000 session rows cost the views 13.5 s of CPU more with the
+// blocks of 4 and 16 days than with single days only:
+// bench/results/2026-11-27-day-states.md; and the days' own views what
+// bench/results/2026-11-27-built-days.md measures).
 //
-// So the view writes a live session row into its day's block only, and a
-// late row — of a session that started more than lateAfter before the
-// insert — into its blocks of every level, as a build would have. A block
-// is built (BlockBuilds) once it ended closedAfter ago: from then on no row
-// reaches its days but a late one. The build merges the states of its days
-// into one state a value, then records the block in blocksBuiltTable; the
-// planner merges a built block's state, and the states of its days for a
-// block not built yet (Built). Visitor states are unions, so a block built
-// twice, or a late row written into a built block, counts every visitor
-// once.
+// So the view writes a late session row only — of a session that started
+// more than lateAfter before the insert — into its blocks of every level, as
+// a build would have; a live row it leaves to the build. A day is built
+// (BlockBuilds) once it ended closedAfter ago: from then on no row reaches
+// it but a late one. Its build rolls the day's session rows up into one
+// state a value; a longer block's build merges the states of its days once
+// they are all built. Each build then records its block in
+// blocksBuiltTable. The planner merges the built blocks' states and reads
+// the days not built yet from the raw rows (Built). Visitor states are
+// unions, so a block built twice, or a late row written into a built block,
+// counts every visitor once.
 const (
 	// lateAfter is how old a session's start must be at its row's insert
-	// for the view to write the row into its blocks of every level. A
-	// session lasts at most a day (Rule.MaxAge) and its rows reach
-	// ClickHouse within seconds, so only rows held back (an outage, a
-	// backlog in the log) or loaded with past times are late. What is
-	// counted does not depend on it, only what a row costs (closedAfter).
-	lateAfter = 26 * time.Hour
+	// for the view to write the row. A session's visitor and dimensions are
+	// those of its first row, which reaches ClickHouse within seconds of
+	// the session's start; its later rows (new versions, each with a cancel
+	// row) repeat them, and few sessions go on for two hours (they end after
+	// 30 idle minutes). So only rows held back (an outage, a backlog in the
+	// log) or loaded with past times are late, and what is counted does not
+	// depend on the horizon, only what a row costs and how long the newest
+	// day is read raw (closedAfter).
+	lateAfter = 2 * time.Hour
 	// closedAfter is how long after its end a block is built: a row not late
 	// at its insert started at most lateAfter before that insert, and before
 	// its block's end, so the insert began before the end plus lateAfter;
-	// the build reads the block an hour after that, when the insert is done.
+	// the build reads the block an hour after that, when the insert is done
+	// (an insert runs for seconds at most).
 	closedAfter = lateAfter + time.Hour
 	// buildLookback bounds how far back a build looks for blocks not built
 	// yet: those of rows loaded with their past times (`tally demo`), or of
-	// days when no server ran. Older ones stay read from their days.
+	// days when no server ran. Older ones stay read from the raw rows.
 	buildLookback = 400 * 24 * time.Hour
 )
 
 // blocksBuiltTable records the blocks built (clickhouse/0016_closed_blocks.sql).
 const blocksBuiltTable = "rollup_blocks_built"
 
-// Built reports whether the block of level (above 0) starting at start of
-// the blocks table is built.
+// Built reports whether the block of level (0 for a day) starting at start
+// of the blocks table is built.
 type Built func(table string, level int, start time.Time) bool
 
 // has reports whether b of table is built (nil: none is).
@@ -75,8 +83,8 @@ func ReadBuilt(ctx context.Context, st Store) (Built, error) {
 	}, nil
 }
 
-// BlockBuild builds one block from the states of its days, for every site,
-// then records it. Run Insert, then Record: a build cut short between the
+// BlockBuild builds one block for every site (blockBuild), then records
+// it. Run Insert, then Record: a build cut short between the
 // two is done again, which changes nothing.
 type BlockBuild struct {
 	Table          string
@@ -94,9 +102,10 @@ func buildWindow(now time.Time) (first, closed int64) {
 	return now.Add(-closedAfter-buildLookback).Unix() / day, closed
 }
 
-// FilledDays selects the days of buildWindow that hold states of level 0,
-// by blocks table: (table, day) rows. A block none of whose days holds one
-// needs no build.
+// FilledDays selects the days of buildWindow that hold session rows, by
+// blocks table: (table, day) rows, read from the days' sums (the rollup's
+// own table, a few rows a value and day). A day without rows needs no
+// build, nor does a block none of whose days has any.
 func FilledDays(now time.Time) Statement {
 	const day = int64(dayGrain / time.Second)
 	first, closed := buildWindow(now)
@@ -105,17 +114,19 @@ func FilledDays(now time.Time) Statement {
 	for _, r := range rollups {
 		if r.blocks {
 			tc := timeColumn[r.source]
-			parts = append(parts, "SELECT '"+r.blocksTable()+"' AS block_table, "+tc+" FROM "+r.blocksTable()+
-				" WHERE level = 0 AND "+tc+" >= ? AND "+tc+" < ? GROUP BY "+tc)
+			parts = append(parts, "SELECT '"+r.blocksTable()+"' AS block_table, "+tc+" FROM "+r.table+
+				" WHERE "+tc+" >= ? AND "+tc+" < ? GROUP BY "+tc)
 			args = append(args, time.Unix(first*day, 0).UTC(), time.Unix(closed*day, 0).UTC())
 		}
 	}
 	return Statement{strings.Join(parts, " UNION ALL "), args}
 }
 
-// BlockBuilds lists the blocks of more than a day that closed by now within
-// buildLookback, that built does not hold and of which filled holds a day
-// (FilledDays): by table, longest first, then oldest first.
+// BlockBuilds lists the blocks that closed by now within buildLookback,
+// that built does not hold and of which filled holds a day (FilledDays): by
+// table, the days first, oldest first, then the longer blocks, longest
+// first, of which built holds every filled day (a block is built from its
+// days, so a block whose days are built by this list is built by the next).
 func BlockBuilds(built Built, filled func(table string, day time.Time) bool, now time.Time) []BlockBuild {
 	first, closed := buildWindow(now)
 	var out []BlockBuild
@@ -123,14 +134,12 @@ func BlockBuilds(built Built, filled func(table string, day time.Time) bool, now
 		if !r.blocks {
 			continue
 		}
-		for _, level := range blockLevels {
-			if level == 0 {
-				continue
-			}
+		table := r.blocksTable()
+		for _, level := range append([]int{0}, blockLevels[:len(blockLevels)-1]...) {
 			n := int64(1) << level
 			for a := (first + n - 1) / n * n; a+n <= closed; a += n {
 				b := block{level: level, start: time.Unix(a*int64(dayGrain/time.Second), 0).UTC()}
-				if !built.has(r.blocksTable(), b) && b.holdsAny(r.blocksTable(), filled) {
+				if !built.has(table, b) && b.holdsAny(table, filled) && (level == 0 || b.daysBuilt(table, built, filled)) {
 					out = append(out, r.blockBuild(b))
 				}
 			}
@@ -149,25 +158,40 @@ func (b block) holdsAny(table string, filled func(table string, day time.Time) b
 	return false
 }
 
-// blockBuild is the build of block b of r's visitor blocks: the union of
-// its days' states, by site and value. Its level is not named: level = 0
+// daysBuilt reports whether built holds every day of b that filled holds.
+func (b block) daysBuilt(table string, built Built, filled func(table string, day time.Time) bool) bool {
+	for d := b.start; d.Before(b.end()); d = d.Add(dayGrain) {
+		if filled(table, d) && !built.has(table, block{level: 0, start: d}) {
+			return false
+		}
+	}
+	return true
+}
+
+// blockBuild is the build of block b of r's visitor blocks, for every
+// site: a day rolls its session rows up by value, a longer block merges
+// the states of its days. A longer block's level is not named: level = 0
 // would read the alias.
 func (r rollup) blockBuild(b block) BlockBuild {
 	tc := timeColumn[r.source]
 	table := r.blocksTable()
-	where := "level = 0 AND " + tc + " >= ? AND " + tc + " < ?"
+	insert := "INSERT INTO " + table + " (" + strings.Join(r.blockColumns(), ", ") + ") "
+	if b.level == 0 {
+		insert += r.blocksSQL(0, tc+" >= ? AND "+tc+" < ?")
+	} else {
+		insert += r.rollUp(true, dayGrain<<b.level, fmt.Sprintf("toUInt8(%d)", b.level), r.visitorMetrics(),
+			"level = 0 AND "+tc+" >= ? AND "+tc+" < ?")
+	}
 	return BlockBuild{Table: table, Level: b.level, Start: b.start,
-		Insert: Statement{"INSERT INTO " + table + " (" + strings.Join(r.blockColumns(), ", ") + ") " +
-			r.rollUp(true, dayGrain<<b.level, fmt.Sprintf("toUInt8(%d)", b.level), r.visitorMetrics(), where),
-			[]any{b.start, b.end()}},
+		Insert: Statement{insert, []any{b.start, b.end()}},
 		Record: Statement{"INSERT INTO " + blocksBuiltTable + " (block_table, level, started_at) SELECT ?, toUInt8(?), ?",
 			[]any{table, b.level, b.start}},
 	}
 }
 
 // builtCache holds what ReadBuilt read, read again at most every
-// builtRefresh: a block another process built is read from its days until
-// then.
+// builtRefresh: a block another process built is read from its days (a
+// day from its raw rows) until then.
 type builtCache struct {
 	mu    sync.Mutex
 	built Built
@@ -175,12 +199,13 @@ type builtCache struct {
 }
 
 // builtRefresh is how long a read of the built blocks is used (a read is
-// of a few hundred rows a year).
+// of about 2,000 rows a year: four tables of 365 days, 91 blocks of 4 days
+// and 23 of 16).
 const builtRefresh = 15 * time.Second
 
 // builtBlocks is which blocks are built, as last read. A failed read keeps
 // the last answer (none before the first), which is never wrong: a block not
-// known to be built is read from its days.
+// known to be built is read from its days, and a day from its raw rows.
 func (s *Service) builtBlocks(ctx context.Context) Built {
 	c := &s.built
 	c.mu.Lock()

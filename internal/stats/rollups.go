@@ -225,16 +225,26 @@ func (q Query) rollupPlan() (rollupPlan, bool) {
 				rest = append(rest, s)
 				continue
 			}
-			part := planPart{r: r, from: units[0], to: units[1]}
-			if r.blocks && q.countsVisitors() {
-				// by day, each day's block; over the range, the longest
-				// blocks that are built
-				part.blocks = dyadic(units[0], units[1], func(b block) bool {
-					return b.level == 0 || q.mergesVisitorsOverDays() && q.Built.has(r.blocksTable(), b)
-				})
-			}
-			p.parts = append(p.parts, part)
 			rest = append(rest, edges...)
+			if !r.blocks || !q.countsVisitors() {
+				p.parts = append(p.parts, planPart{r: r, from: units[0], to: units[1]})
+				continue
+			}
+			// by day, each day's block; over the range, the longest blocks;
+			// of those built. The days not built yet are left to the next
+			// rollups, and to the raw rows.
+			blocks, unbuilt := dyadic(units[0], units[1], func(b block) bool {
+				return (b.level == 0 || q.mergesVisitorsOverDays()) && q.Built.has(r.blocksTable(), b)
+			})
+			rest = append(rest, unbuilt...)
+			for len(blocks) > 0 {
+				n := 1
+				for n < len(blocks) && blocks[n].start.Equal(blocks[n-1].end()) {
+					n++
+				}
+				p.parts = append(p.parts, planPart{r: r, from: blocks[0].start, to: blocks[n-1].end(), blocks: blocks[:n]})
+				blocks = blocks[n:]
+			}
 		}
 		spans = rest
 	}
@@ -280,14 +290,11 @@ func (q Query) mergesVisitorsOverDays() bool {
 // 2^17 registers), so 30 days of a site's 15 large countries took ~340 ms;
 // in blocks, 30 days are 7 on average (dyadic).
 //
-// One view keeps the blocks of a table (blocksViewSQL): a live row's day,
-// every level of a late one, whose blocks may be built already (the arrayJoin
-// function repeats each row once a level, and only the columns the blocks
-// hold; an ARRAY JOIN clause repeated every column of the inserted block:
-// 12 s more per million session rows). Longer blocks of live rows are built
-// once closed (blocks.go). A view's insert writes a part, which costs more
-// than the rows in it, so one view in place of three costs an insert less
-// and leaves fewer parts to merge. Three levels are the trade
+// Blocks are built once closed (blocks.go); one view writes the late rows,
+// whose blocks may be built already, into every level (blocksViewSQL: the
+// arrayJoin function repeats each row once a level, and only the columns
+// the blocks hold; an ARRAY JOIN clause repeated every column of the
+// inserted block: 12 s more per million session rows). Three levels are the trade
 // between what a query reads and what an insert pays (levels 0..5 read ~5
 // blocks for 30 days instead of ~7, for twice the rows). The blocks table
 // is read in granules of 16 rows, so a block's few rows do not drag in the
@@ -306,22 +313,32 @@ type block struct {
 var blockLevels = []int{4, 2, 0}
 
 // dyadic splits the whole UTC days [from, to) into blocks from the left: at
-// each day the longest block that starts there, fits and is usable (every
-// block of level 0 must be).
-func dyadic(from, to time.Time, usable func(block) bool) []block {
+// each day the longest block that starts there, fits and is usable. The
+// days no usable block starts at are left out, as the runs of them, unbuilt.
+func dyadic(from, to time.Time, usable func(block) bool) (blocks []block, unbuilt [][2]time.Time) {
 	const day = int64(dayGrain / time.Second)
-	var blocks []block
+	at := func(a int64) time.Time { return time.Unix(a*day, 0).UTC() }
 	for a, b := from.Unix()/day, to.Unix()/day; a < b; {
+		took := false
 		for _, level := range blockLevels {
-			blk := block{level: level, start: time.Unix(a*day, 0).UTC()}
+			blk := block{level: level, start: at(a)}
 			if n := int64(1) << level; a%n == 0 && a+n <= b && usable(blk) {
 				blocks = append(blocks, blk)
 				a += n
+				took = true
 				break
 			}
 		}
+		if !took {
+			if k := len(unbuilt) - 1; k >= 0 && unbuilt[k][1].Equal(at(a)) {
+				unbuilt[k][1] = at(a + 1)
+			} else {
+				unbuilt = append(unbuilt, [2]time.Time{at(a), at(a + 1)})
+			}
+			a++
+		}
 	}
-	return blocks
+	return blocks, unbuilt
 }
 
 // end is the end of the block.

@@ -192,19 +192,19 @@ func (r rollup) blocksSQL(level int, where string) string {
 	return r.rollUp(false, r.grain<<level, fmt.Sprintf("toUInt8(%d) AS level", level), r.visitorMetrics(), where)
 }
 
-// blocksViewSQL is the SELECT of the one view that keeps r's visitor blocks:
-// each inserted row once a level (the arrayJoin function, which repeats
-// only the columns the rest of the SELECT reads, where an ARRAY JOIN clause
-// over the table repeated every column of the inserted block; a subquery of
-// those columns is refused by ClickHouse 18.16 when the insert comes
-// through a Distributed table), its start rounded down to its block. A
-// live row goes to its day's block only, a late one to every level
-// (blocks.go: lateAfter). The start is read as ended_at less the duration:
-// started_at there would be the alias of the block's start, which depends
-// on the level (ClickHouse refuses the cycle). Only the rows of sign 1: a
-// cancel row repeats the visitor and dims of a row inserted before it (the
-// same blocks either way, from half the rows). Backfills and rebuilds
-// insert level by level (blocksSQL), which adds the same visitors.
+// blocksViewSQL is the SELECT of the view that writes the late rows into
+// r's visitor blocks (blocks.go: lateAfter; the live ones are built once
+// closed): each late row once a level (the arrayJoin function, which
+// repeats only the columns the rest of the SELECT reads, where an ARRAY
+// JOIN clause over the table repeated every column of the inserted block;
+// a subquery of those columns is refused by ClickHouse 18.16 when the
+// insert comes through a Distributed table), its start rounded down to its
+// block. The start is read as ended_at less the duration: started_at there
+// would be the alias of the block's start, which depends on the level
+// (ClickHouse refuses the cycle). Only the rows of sign 1: a cancel row
+// repeats the visitor and dims of a row inserted before it (the same
+// blocks either way, from half the rows). Backfills and rebuilds insert
+// level by level (blocksSQL), which adds the same visitors.
 func (r rollup) blocksViewSQL() string {
 	tc := timeColumn[r.source]
 	levels := make([]string, len(blockLevels))
@@ -213,7 +213,7 @@ func (r rollup) blocksViewSQL() string {
 	}
 	late := fmt.Sprintf("toUInt32(ended_at) - duration < toUInt32(now()) - %d", int64(lateAfter/time.Second))
 	span := fmt.Sprintf("bitShiftLeft(toUInt32(%d), level)", int64(r.grain/time.Second))
-	sel := []string{"site_key", "arrayJoin(if(" + late + ", [" + strings.Join(levels, ", ") + "], [toUInt8(0)])) AS level",
+	sel := []string{"site_key", "arrayJoin([" + strings.Join(levels, ", ") + "]) AS level",
 		fmt.Sprintf("toDateTime(intDiv(toUInt32(%s), %s) * %s) AS %s", tc, span, span, tc)}
 	group := []string{"site_key", "level", tc}
 	for _, d := range r.dims {
@@ -225,7 +225,8 @@ func (r rollup) blocksViewSQL() string {
 			sel = append(sel, visitorState+" AS "+m.column)
 		}
 	}
-	return "SELECT " + strings.Join(sel, ", ") + " FROM " + string(r.source) + " WHERE sign = 1 GROUP BY " + strings.Join(group, ", ")
+	return "SELECT " + strings.Join(sel, ", ") + " FROM " + string(r.source) + " WHERE sign = 1 AND " + late +
+		" GROUP BY " + strings.Join(group, ", ")
 }
 
 // RollupViews are the statements of the materialised views that keep the

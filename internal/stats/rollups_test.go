@@ -101,13 +101,49 @@ func TestRollupPlans(t *testing.T) {
 	// blocks not built yet are read as their days: here the block of 4
 	// days from May 3 of the devices, not the one of the sources
 	notBuilt := q(Sessions, time.UTC, []Dimension{Device}, []Metric{Visitors})
-	notBuilt.Built = func(table string, level int, start time.Time) bool { return table == "source_days_blocks" }
+	notBuilt.Built = func(table string, level int, start time.Time) bool {
+		return table == "source_days_blocks" || level == 0
+	}
 	tests = append(tests, struct {
 		name string
 		q    Query
 		want []string
 	}{"a block not built: its days", notBuilt, []string{
 		"device_days 2026-05-01 00:00..2026-05-08 00:00 1d@05-01 1d@05-02 1d@05-03 1d@05-04 1d@05-05 1d@05-06 1d@05-07"}})
+	// days not built yet are read from the raw rows, sums and visitors:
+	// here May 6 and 7, and so the block of May 3 to 6
+	recent := q(Sessions, time.UTC, []Dimension{Device}, []Metric{Visitors, SessionCount})
+	recent.Built = func(table string, level int, start time.Time) bool {
+		return start.Before(day("2026-05-06", time.UTC)) && !(level == 2 && start.Equal(day("2026-05-03", time.UTC)))
+	}
+	tests = append(tests, struct {
+		name string
+		q    Query
+		want []string
+	}{"the newest days not built: raw rows", recent, []string{
+		"device_days 2026-05-01 00:00..2026-05-06 00:00 1d@05-01 1d@05-02 1d@05-03 1d@05-04 1d@05-05",
+		"raw 2026-05-06 00:00..2026-05-08 00:00"}})
+	// a day not built amid built ones: two runs of blocks, the day raw
+	gap := q(Sessions, time.UTC, []Dimension{Country}, []Metric{Visitors})
+	gap.Built = func(table string, level int, start time.Time) bool {
+		return !start.Equal(day("2026-05-02", time.UTC))
+	}
+	tests = append(tests, struct {
+		name string
+		q    Query
+		want []string
+	}{"a day not built amid built ones", gap, []string{
+		"country_days 2026-05-01 00:00..2026-05-02 00:00 1d@05-01",
+		"country_days 2026-05-03 00:00..2026-05-08 00:00 4d@05-03 1d@05-07",
+		"raw 2026-05-02 00:00..2026-05-03 00:00"}})
+	// nothing built: no blocks, no rollup for the visitors
+	none := q(Sessions, time.UTC, []Dimension{Country}, []Metric{Visitors})
+	none.Built = nil
+	tests = append(tests, struct {
+		name string
+		q    Query
+		want []string
+	}{"no day built", none, nil})
 	off := q(Sessions, time.UTC, []Dimension{Device}, []Metric{Visitors})
 	off.Rollups = false
 	tests = append(tests, struct {
@@ -152,7 +188,7 @@ func TestRollupPlans(t *testing.T) {
 func TestRolledQueryReadsNoSample(t *testing.T) {
 	from := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	q := Query{Table: Sessions, Site: "s1", From: from, To: from.AddDate(0, 0, 7), Dimensions: []Dimension{Device},
-		Metrics: []Metric{Visitors}, SamplePercent: 10, Rollups: true}
+		Metrics: []Metric{Visitors}, SamplePercent: 10, Rollups: true, Built: func(string, int, time.Time) bool { return true }}
 	sql, _, err := q.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -178,27 +214,47 @@ func TestDyadicBlocks(t *testing.T) {
 	}
 	var got []string
 	all := func(block) bool { return true }
-	for _, b := range dyadic(day("2026-10-26"), day("2026-11-25"), all) {
+	blocks, unbuilt := dyadic(day("2026-10-26"), day("2026-11-25"), all)
+	if unbuilt != nil {
+		t.Errorf("every block usable: %v not built", unbuilt)
+	}
+	for _, b := range blocks {
 		got = append(got, fmt.Sprintf("%dd@%s", 1<<b.level, b.start.Format(time.DateOnly)))
 	}
 	want := []string{"16d@2026-10-26", "4d@2026-11-11", "4d@2026-11-15", "4d@2026-11-19", "1d@2026-11-23", "1d@2026-11-24"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("30 days (-want +got):\n%s", diff)
 	}
-	// the same days when the blocks from Nov 15 on are not built yet
+	// the same days when the blocks longer than a day from Nov 15 on are
+	// not built yet
 	got = nil
-	for _, b := range dyadic(day("2026-10-26"), day("2026-11-25"), func(b block) bool { return b.level == 0 || b.start.Before(day("2026-11-15")) }) {
+	blocks, unbuilt = dyadic(day("2026-10-26"), day("2026-11-25"), func(b block) bool { return b.level == 0 || b.start.Before(day("2026-11-15")) })
+	for _, b := range blocks {
 		got = append(got, fmt.Sprintf("%dd@%s", 1<<b.level, b.start.Format("01-02")))
 	}
 	want = []string{"16d@10-26", "4d@11-11", "1d@11-15", "1d@11-16", "1d@11-17", "1d@11-18", "1d@11-19", "1d@11-20",
 		"1d@11-21", "1d@11-22", "1d@11-23", "1d@11-24"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("30 days, the last 10 not built (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got); diff != "" || unbuilt != nil {
+		t.Errorf("30 days, the last 10 not built (-want +got):\n%s; unbuilt %v", diff, unbuilt)
+	}
+	// and when no day from Nov 20 on is built, nor Nov 12: those days are
+	// left out, as two runs
+	got = nil
+	blocks, unbuilt = dyadic(day("2026-11-10"), day("2026-11-25"), func(b block) bool {
+		return b.level == 0 && b.start.Before(day("2026-11-20")) && !b.start.Equal(day("2026-11-12"))
+	})
+	for _, b := range blocks {
+		got = append(got, b.start.Format("02"))
+	}
+	want = []string{"10", "11", "13", "14", "15", "16", "17", "18", "19"}
+	wantUnbuilt := [][2]time.Time{{day("2026-11-12"), day("2026-11-13")}, {day("2026-11-20"), day("2026-11-25")}}
+	if diff := cmp.Diff(want, got); diff != "" || !slices.Equal(unbuilt, wantUnbuilt) {
+		t.Errorf("days not built (-want +got):\n%s; unbuilt %v", diff, unbuilt)
 	}
 	for first := day("2026-01-01"); first.Before(day("2026-03-01")); first = first.AddDate(0, 0, 1) {
 		for n := 1; n <= 120; n++ {
 			last := first.AddDate(0, 0, n)
-			blocks := dyadic(first, last, all)
+			blocks, _ := dyadic(first, last, all)
 			at := first
 			for _, b := range blocks {
 				span := 24 * time.Hour << b.level
