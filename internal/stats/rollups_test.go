@@ -81,76 +81,55 @@ func TestRollupPlans(t *testing.T) {
 			q(Events, ny, []Dimension{Day("America/New_York")}, []Metric{EventCount}, NotEq(IsPageview, 1)), nil},
 		{"goal completions", q(Events, time.UTC, nil, []Metric{Visitors, Completions(model.Goal{ID: "g", Type: model.GoalCustomEvent, EventName: "signup"})}), nil},
 	}
+	add := func(name string, q Query, want []string) {
+		tests = append(tests, struct {
+			name string
+			q    Query
+			want []string
+		}{name, q, want})
+	}
 	oneDay := q(Sessions, ny, []Dimension{Device}, []Metric{Visitors})
 	oneDay.To = oneDay.From.Add(24 * time.Hour)
-	tests = append(tests, struct {
-		name string
-		q    Query
-		want []string
-	}{"a day of New York holds no whole UTC day", oneDay, nil})
+	add("a day of New York holds no whole UTC day", oneDay, nil)
 	odd := q(Events, time.UTC, nil, []Metric{Visitors, EventCount})
 	odd.From, odd.To = odd.From.Add(-(2*time.Hour + 10*time.Minute)), odd.To.Add(20*time.Minute)
-	tests = append(tests, struct {
-		name string
-		q    Query
-		want []string
-	}{"a range cutting quarters: days, quarters, raw minutes", odd, []string{
+	add("a range cutting quarters: days, quarters, raw minutes", odd, []string{
 		"site_days 2026-05-01 00:00..2026-05-08 00:00",
 		"site_quarters 2026-04-30 22:00..2026-05-01 00:00", "site_quarters 2026-05-08 00:00..2026-05-08 00:15",
-		"raw 2026-04-30 21:50..2026-04-30 22:00", "raw 2026-05-08 00:15..2026-05-08 00:20"}})
+		"raw 2026-04-30 21:50..2026-04-30 22:00", "raw 2026-05-08 00:15..2026-05-08 00:20"})
 	// blocks not built yet are read as their days: here the block of 4
 	// days from May 3 of the devices, not the one of the sources
 	notBuilt := q(Sessions, time.UTC, []Dimension{Device}, []Metric{Visitors})
 	notBuilt.Built = func(table string, level int, start time.Time) bool {
 		return table == "source_days_blocks" || level == 0
 	}
-	tests = append(tests, struct {
-		name string
-		q    Query
-		want []string
-	}{"a block not built: its days", notBuilt, []string{
-		"device_days 2026-05-01 00:00..2026-05-08 00:00 1d@05-01 1d@05-02 1d@05-03 1d@05-04 1d@05-05 1d@05-06 1d@05-07"}})
+	add("a block not built: its days", notBuilt, []string{
+		"device_days 2026-05-01 00:00..2026-05-08 00:00 1d@05-01 1d@05-02 1d@05-03 1d@05-04 1d@05-05 1d@05-06 1d@05-07"})
 	// days not built yet are read from the raw rows, sums and visitors:
 	// here May 6 and 7, and so the block of May 3 to 6
 	recent := q(Sessions, time.UTC, []Dimension{Device}, []Metric{Visitors, SessionCount})
 	recent.Built = func(table string, level int, start time.Time) bool {
 		return start.Before(day("2026-05-06", time.UTC)) && !(level == 2 && start.Equal(day("2026-05-03", time.UTC)))
 	}
-	tests = append(tests, struct {
-		name string
-		q    Query
-		want []string
-	}{"the newest days not built: raw rows", recent, []string{
+	add("the newest days not built: raw rows", recent, []string{
 		"device_days 2026-05-01 00:00..2026-05-06 00:00 1d@05-01 1d@05-02 1d@05-03 1d@05-04 1d@05-05",
-		"raw 2026-05-06 00:00..2026-05-08 00:00"}})
+		"raw 2026-05-06 00:00..2026-05-08 00:00"})
 	// a day not built amid built ones: two runs of blocks, the day raw
 	gap := q(Sessions, time.UTC, []Dimension{Country}, []Metric{Visitors})
 	gap.Built = func(table string, level int, start time.Time) bool {
 		return !start.Equal(day("2026-05-02", time.UTC))
 	}
-	tests = append(tests, struct {
-		name string
-		q    Query
-		want []string
-	}{"a day not built amid built ones", gap, []string{
+	add("a day not built amid built ones", gap, []string{
 		"country_days 2026-05-01 00:00..2026-05-02 00:00 1d@05-01",
 		"country_days 2026-05-03 00:00..2026-05-08 00:00 4d@05-03 1d@05-07",
-		"raw 2026-05-02 00:00..2026-05-03 00:00"}})
+		"raw 2026-05-02 00:00..2026-05-03 00:00"})
 	// nothing built: no blocks, no rollup for the visitors
 	none := q(Sessions, time.UTC, []Dimension{Country}, []Metric{Visitors})
 	none.Built = nil
-	tests = append(tests, struct {
-		name string
-		q    Query
-		want []string
-	}{"no day built", none, nil})
+	add("no day built", none, nil)
 	off := q(Sessions, time.UTC, []Dimension{Device}, []Metric{Visitors})
 	off.Rollups = false
-	tests = append(tests, struct {
-		name string
-		q    Query
-		want []string
-	}{"rollups off", off, nil})
+	add("rollups off", off, nil)
 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
