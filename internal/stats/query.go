@@ -100,19 +100,18 @@ func (q Query) Build() (string, []any, error) {
 		// an int the service computed itself.
 		b.WriteString(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
 	}
-	tc := timeColumn[q.Table]
 	// site_key is cityHash64(site_id), stored: a number compares far faster
-	b.WriteString(" WHERE site_key = cityHash64(?) AND " + tc + " >= ? AND " + tc + " < ?")
-	args = append(args, string(q.Site), q.From.UTC(), q.To.UTC())
+	b.WriteString(" WHERE site_key = cityHash64(?) AND " + timeRange(q.Table))
+	args = append(append(args, string(q.Site)), timeArgs(q.Table, q.From, q.To)...)
 	for _, f := range q.Filters {
 		expr, ok := f.Dim.exprs[q.Table]
 		if !ok {
 			// an events-only dimension (the page) filtering sessions: the
 			// sessions with such an event; a session's events come at
 			// most sessionSpan after it started
-			b.WriteString(" AND session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND " +
-				f.Dim.exprs[Events] + " = ?)")
-			args = append(append(args, string(q.Site), q.From.UTC(), q.To.Add(sessionSpan).UTC()), f.Dim.args...)
+			b.WriteString(" AND session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND " + timeRange(Events) +
+				" AND " + f.Dim.exprs[Events] + " = ?)")
+			args = append(append(append(args, string(q.Site)), timeArgs(Events, q.From, q.To.Add(sessionSpan))...), f.Dim.args...)
 			args = append(args, f.Value)
 			continue
 		}

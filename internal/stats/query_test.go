@@ -21,16 +21,16 @@ func TestBuild(t *testing.T) {
 			name: "totals",
 			q:    Query{Table: Events, Site: "s1", From: from, To: to, Metrics: []Metric{Visitors, Pageviews}},
 			wantSQL: "SELECT toFloat64(uniqCombined(visitor_id)) AS m0, toFloat64(sum(is_pageview)) AS m1 FROM events " +
-				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ?",
-			wantArgs: []any{"s1", from, to},
+				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1",
+			wantArgs: []any{"s1", from, to, from, to},
 		},
 		{
 			name: "daily series in a time zone, filtered, sampled",
 			q: Query{Table: Events, Site: "s1", From: from, To: to, Dimensions: []Dimension{Day("Asia/Tokyo")},
 				Metrics: []Metric{Visitors}, Filters: []Filter{Eq(UTMSource, "x'); DROP"), NotEq(EventName, "pageview"), Eq(IsPageview, 0)}, SamplePercent: 25},
 			wantSQL: "SELECT toString(toDate(ts, ?)) AS d0, toFloat64(uniqCombined(visitor_id)) AS m0 FROM events SAMPLE 25/100 " +
-				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND utm_source = ? AND name != ? AND is_pageview = ? GROUP BY d0",
-			wantArgs: []any{"Asia/Tokyo", "s1", from, to, "x'); DROP", "pageview", 0},
+				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND utm_source = ? AND name != ? AND is_pageview = ? GROUP BY d0",
+			wantArgs: []any{"Asia/Tokyo", "s1", from, to, from, to, "x'); DROP", "pageview", 0},
 		},
 		{
 			name: "sessions by entry page, ordered and paged, among listed pages",
@@ -38,18 +38,18 @@ func TestBuild(t *testing.T) {
 				Metrics: []Metric{SessionCount, Bounces}, Filters: []Filter{In(EntryPage, []string{"/a", "/b"})},
 				Order: []Order{ByMetric(SessionCount), ByDimension(EntryPage)}, Limit: 10, Offset: 20},
 			wantSQL: "SELECT toString(entry_page) AS d0, toFloat64(sum(sign)) AS m0, toFloat64(sum(sign * is_bounce)) AS m1 " +
-				"FROM sessions WHERE site_key = cityHash64(?) AND started_at >= ? AND started_at < ? AND entry_page IN ? " +
+				"FROM sessions WHERE site_key = cityHash64(?) AND started_at >= ? AND started_at < ? AND toDate(started_at) >= toDate(?) - 1 AND toDate(started_at) <= toDate(?) + 1 AND entry_page IN ? " +
 				"GROUP BY d0 HAVING sum(sign) > 0 ORDER BY m0 DESC, d0 ASC LIMIT ? OFFSET ?",
-			wantArgs: []any{"s1", from, to, Set{"/a", "/b"}, 10, 20},
+			wantArgs: []any{"s1", from, to, from, to, Set{"/a", "/b"}, 10, 20},
 		},
 		{
 			name: "sessions filtered by a page: the sessions with a pageview of it",
 			q: Query{Table: Sessions, Site: "s1", From: from, To: to, Metrics: []Metric{SessionCount},
 				Filters: []Filter{Eq(Source, "Google"), Eq(Pathname, "/pricing")}},
-			wantSQL: "SELECT toFloat64(sum(sign)) AS m0 FROM sessions WHERE site_key = cityHash64(?) AND started_at >= ? AND started_at < ? " +
+			wantSQL: "SELECT toFloat64(sum(sign)) AS m0 FROM sessions WHERE site_key = cityHash64(?) AND started_at >= ? AND started_at < ? AND toDate(started_at) >= toDate(?) - 1 AND toDate(started_at) <= toDate(?) + 1 " +
 				"AND referrer_source = ? AND session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) " +
-				"AND ts >= ? AND ts < ? AND pathname = ?)",
-			wantArgs: []any{"s1", from, to, "Google", "s1", from, to.Add(24 * time.Hour), "/pricing"},
+				"AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND pathname = ?)",
+			wantArgs: []any{"s1", from, to, from, to, "Google", "s1", from, to.Add(24 * time.Hour), from, to.Add(24 * time.Hour), "/pricing"},
 		},
 	}
 	for _, tt := range tests {

@@ -144,17 +144,16 @@ func goalColumns(patterns []string, agg string) (string, []any) {
 	return strings.Join(cols, ", "), args
 }
 
-const (
-	// the days are bound as dates: a Date column compared with a DateTime
-	// would be converted row by row
-	rollupDays = "site_key = cityHash64(?) AND day >= toDate(?) AND day < toDate(?)"
-	rollupEdge = "site_key = cityHash64(?) AND ts >= ? AND ts < ? AND is_pageview = 1"
-)
+// the days are bound as dates: a Date column compared with a DateTime
+// would be converted row by row
+const rollupDays = "site_key = cityHash64(?) AND day >= toDate(?) AND day < toDate(?)"
+
+var rollupEdge = "site_key = cityHash64(?) AND " + timeRange(Events) + " AND is_pageview = 1"
 
 func (r pageRollup) dayArgs() []any {
 	return []any{string(r.site), r.days[0].Format(time.DateOnly), r.days[1].Format(time.DateOnly)}
 }
 
 func (r pageRollup) edgeArgs(e [2]time.Time) []any {
-	return []any{string(r.site), e[0], e[1]}
+	return append([]any{string(r.site)}, timeArgs(Events, e[0], e[1])...)
 }

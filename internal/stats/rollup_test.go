@@ -85,7 +85,9 @@ func TestGoalRollupSQL(t *testing.T) {
 	r, _ := newPageRollup("s1", from, to)
 	patterns := []string{"^/a$", "^/b/.*$"}
 	day := []any{"s1", "2026-05-02", "2026-05-08"}
-	first, last := []any{"s1", from, time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)}, []any{"s1", time.Date(2026, 5, 8, 0, 0, 0, 0, time.UTC), to}
+	// an edge binds its times twice: the times, and the days around them
+	may2, may8 := time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 5, 8, 0, 0, 0, 0, time.UTC)
+	first, last := []any{"s1", from, may2, from, may2}, []any{"s1", may8, to, may8, to}
 
 	sql, args := r.goalPageviews(patterns)
 	want := append(append(append([]any{"^/a$", "^/b/.*$"}, day...), first...), last...)

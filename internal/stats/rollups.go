@@ -461,9 +461,12 @@ func (p rollupPlan) part(q Query, part planPart) (string, []any) {
 	if rolled {
 		table = part.r.table
 	}
-	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + table +
-		" WHERE site_key = cityHash64(?) AND " + tc + " >= ? AND " + tc + " < ?"
-	args = append(args, string(q.Site), part.from, part.to)
+	span, spanArgs := tc+" >= ? AND "+tc+" < ?", []any{part.from, part.to}
+	if !rolled {
+		span, spanArgs = timeRange(q.Table), timeArgs(q.Table, part.from, part.to)
+	}
+	sql := "SELECT " + strings.Join(sel, ", ") + " FROM " + table + " WHERE site_key = cityHash64(?) AND " + span
+	args = append(append(args, string(q.Site)), spanArgs...)
 	sql, args = q.filtered(sql, args, keys)
 	if part.blocks == nil {
 		return sql, args

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
@@ -24,6 +25,35 @@ const (
 // timeColumn is the column a table is bounded by in time: events by when
 // they happened, sessions by when they started, payments by when they were made.
 var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvents: "ts", Payments: "ts", Refusals: "ts"}
+
+// keyDays are the raw tables whose sort key orders a site's rows by the day
+// of their time (ORDER BY (site_key, toDate(ts), …)).
+var keyDays = map[Table]bool{Events: true, Sessions: true}
+
+// timeRange is the condition that t's rows fall in [from, to), whose
+// arguments timeArgs gives: on a table of keyDays also the days around it,
+// which ClickHouse 18.16 narrows the rows it reads by, where it hardly
+// narrows them by the time alone (a site's US sessions of one day, out of
+// 100M events: 445 ms without the days, 18 ms with them). The days reach
+// one further on either side, so that the bound holds whatever time zone
+// turns the times into days.
+func timeRange(t Table) string {
+	tc := timeColumn[t]
+	cond := tc + " >= ? AND " + tc + " < ?"
+	if keyDays[t] {
+		cond += " AND toDate(" + tc + ") >= toDate(?) - 1 AND toDate(" + tc + ") <= toDate(?) + 1"
+	}
+	return cond
+}
+
+// timeArgs are the arguments of timeRange(t) for [from, to).
+func timeArgs(t Table, from, to time.Time) []any {
+	args := []any{from.UTC(), to.UTC()}
+	if keyDays[t] {
+		args = append(args, from.UTC(), to.UTC())
+	}
+	return args
+}
 
 // Metric is an aggregate that knows its ClickHouse expression on each table
 // it is defined for. Session metrics sum with sign, so the cancel rows of the
