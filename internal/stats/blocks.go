@@ -175,15 +175,17 @@ func (b block) daysBuilt(table string, built Built, filled func(table string, da
 func (r rollup) blockBuild(b block) BlockBuild {
 	tc := timeColumn[r.source]
 	table := r.blocksTable()
-	insert := "INSERT INTO " + table + " (" + strings.Join(r.blockColumns(), ", ") + ") "
+	insert := Statement{"INSERT INTO " + table + " (" + strings.Join(r.blockColumns(), ", ") + ") ", nil}
 	if b.level == 0 {
-		insert += r.blocksSQL(0, tc+" >= ? AND "+tc+" < ?")
+		insert.SQL += r.blocksSQL(0, timeRange(r.source))
+		insert.Args = timeArgs(r.source, b.start, b.end())
 	} else {
-		insert += r.rollUp(true, dayGrain<<b.level, fmt.Sprintf("toUInt8(%d)", b.level), r.visitorMetrics(),
+		insert.SQL += r.rollUp(true, dayGrain<<b.level, fmt.Sprintf("toUInt8(%d)", b.level), r.visitorMetrics(),
 			"level = 0 AND "+tc+" >= ? AND "+tc+" < ?")
+		insert.Args = []any{b.start, b.end()}
 	}
 	return BlockBuild{Table: table, Level: b.level, Start: b.start,
-		Insert: Statement{insert, []any{b.start, b.end()}},
+		Insert: insert,
 		Record: Statement{"INSERT INTO " + blocksBuiltTable + " (block_table, level, started_at) SELECT ?, toUInt8(?), ?",
 			[]any{table, b.level, b.start}},
 	}
