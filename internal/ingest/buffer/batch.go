@@ -24,7 +24,7 @@ type batch struct {
 
 	step    step              // the step under way
 	sent    bool              // step's insert may have reached ClickHouse
-	unsure  bool              // every step's insert may have (a batch of an earlier release)
+	unsure  bool              // every step's insert from step on may have (the inserts run at once)
 	snap    *session.Snapshot // what its sessions are computed from
 	planRev uint64            // versions of its plan written
 

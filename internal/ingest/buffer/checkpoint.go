@@ -40,8 +40,9 @@ type progress struct {
 	End  wal.Position `json:"end"`
 	Step step         `json:"step"`
 	Sent bool         `json:"sent"`
-	// Unsure marks a batch an earlier release had in flight: any of its
-	// inserts may have run, so each is looked up first.
+	// Unsure says that every insert from Step on may have reached
+	// ClickHouse, so each is looked up first: a batch's inserts run at once
+	// (store), and an earlier release's batch in flight is converted so.
 	Unsure bool `json:"unsure,omitempty"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/errs"
@@ -217,16 +218,49 @@ func (b *Buffer) prepare(ctx context.Context, bt *batch) error {
 // store takes a prepared batch through its remaining steps. It returns nil
 // once the batch is committed; an error when ctx ended first (the batch
 // stays where the checkpoint says) or a test hook stopped it.
+//
+// The batch's inserts (events, session rows, bot events) run at once: they
+// are independent, and one after the other they were the flusher's limit
+// once the rollups' views slowed each insert down (230–330 ms a batch of
+// 10,000 events against 130–180 for resolving the next one:
+// bench/results/2026-11-27-clickhouse-file-creation.md). Before they start,
+// the checkpoint records that any of them may reach ClickHouse (Unsure), so
+// that a replay looks up each one's rows before it sends them again.
 func (b *Buffer) store(ctx context.Context, bt *batch) error {
 	defer bt.waitMarked()
-	for s := max(bt.step, stepEvents); s <= stepBots; s++ {
-		start := time.Now()
-		if err := b.insertStep(ctx, bt, s); err != nil {
+	first := max(bt.step, stepEvents)
+	var inDoubt [stepBots + 1]bool
+	for s := first; s <= stepBots; s++ {
+		inDoubt[s] = (bt.step == s && bt.sent) || bt.unsure
+	}
+	if !bt.unsure || bt.step != first {
+		p := &progress{Seq: bt.seq, End: bt.end, Step: first, Sent: true, Unsure: true}
+		err := b.retry(ctx, b.flushDown, bt, func() error {
+			return b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p})
+		})
+		if err != nil {
 			return err
 		}
-		if bt.rows(s) > 0 {
-			b.observe(s.String(), start)
+		bt.step, bt.sent, bt.unsure = first, true, true
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, stepBots+1)
+	for s := first; s <= stepBots; s++ {
+		if bt.rows(s) == 0 {
+			continue
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			if errs[s] = b.insertStep(ctx, bt, s, inDoubt[s]); errs[s] == nil {
+				b.observe(s.String(), start)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	start := time.Now()
 	if err := b.recordRevenue(ctx, bt); err != nil {
@@ -287,17 +321,13 @@ func (b *Buffer) resolve(ctx context.Context, bt *batch) error {
 	return b.at("resolved")
 }
 
-// insertStep inserts the rows of step s. Before the first attempt the
-// checkpoint records that the insert may reach ClickHouse; from then on,
-// and after any failed attempt, the rows ClickHouse already holds are
-// looked up and left out before the next attempt, so that no row is stored
-// twice and none is dropped. An insert runs under its own timeout: a stop
-// does not cut it short.
-func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
-	if bt.rows(s) == 0 {
-		return nil
-	}
-	inDoubt := (bt.step == s && bt.sent) || bt.unsure
+// insertStep inserts the rows of step s, which the checkpoint already
+// records as possibly sent. When inDoubt (a replay, or after any failed
+// attempt) the rows ClickHouse already holds are looked up and left out
+// before the next attempt, so that no row is stored twice and none is
+// dropped. An insert runs under its own timeout: a stop does not cut it
+// short. It touches only step s's rows, so the steps can run at once.
+func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step, inDoubt bool) error {
 	id := fmt.Sprintf("tally-%s-%d-%s", b.cp.Instance, bt.seq, s)
 	err := b.retry(ctx, b.flushDown, bt, func() error {
 		if inDoubt {
@@ -313,13 +343,6 @@ func (b *Buffer) insertStep(ctx context.Context, bt *batch, s step) error {
 			if bt.rows(s) == 0 {
 				return nil
 			}
-		}
-		if bt.step != s || !bt.sent {
-			p := &progress{Seq: bt.seq, End: bt.end, Step: s, Sent: true, Unsure: bt.unsure}
-			if err := b.saveCheckpoint(checkpoint{Committed: b.cp.Committed, Seq: b.cp.Seq, Batch: p}); err != nil {
-				return err
-			}
-			bt.step, bt.sent = s, true
 		}
 		if err := b.at(s.String()); err != nil {
 			return err

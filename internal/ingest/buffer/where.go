@@ -11,7 +11,7 @@ import (
 
 // Where tells, from the files of a write-ahead-log directory, where the
 // flusher stood when it last wrote them: between batches, with a batch
-// planned (its sessions being resolved), or at an insert of a batch. The
+// planned (its sessions being resolved), or at the inserts of a batch. The
 // fault soak reports it for every kill; it reads, never writes.
 func Where(dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, checkpointName)); errors.Is(err, fs.ErrNotExist) {
@@ -32,7 +32,10 @@ func Where(dir string) (string, error) {
 			return "", fmt.Errorf("buffer: checkpoint: %w", err)
 		}
 	}
-	if cp.Batch != nil {
+	switch {
+	case cp.Batch != nil && cp.Batch.Unsure:
+		return "at the inserts", nil
+	case cp.Batch != nil: // a checkpoint of a release that inserted one table at a time
 		return "at the " + cp.Batch.Step.String() + " insert", nil
 	}
 	plans, _, err := readPlans(dir, cp.Seq)
