@@ -126,11 +126,8 @@ type hooks struct {
 // frees the log segments the checkpoint says ClickHouse already has (a
 // smaller disk budget than before then applies at once).
 func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer, error) {
-	if opts.FlushRows <= 0 {
-		opts.FlushRows = 10_000
-	}
-	if opts.FlushEvery <= 0 {
-		opts.FlushEvery = time.Second
+	if opts.FlushRows <= 0 || opts.FlushEvery <= 0 {
+		return nil, errors.New("buffer: FlushRows and FlushEvery must be positive (config holds their defaults)")
 	}
 	if opts.InsertTimeout <= 0 {
 		opts.InsertTimeout = 10 * time.Second

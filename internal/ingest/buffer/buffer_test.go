@@ -273,6 +273,16 @@ func TestFlushesOnSizeAndOnTime(t *testing.T) {
 	waitFor(t, "a lone event flushed on time", func() bool { e, _, _ := sink2.counts(); return e == 1 })
 }
 
+func TestOpenNeedsFlushSettings(t *testing.T) {
+	for _, opts := range []Options{{FlushEvery: time.Second}, {FlushRows: 10}} {
+		opts.Dir = t.TempDir()
+		if b, err := Open(opts, &memSink{}, testSessions(t), noRevenue{t}); err == nil {
+			b.Close()
+			t.Errorf("Open(FlushRows %d, FlushEvery %s) = nil error, want one", opts.FlushRows, opts.FlushEvery)
+		}
+	}
+}
+
 func TestSinkDownKeepsAcceptingAndLosesNothing(t *testing.T) {
 	sink := &memSink{}
 	sink.fail("sessions", true) // events go in, sessions fail: a half-done batch
