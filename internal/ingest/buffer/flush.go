@@ -244,7 +244,7 @@ func (b *Buffer) store(ctx context.Context, bt *batch) error {
 		bt.step, bt.sent, bt.unsure = first, true, true
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, stepBots+1)
+	failed := make([]error, stepBots+1)
 	for s := first; s <= stepBots; s++ {
 		if bt.rows(s) == 0 {
 			continue
@@ -253,13 +253,13 @@ func (b *Buffer) store(ctx context.Context, bt *batch) error {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			if errs[s] = b.insertStep(ctx, bt, s, inDoubt[s]); errs[s] == nil {
+			if failed[s] = b.insertStep(ctx, bt, s, inDoubt[s]); failed[s] == nil {
 				b.observe(s.String(), start)
 			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(failed...); err != nil {
 		return err
 	}
 	start := time.Now()
