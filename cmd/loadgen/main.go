@@ -377,12 +377,13 @@ func (b *bench) querySite(ctx context.Context) (string, error) {
 }
 
 func (b *bench) baseline(ctx context.Context) {
+	settled := b.settle(ctx, "baseline")
 	logf("baseline: GET /health, %d connections, %s", b.o.conns, b.o.duration)
 	w := b.openWindow(ctx)
 	m := startMonitor(b.srv.PID())
 	res := load{method: http.MethodGet, url: b.srv.URL + "/health", conns: b.o.conns, duration: b.o.duration,
 		wantStatus: http.StatusOK}.run(ctx)
-	b.report.baseline = &phase{load: res, usage: m.stop(), cost: w.close(ctx)}
+	b.report.baseline = &phase{load: res, usage: m.stop(), cost: w.close(ctx), settled: settled}
 	logf("baseline: %.0f requests/s, p50 %s, p99 %s", res.okRate(), res.percentile(50), res.percentile(99))
 }
 
@@ -402,13 +403,14 @@ func (b *bench) ingest(ctx context.Context, site string) error {
 	if err := b.waitFlushed(ctx); err != nil {
 		logf("ingest: %v", err)
 	}
+	settled := b.settle(ctx, "ingest")
 	logf("ingest: POST /api/v1/events/pageview, %d connections, %s", b.o.conns, b.o.duration)
 	w := b.openWindow(ctx)
 	m := startMonitor(b.srv.PID())
 	prof := b.startProfile(ctx, "ingest")
 	res := load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/pageview", header: b.header(),
 		bodies: bodies, conns: b.o.conns, duration: b.o.duration, wantStatus: http.StatusCreated}.run(ctx)
-	p := &phase{load: res, usage: m.stop()}
+	p := &phase{load: res, usage: m.stop(), settled: settled}
 	logf("ingest: %.0f events/s, p50 %s, p99 %s, %d errors; counting rows", res.okRate(), res.percentile(50),
 		res.percentile(99), res.Errors)
 	p.stored, p.drain = b.waitRows(ctx, site, res.OK)
@@ -434,13 +436,14 @@ func (b *bench) batch(ctx context.Context) (string, error) {
 			rejected.Add(int64(r.Rejected))
 		}
 	}
+	settled := b.settle(ctx, "batch")
 	logf("batch: POST /api/v1/events/batch, %d connections, %s", b.o.batchConns, b.o.batchDuration)
 	w := b.openWindow(ctx)
 	m := startMonitor(b.srv.PID())
 	prof := b.startProfile(ctx, "batch")
 	res := load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/batch", header: b.header(), bodies: bodies,
 		conns: b.o.batchConns, duration: b.o.batchDuration, wantStatus: http.StatusOK, onBody: onBody}.run(ctx)
-	p := &phase{load: res, usage: m.stop(), accepted: accepted.Load(), rejected: rejected.Load()}
+	p := &phase{load: res, usage: m.stop(), accepted: accepted.Load(), rejected: rejected.Load(), settled: settled}
 	logf("batch: %.0f events/s acknowledged, p50 %s, p99 %s per request; counting rows",
 		float64(p.accepted)/res.Elapsed.Seconds(), res.percentile(50), res.percentile(99))
 	p.stored, p.drain = b.waitRows(ctx, site, p.accepted)
@@ -448,6 +451,17 @@ func (b *bench) batch(ctx context.Context) (string, error) {
 	p.profile = prof.wait()
 	b.report.batch = p
 	return site, nil
+}
+
+// settle waits for ClickHouse's merges to finish before a phase's load (the
+// demo events loaded just before, or the previous phase's parts, would
+// otherwise take the cores from it) and logs the wait.
+func (b *bench) settle(ctx context.Context, name string) time.Duration {
+	d := settle(ctx, b.ch)
+	if d > 0 {
+		logf("%s: waited %s for ClickHouse's merges to finish", name, d)
+	}
+	return d
 }
 
 // closeWindow ends an ingest phase's window once the server has committed

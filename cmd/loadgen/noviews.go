@@ -72,7 +72,10 @@ func (b *bench) writeNoViews(p func(format string, args ...any)) {
 	p("")
 	p("The ingest and batch phases again, on a server of their own over a scratch database that was migrated and then")
 	p("stripped of every materialised view (the rollups', and the funnels' `events_by_path`): the same tally, load and")
-	p("machine, with nothing kept but the raw tables. The Targets table gives the ratios; the rows side by side:")
+	p("machine, with nothing kept but the raw tables. The Targets table gives the ratios; the rows side by side.")
+	if waits := nv.settledWaits(); waits != "" {
+		p("Its phases too began once ClickHouse ran no merge (waited: %s).", waits)
+	}
 	p("")
 	ingestTable(p, []ingestRow{
 		{"single-event ingest, with the views", b.o.conns, r.ingest, true},

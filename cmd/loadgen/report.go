@@ -23,6 +23,9 @@ type phase struct {
 	// cost is what the server spent from the first request until it had
 	// committed every event (for the baseline: until the load ended).
 	cost cost
+	// settled is how long the phase waited for ClickHouse's merges to
+	// finish before its load began.
+	settled time.Duration
 }
 
 // events is the number the phase's costs are divided by: accepted events,
@@ -51,6 +54,22 @@ type report struct {
 	// without the rollups' views
 	noViews    *report
 	noViewsErr error // why the noviews phase has no figures
+}
+
+// settledWaits lists how long each load phase waited for ClickHouse's
+// merges ("baseline 42s, single-event 0s, batch 1.5s"); empty without a
+// load phase.
+func (r *report) settledWaits() string {
+	var parts []string
+	for _, ph := range []struct {
+		name string
+		p    *phase
+	}{{"baseline", r.baseline}, {"single-event", r.ingest}, {"batch", r.batch}} {
+		if ph.p != nil {
+			parts = append(parts, ph.name+" "+ph.p.settled.String())
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Targets of the benchmark: ingest ≥ 0.7 × baseline, p99 ≤ 25 ms, zero
@@ -189,6 +208,10 @@ func (b *bench) write() error {
 		p("")
 		p("Closed loop: each connection sends its next request when the previous one is answered. CPU is the share of")
 		p("one core used during the phase (200%% = both cores of a 2-core machine).")
+		if waits := r.settledWaits(); waits != "" {
+			p("Each phase's load began once ClickHouse ran no merge, so that the merges of what was loaded or inserted")
+			p("before it did not take the cores from it (waited: %s).", waits)
+		}
 		p("")
 		ingestTable(p, []ingestRow{
 			{"baseline: GET /health", o.conns, r.baseline, false},
