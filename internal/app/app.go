@@ -128,7 +128,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	// The revenue service records what the buffer flushes and writes the
 	// events of payments into it: the buffer reaches it through this hook.
 	var rev lateRevenue
-	a.Buffer, err = buffer.Open(buffer.Options{Dir: cfg.WALDir, MaxBytes: cfg.WALMaxBytes, SegmentBytes: cfg.WALSegmentBytes, SyncEvery: cfg.WALSyncEvery,
+	a.Buffer, err = buffer.Open(buffer.Options{Dir: cfg.WALDir, MaxBytes: cfg.WALMaxBytes, SegmentBytes: cfg.WALSegmentBytes,
+		Preallocate: cfg.WALPreallocate, SyncEvery: cfg.WALSyncEvery,
 		FlushRows: cfg.FlushRows, FlushEvery: cfg.FlushInterval, InsertTimeout: cfg.InsertTimeout(),
 		DrainTimeout: cfg.DrainTimeout(), Log: log, Observe: a.Metrics.ObserveFlush}, a.CH, sessions, &rev)
 	if err != nil {

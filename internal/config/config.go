@@ -77,6 +77,10 @@ type Config struct {
 	WALMaxBytes int64 `env:"TALLY_WAL_MAX_BYTES" envDefault:"2147483648"`
 	// WALSegmentBytes is the size at which a WAL segment file is rotated (TALLY_WAL_SEGMENT_BYTES).
 	WALSegmentBytes int64 `env:"TALLY_WAL_SEGMENT_BYTES" envDefault:"67108864"`
+	// WALPreallocate writes each WAL segment whole (zeros) before it is
+	// used, so that a commit's fsync flushes data only and does not wait
+	// for the file system's journal (TALLY_WAL_PREALLOCATE).
+	WALPreallocate bool `env:"TALLY_WAL_PREALLOCATE" envDefault:"true"`
 	// WALSyncEvery is the least time between two WAL commits: requests
 	// arriving meanwhile share the next fsync (TALLY_WAL_SYNC_EVERY; 0 =
 	// commit at once).

@@ -40,6 +40,9 @@ func open(opts Options, h hooks) (*Log, error) {
 // start recovers the existing segments, opens a new active one and starts the
 // writer.
 func start(opts Options, h hooks, lock io.Closer) (*Log, error) {
+	if err := removeSpares(opts.Dir); err != nil {
+		return nil, err
+	}
 	segs, err := listSegments(opts.Dir)
 	if err != nil {
 		return nil, err
@@ -52,18 +55,25 @@ func start(opts Options, h hooks, lock io.Closer) (*Log, error) {
 		}
 		next = last.num + 1
 	}
-	f, err := createSegment(opts.Dir, next, !opts.NoSync)
-	if err != nil {
-		return nil, err
-	}
 	l := &Log{
 		opts:       opts,
 		hooks:      h,
 		lock:       lock,
 		segments:   append(segs, segment{num: next}),
 		durableCh:  make(chan struct{}),
-		w:          writer{f: f, seg: next},
+		w:          writer{seg: next},
 		writerDone: make(chan struct{}),
+	}
+	if l.preallocates() {
+		// the first active segment is preallocated too: made now, waited for
+		l.w.spare = l.prepareSpare(next)
+		<-l.w.spare.done
+	}
+	if l.w.f, err = l.openSegment(next); err != nil {
+		if l.w.spare != nil {
+			l.w.spare.discard(opts.Dir, true)
+		}
+		return nil, err
 	}
 	l.wake.L = &l.mu
 	for _, s := range segs {
@@ -89,7 +99,13 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 		<-l.writerDone
 
-		// Every commit ended with an fsync, so closing loses nothing.
+		// Every commit ended with an fsync, so closing loses nothing. A
+		// preallocated segment is cut to its records, so that the next Open
+		// finds no tail to cut (if it cannot be, that Open cuts it).
+		l.seal() //nolint:errcheck // see above
+		if l.w.spare != nil {
+			l.w.spare.discard(l.opts.Dir, true)
+		}
 		err := l.w.f.Close()
 		if lerr := l.lock.Close(); lerr != nil {
 			err = errors.Join(err, lerr)

@@ -107,8 +107,19 @@ func repairTail(opts Options, num uint64) (int64, error) {
 	if valid == info.Size() {
 		return valid, nil
 	}
-	opts.Logger.Warn("wal: cutting torn tail off the log",
-		"segment", num, "offset", valid, "bytes", info.Size()-valid)
+	zeros, err := allZero(io.NewSectionReader(f, valid, info.Size()-valid))
+	if err != nil {
+		return 0, fmt.Errorf("wal: recover segment %d: %w", num, err)
+	}
+	if zeros {
+		// the unused part of a preallocated segment (a crash kept it from
+		// being cut), or zeros the file system left: nothing was written there
+		opts.Logger.Info("wal: cutting the unused zeros off the last segment",
+			"segment", num, "offset", valid, "bytes", info.Size()-valid)
+	} else {
+		opts.Logger.Warn("wal: cutting torn tail off the log",
+			"segment", num, "offset", valid, "bytes", info.Size()-valid)
+	}
 	if err := f.Truncate(valid); err != nil {
 		return 0, fmt.Errorf("wal: recover segment %d: %w", num, err)
 	}

@@ -93,6 +93,13 @@ type Options struct {
 	// commit that comes sooner waits, so that more appends join its group
 	// (fewer, larger fsyncs, for a little latency). Zero commits at once.
 	SyncEvery time.Duration
+	// Preallocate makes each segment's file whole (zeros, fsync'd) before
+	// it becomes active, in the background while the one before it fills,
+	// so that a commit's fdatasync flushes data only and never waits for
+	// the file system's journal (see prealloc.go). The active segment and
+	// the next one then take SegmentBytes of disk each from the start,
+	// beyond MaxBytes, which counts records. Ignored with NoSync.
+	Preallocate bool
 	// NoSync skips every fsync. For tests and benchmarks only: with it an
 	// acknowledged record can be lost in a crash.
 	NoSync bool
@@ -156,7 +163,8 @@ type Log struct {
 
 // hooks let tests interpose on the writer; production code leaves them nil.
 type hooks struct {
-	beforeSync func() error // runs before each data fsync; an error stands for a failed write or fsync
+	beforeSync func() error     // runs before each data fsync; an error stands for a failed write or fsync
+	spareMade  func(num uint64) // runs once the spare of segment num is ready (or failed)
 }
 
 // segment is a live segment file and the number of its bytes known to be on

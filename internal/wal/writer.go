@@ -15,6 +15,7 @@ type writer struct {
 	off   int64
 	buf   []byte
 	chunk []*request // requests whose records are in buf
+	spare *spare     // the next segment's file, being made (Options.Preallocate)
 }
 
 // run is the writer goroutine: it commits the queued groups one by one until
@@ -161,7 +162,10 @@ func (l *Log) undoTail() error {
 func (l *Log) rotate() error {
 	w := &l.w
 	next := w.seg + 1
-	f, err := createSegment(l.opts.Dir, next, !l.opts.NoSync)
+	if err := l.seal(); err != nil {
+		return err
+	}
+	f, err := l.openSegment(next)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,7 @@ type Options struct {
 	Dir          string        // WAL directory (holds the checkpoint and the plan too)
 	MaxBytes     int64         // WAL disk budget; 0 = unlimited
 	SegmentBytes int64         // WAL segment size
+	Preallocate  bool          // make each WAL segment whole before it is written (wal.Options)
 	SyncEvery    time.Duration // least time between two WAL commits (group commit pacing)
 	FlushRows    int           // flush when a batch holds this many records
 	FlushEvery   time.Duration // ... or when its oldest record is this old
@@ -138,7 +139,8 @@ func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer,
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	l, err := wal.Open(wal.Options{Dir: opts.Dir, MaxBytes: opts.MaxBytes, SegmentBytes: opts.SegmentBytes, Logger: opts.Log, SyncEvery: opts.SyncEvery})
+	l, err := wal.Open(wal.Options{Dir: opts.Dir, MaxBytes: opts.MaxBytes, SegmentBytes: opts.SegmentBytes,
+		Preallocate: opts.Preallocate, Logger: opts.Log, SyncEvery: opts.SyncEvery})
 	if err != nil {
 		return nil, fmt.Errorf("buffer: %w", err)
 	}
