@@ -109,14 +109,13 @@ const settleLimit = 5 * time.Minute
 // report shows.
 func settle(ctx context.Context, store *chstore.Store) time.Duration {
 	start := time.Now()
-	for time.Since(start) < settleLimit {
+	for time.Since(start) < settleLimit && ctx.Err() == nil {
 		var merges uint64
 		if err := store.QueryRow(ctx, "SELECT count() FROM system.merges").Scan(&merges); err != nil || merges == 0 {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return time.Since(start).Round(100 * time.Millisecond)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

@@ -138,9 +138,8 @@ func (l *Log) useSpare(num uint64) *os.File {
 		s.discard(l.opts.Dir, false)
 		return nil
 	}
-	if s.f == nil || s.num != num {
-		s.discard(l.opts.Dir, false)
-		return nil
+	if s.f == nil {
+		return nil // the filling failed and removed its file
 	}
 	if err := os.Rename(sparePath(l.opts.Dir, num), segmentPath(l.opts.Dir, num)); err != nil {
 		s.discard(l.opts.Dir, false)
