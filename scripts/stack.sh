@@ -51,6 +51,11 @@ Environment:
   TALLY_STACK_ZK_PORT       ZooKeeper client port of the cluster (default 12181)
   TALLY_STACK_MODE          auto (default): docker compose when a Docker engine
                             answers, else native; or force `native` / `docker`
+  TALLY_STACK_CH_IMAGE      auto (default): when .data/ is on ext4 without a
+                            journal, keep ClickHouse's data (and the cluster's) on
+                            an ext4 image with a journal, .data/clickhouse.img and
+                            .data/cluster.img, mounted while the stack is up (root
+                            only); `off` keeps it on .data/'s file system
 EOF
 }
 
@@ -157,6 +162,8 @@ validate_settings() {
 	validate_port TALLY_STACK_REDIS_PORT "$REDIS_PORT"
 	validate_port TALLY_STACK_CLUSTER_CH_PORT "$CLUSTER_CH_PORT"
 	validate_port TALLY_STACK_ZK_PORT "$ZK_PORT"
+	[[ $CH_IMAGE == auto || $CH_IMAGE == off ]] ||
+		die "TALLY_STACK_CH_IMAGE must be auto or off, not $(shq "$CH_IMAGE")"
 }
 
 # Profiles ---------------------------------------------------------------------
@@ -253,6 +260,73 @@ ensure_browser() {
 	[[ -x $CHROMIUM ]] || die "$CHROMIUM is still missing after installing chromium"
 }
 
+# ClickHouse's file system -----------------------------------------------------
+
+# On ext4 without a journal the kernel skips, for every file it creates, each
+# free inode freed in the last minutes, reading its inode table block to find
+# out (recently_deleted). ClickHouse 18.16 writes two files a column for each
+# part of each table and view, and deletes the parts that merges replaced, so
+# on such a file system creating files took 46 % of its CPU under ingest, more
+# from run to run (bench/results/2026-11-27-clickhouse-file-creation.md).
+# Production volumes have a journal (or are XFS). So when a ClickHouse
+# directory's file system is ext4 without one, the native stack keeps the
+# directory on an ext4 image with a journal beside it (<dir>.img, sparse),
+# mounted through a loop device while the stack is up. That needs root; without
+# it, or with TALLY_STACK_CH_IMAGE=off, the data stays where it is.
+CH_IMAGE=${TALLY_STACK_CH_IMAGE:-auto}
+CH_IMAGE_SIZE=64G
+
+# no_journal DIR: DIR's file system is ext4 without a journal.
+no_journal() {
+	local src fstype
+	read -r src fstype < <(findmnt -n -o SOURCE,FSTYPE -T "$1") || return 1
+	[[ $fstype == ext4 && $(cat "/sys/fs/ext4/${src##*/}/journal_task" 2>/dev/null) == '<none>' ]]
+}
+
+# mount_image IMAGE DIR mounts the image at DIR (the loop device goes with
+# the mount).
+mount_image() {
+	mount -o loop,noatime "$1" "$2"
+}
+
+# ensure_journaled DIR: see above. Data already in DIR moves into the image
+# the first time.
+ensure_journaled() {
+	local dir=$1 img="$1.img" staging="$1.moving"
+	mkdir -p "$dir"
+	mountpoint -q "$dir" && return 0
+	[[ $CH_IMAGE != off ]] && no_journal "$dir" || return 0
+	if ! is_root || ! command -v mkfs.ext4 >/dev/null 2>&1; then
+		warn "$dir is on ext4 without a journal, where ClickHouse's inserts cost more (run as root to use an image)"
+		return 0
+	fi
+	if [[ ! -f $img ]]; then
+		log "creating $img: ext4 with a journal for ClickHouse's data (sparse, $CH_IMAGE_SIZE at most)"
+		rm -f "$img.tmp"
+		truncate -s "$CH_IMAGE_SIZE" "$img.tmp"
+		mkfs.ext4 -q -F -m 0 -J size=64 -E nodiscard -L tally-clickhouse "$img.tmp" ||
+			{ rm -f "$img.tmp"; die "mkfs.ext4 failed on $img.tmp"; }
+		mv "$img.tmp" "$img"
+	fi
+	if [[ -n $(ls -A "$dir") ]]; then
+		log "moving what $dir holds into $img ..."
+		mkdir -p "$staging"
+		mount_image "$img" "$staging" || die "could not mount $img"
+		cp -a "$dir/." "$staging/" || { umount "$staging"; die "could not copy $dir into $img"; }
+		umount "$staging" && rmdir "$staging"
+		find "$dir" -mindepth 1 -delete
+	fi
+	mount_image "$img" "$dir" || die "could not mount $img at $dir (TALLY_STACK_CH_IMAGE=off keeps the data where it is)"
+	log "ClickHouse's data: $dir, on $img (ext4 with a journal)"
+}
+
+# release_image DIR unmounts DIR's image, once nothing runs from it.
+release_image() {
+	mountpoint -q "$1" || return 0
+	[[ -f $1.img ]] || return 0
+	umount "$1" || warn "could not unmount $1 (still in use?)"
+}
+
 # ClickHouse -------------------------------------------------------------------
 
 ch_running() { pid_matches "$CH_PIDFILE" "--config-file=$CH_CONFIG"; }
@@ -281,6 +355,7 @@ start_clickhouse() {
 	else
 		check_port_free ClickHouse "$CH_PORT" TALLY_STACK_CH_PORT
 		check_port_free "ClickHouse HTTP" "$CH_HTTP_PORT" TALLY_STACK_CH_HTTP_PORT
+		ensure_journaled "$CH_DIR"
 		render_ch_config
 		log "starting ClickHouse on 127.0.0.1:$CH_PORT (http $CH_HTTP_PORT) ..."
 		# setsid: a Ctrl-C in the terminal that ran `task up` must not reach the server.
@@ -636,6 +711,7 @@ stop_node() { # NODE
 
 start_cluster() {
 	local node
+	zk_running || ensure_journaled "$CLUSTER_DIR"
 	start_zookeeper
 	for node in "${CLUSTER_NODES[@]}"; do start_node "$node"; done
 }
@@ -857,6 +933,8 @@ cmd_down() {
 	stop_redis
 	stop_postgres
 	stop_clickhouse
+	release_image "$CLUSTER_DIR"
+	release_image "$CH_DIR"
 	rm -f "$MODE_FILE"
 }
 

@@ -79,7 +79,7 @@ type Config struct {
 	WALSegmentBytes int64 `env:"TALLY_WAL_SEGMENT_BYTES" envDefault:"67108864"`
 	// WALPreallocate writes each WAL segment whole (zeros) before it is
 	// used, so that a commit's fsync flushes data only and does not wait
-	// for the file system's journal (TALLY_WAL_PREALLOCATE).
+	// for the file system's metadata (TALLY_WAL_PREALLOCATE).
 	WALPreallocate bool `env:"TALLY_WAL_PREALLOCATE" envDefault:"true"`
 	// WALSyncEvery is the least time between two WAL commits: requests
 	// arriving meanwhile share the next fsync (TALLY_WAL_SYNC_EVERY; 0 =

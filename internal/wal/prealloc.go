@@ -13,12 +13,15 @@ import (
 // Preallocated segments (Options.Preallocate).
 //
 // An fdatasync after an append that grows a file must also make the file's
-// new size durable. On a journalling file system such as ext4 that is a
-// journal commit, and a journal commit carries every metadata change queued
-// on the file system, whoever made it: on a box where ClickHouse creates the
-// files of a part at each insert, the log's commits wait for those. A
-// segment whose bytes were all written (zeros) and fsync'd before it became
-// active is overwritten in place, and an fdatasync of it flushes data only.
+// new size and blocks durable: its inode and the allocation metadata the
+// growth changed. With a journal (ext4, XFS) that is a journal commit, which
+// carries every metadata change queued on the file system, whoever made it;
+// without one (ext4 can run so) it is synchronous writes of those metadata
+// blocks, which the file system shares between files. Either way, on a box
+// where ClickHouse creates and deletes the files of parts at every insert,
+// the log's commits wait behind that work. A segment whose bytes were all
+// written (zeros) and fsync'd before it became active is overwritten in
+// place, and an fdatasync of it flushes data only.
 //
 // So the next segment is made in the background while the active one fills:
 // a spare file, zero-filled to SegmentBytes and fsync'd, renamed into place

@@ -96,7 +96,7 @@ type Options struct {
 	// Preallocate makes each segment's file whole (zeros, fsync'd) before
 	// it becomes active, in the background while the one before it fills,
 	// so that a commit's fdatasync flushes data only and never waits for
-	// the file system's journal (see prealloc.go). The active segment and
+	// the file system's metadata (see prealloc.go). The active segment and
 	// the next one then take SegmentBytes of disk each from the start,
 	// beyond MaxBytes, which counts records. Ignored with NoSync.
 	Preallocate bool
