@@ -202,7 +202,7 @@ func measure(ctx context.Context, o options, set map[string]string) (*bench, err
 	b := &bench{o: o, srv: &server{Bin: o.tally, Env: env, URL: "http://" + o.addr}}
 	b.chOpts = chstore.Options{Addr: lookupEnv(env, "TALLY_CLICKHOUSE_ADDR"), Database: lookupEnv(env, "TALLY_CLICKHOUSE_DATABASE"),
 		Cluster: lookupEnv(env, "TALLY_CLICKHOUSE_CLUSTER"), User: "default", Timeout: 5 * time.Minute}
-	b.report.machine = describeMachine()
+	b.report.machine = append(describeMachine(), dataDisk(filepath.Join(filepath.Dir(o.envFile), "clickhouse")))
 	b.report.started = time.Now()
 	for _, name := range []string{"TALLY_SAMPLE_ABOVE_EVENTS", "TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS", "TALLY_FLUSH_ROWS", "TALLY_FLUSH_INTERVAL", "GOMEMLIMIT"} {
 		if v := os.Getenv(name); v != "" {
@@ -672,6 +672,47 @@ func describeMachine() []string {
 		out = append(out, "Linux "+strings.TrimSpace(string(data)))
 	}
 	return out
+}
+
+// dataDisk names the file system of dir, ClickHouse's data directory of the
+// local stack, and whether it keeps a journal: on ext4 without one, every
+// file ClickHouse creates costs more as files are deleted (scripts/stack.sh
+// mounts an image with a journal there).
+func dataDisk(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "ClickHouse's data: unknown file system"
+	}
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "ClickHouse's data: unknown file system"
+	}
+	var point, fstype, source string
+	for _, line := range strings.Split(string(data), "\n") {
+		// id parent dev root mountpoint options [optional...] - fstype source superoptions
+		fields := strings.Fields(line)
+		sep := slices.Index(fields, "-")
+		if len(fields) < 5 || sep < 0 || sep+2 >= len(fields) {
+			continue
+		}
+		mp := fields[4]
+		under := abs == mp || mp == "/" || strings.HasPrefix(abs, mp+"/")
+		if under && len(mp) >= len(point) {
+			point, fstype, source = mp, fields[sep+1], fields[sep+2]
+		}
+	}
+	desc := fmt.Sprintf("ClickHouse's data on %s (%s at %s)", fstype, source, point)
+	if fstype == "ext4" {
+		task, err := os.ReadFile("/sys/fs/ext4/" + filepath.Base(source) + "/journal_task")
+		switch {
+		case err != nil:
+		case strings.TrimSpace(string(task)) == "<none>":
+			desc += " without a journal"
+		default:
+			desc += " with a journal"
+		}
+	}
+	return desc
 }
 
 func cpuModel() string {

@@ -144,11 +144,6 @@ func (b *bench) write() error {
 				r.batch.sustained(), r.raw.eventsRate(), check(ratio >= t.target))
 		}
 	}
-	if raw := r.raw; raw != nil && raw.BothNoViewsTook > 0 {
-		ratio := raw.bothRate() / raw.bothNoViewsRate()
-		p("| raw insert (ClickHouse alone) with the rollups' views ≥ %.2f × without them | %.2f (%.0f / %.0f events/s) | %s |",
-			targetViewsRatio, ratio, raw.bothRate(), raw.bothNoViewsRate(), check(ratio >= targetViewsRatio))
-	}
 	b.viewsTargets(p)
 	for _, ph := range []struct {
 		name string
@@ -248,8 +243,10 @@ func (b *bench) write() error {
 			p("| the same without the rollups' views | %s | %.0f events/s |", raw.BothNoViewsTook.Round(time.Millisecond),
 				raw.bothNoViewsRate())
 			p("")
-			p("With the rollups' views ingest runs at %.2f× the rate without them (target ≥ %.2f: %s). The rollups (and",
-				raw.bothRate()/raw.bothNoViewsRate(), targetViewsRatio, check(raw.bothRate() >= targetViewsRatio*raw.bothNoViewsRate()))
+			p("With the rollups' views ClickHouse alone inserts at %.2f× the rate without them: what the views' own work",
+				raw.bothRate()/raw.bothNoViewsRate())
+			p("adds to each insert, informative. The target is tally's ingest rate with the views against without them (the")
+			p("noviews rows of the Targets table), where the flusher's other work overlaps ClickHouse's. The rollups (and")
 			p("the funnels' events_by_path) take %.1f MB per million events once merged (the events themselves: %.1f MB per million).",
 				raw.rollupBytesPerMillion()/1e6, float64(raw.EventBytes)/float64(max(1, raw.Events)))
 		}
