@@ -48,9 +48,9 @@ type options struct {
 	clusterEnvFile                                   string
 	clusterDuration                                  time.Duration
 	clusterEvents                                    int
-	// dropViews: measure starts from an empty database and drops the
-	// rollups' views once it is migrated (the noviews phase)
-	dropViews bool
+	// fresh: measure starts from an empty database (the noviews phase's);
+	// dropViews: it then drops the rollups' views once it is migrated
+	fresh, dropViews bool
 }
 
 var allPhases = []string{"baseline", "ingest", "batch", "raw", "queries", "dashboard", "export", "noviews", "cluster"}
@@ -86,10 +86,11 @@ Phases (--phases, in this order):
             GET /api/v1/export/events of all of them as NDJSON, gzipped NDJSON
             and gzipped CSV, each read to its end and checked record by record
             against the stored count, with the server's RSS sampled meanwhile
-  noviews   the ingest and batch phases (those of --phases) again, on a server
-            of its own over a scratch ClickHouse database without the
-            rollups' materialised views: what the views cost tally's ingest,
-            in the same run
+  noviews   what the rollups' materialised views cost tally's ingest, in the
+            same run: the ingest and batch phases (those of --phases) four
+            times more, each on a server of its own over a fresh scratch
+            ClickHouse database, with the views, without them, without,
+            with (the order cancels a drift of the machine's speed)
   cluster   the ingest, batch and queries phases again on the local ClickHouse
             cluster (scripts/stack.sh up cluster, started by this phase: 2
             shards x 2 replicas on this machine), --cluster-duration each and
@@ -164,9 +165,9 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.phases["noviews"] {
 		// the other phases' figures stand without it
-		if b.report.noViews, err = noViewsRuns(ctx, o); err != nil {
+		if b.report.views, err = viewsRounds(ctx, o); err != nil {
 			logf("noviews: %v", err)
-			b.report.noViewsErr = err
+			b.report.viewsErr = err
 		}
 	}
 	if o.phases["cluster"] {
@@ -210,7 +211,7 @@ func measure(ctx context.Context, o options, set map[string]string) (*bench, err
 		}
 	}
 
-	if o.dropViews {
+	if o.fresh {
 		if err := chstore.DropDatabase(ctx, b.chOpts, b.chOpts.Database); err != nil {
 			return nil, err
 		}
@@ -453,13 +454,13 @@ func (b *bench) batch(ctx context.Context) (string, error) {
 	return site, nil
 }
 
-// settle waits for ClickHouse's merges to finish before a phase's load (the
+// settle waits for ClickHouse's merges (and the writes they left) before a phase's load (the
 // demo events loaded just before, or the previous phase's parts, would
 // otherwise take the cores from it) and logs the wait.
 func (b *bench) settle(ctx context.Context, name string) time.Duration {
 	d := settle(ctx, b.ch)
 	if d > 0 {
-		logf("%s: waited %s for ClickHouse's merges to finish", name, d)
+		logf("%s: waited %s for ClickHouse's merges and the dirty pages", name, d)
 	}
 	return d
 }

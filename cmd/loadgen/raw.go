@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/chstore"
@@ -105,8 +106,9 @@ const settleLimit = 5 * time.Minute
 // settle waits until ClickHouse runs no merge (at most settleLimit), so that
 // a timing never shares the cores with the merges of what was inserted
 // before it (the demo events of the queries phase, an earlier phase's rows,
-// or the previous timing's), and returns how long it waited, which the
-// report shows.
+// or the previous timing's), then until the kernel has written the dirty
+// pages they left (sync), which it would otherwise write back during the
+// timing; and returns how long it waited, which the report shows.
 func settle(ctx context.Context, store *chstore.Store) time.Duration {
 	start := time.Now()
 	for time.Since(start) < settleLimit && ctx.Err() == nil {
@@ -119,6 +121,7 @@ func settle(ctx context.Context, store *chstore.Store) time.Duration {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+	syscall.Sync()
 	return time.Since(start).Round(100 * time.Millisecond)
 }
 

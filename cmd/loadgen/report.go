@@ -50,10 +50,10 @@ type report struct {
 	exports                 []exportResult
 	cluster                 *clusterResult
 	clusterErr              error // why the cluster phase has no figures
-	// noViews holds the noviews phase's ingest and batch phases, run
-	// without the rollups' views
-	noViews    *report
-	noViewsErr error // why the noviews phase has no figures
+	// views holds the noviews phase's runs, with the rollups' views and
+	// without them (viewsRounds)
+	views    []viewsRun
+	viewsErr error // why the noviews phase has no figures
 }
 
 // settledWaits lists how long each load phase waited for ClickHouse's
@@ -204,8 +204,9 @@ func (b *bench) write() error {
 		p("Closed loop: each connection sends its next request when the previous one is answered. CPU is the share of")
 		p("one core used during the phase (200%% = both cores of a 2-core machine).")
 		if waits := r.settledWaits(); waits != "" {
-			p("Each phase's load began once ClickHouse ran no merge, so that the merges of what was loaded or inserted")
-			p("before it did not take the cores from it (waited: %s).", waits)
+			p("Each phase's load began once ClickHouse ran no merge and the kernel had written the dirty pages left (sync),")
+			p("so that the merges and writes of what was loaded or inserted before it did not take the cores from it")
+			p("(waited: %s).", waits)
 		}
 		p("")
 		ingestTable(p, []ingestRow{
@@ -232,7 +233,7 @@ func (b *bench) write() error {
 	if raw := r.raw; raw != nil {
 		p("## Raw ClickHouse insert (the batch phase's rows, %d a batch)", rawBatch)
 		p("")
-		p("Each timing starts once ClickHouse runs no merge (waited: %s).", joinDurations(raw.Settled))
+		p("Each timing starts once ClickHouse runs no merge and the dirty pages are written (waited: %s).", joinDurations(raw.Settled))
 		p("")
 		p("| rows | took | rows/s |")
 		p("|---|---|---|")
