@@ -709,9 +709,18 @@ stop_node() { # NODE
 	stop_pidfile "ClickHouse $1" "$(node_dir "$1")/clickhouse.pid" "--config-file=$(node_dir "$1")/config.xml"
 }
 
+# cluster_idle: neither ZooKeeper nor any node runs (from the cluster's
+# directory, which an image must not be mounted over then).
+cluster_idle() {
+	local node
+	zk_running && return 1
+	for node in "${CLUSTER_NODES[@]}"; do node_running "$node" && return 1; done
+	return 0
+}
+
 start_cluster() {
 	local node
-	zk_running || ensure_journaled "$CLUSTER_DIR"
+	cluster_idle && ensure_journaled "$CLUSTER_DIR"
 	start_zookeeper
 	for node in "${CLUSTER_NODES[@]}"; do start_node "$node"; done
 }
