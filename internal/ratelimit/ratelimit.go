@@ -19,6 +19,11 @@
 // What remains is a bound: while a key has more than a quarter of its
 // allowance left, another instance may hold up to 1% of N of it for up to a
 // second. One instance alone is exact.
+//
+// A busy key's requests do not wait for Redis either: once half of a lease
+// is spent, the next one is asked for in the background while the rest is
+// spent, so only a key's first request, a key near its limit, or one whose
+// traffic outruns its lease waits for Redis's answer.
 package ratelimit
 
 import (
@@ -68,6 +73,8 @@ const (
 	reserveShare = 4
 	// idleLife is how long the state of an unused key is kept.
 	idleLife = time.Minute
+	// renewTimeout bounds a lease asked for in the background.
+	renewTimeout = leaseLife
 )
 
 //go:embed lease.lua
@@ -82,6 +89,9 @@ type Limiter struct {
 	now      func() time.Time
 	failures atomic.Int64
 	calls    atomic.Int64
+	waits    atomic.Int64
+	// renewals are the leases being asked for in the background
+	renewals sync.WaitGroup
 
 	mu   sync.Mutex
 	keys map[string]*keyState
@@ -102,6 +112,11 @@ type keyState struct {
 	deniedUntil time.Time // before this, Redis has no token for this key
 	used        time.Time
 	lim         Limit // the key's limit at its last use
+	// lease is the extra of Redis's last grant (0: none, every request
+	// that finds no token asks); renewing, whether the next lease is being
+	// asked for in the background
+	lease    int
+	renewing chan struct{} // closed when the lease asked for has come
 }
 
 // New uses keys under prefix+"rl:".
@@ -124,21 +139,31 @@ func (l *Limiter) AllowN(ctx context.Context, key string, lim Limit, n int) (Res
 	defer st.mu.Unlock()
 	now := l.now()
 	st.used, st.lim = now, lim
+	if st.tokens < n && st.renewing != nil {
+		// The next lease is on its way: wait for it rather than ask again
+		// (the instance would then hold two).
+		l.waits.Add(1)
+		renewed := st.renewing
+		st.mu.Unlock()
+		<-renewed
+		st.mu.Lock()
+		now = l.now()
+	}
 	if st.tokens >= n {
 		st.tokens -= n
 		st.spent += n
+		if st.renewing == nil && st.lease > 0 && 2*st.tokens < st.lease {
+			l.renew(key, lim, st, now)
+		}
 		return st.allowed(lim, now), nil
 	}
 	if now.Before(st.deniedUntil) {
 		return st.denied(lim, n, now), nil
 	}
-	// Ask Redis: give back what is left here, take n and a lease.
-	extra := 0
-	if elapsed := now.Sub(st.at); !st.at.IsZero() && elapsed > 0 {
-		rate := float64(st.spent) / elapsed.Seconds()
-		extra = min(int(rate*leaseWindow.Seconds()+0.5), lim.N/maxLeaseShare)
-	}
-	if err := l.ask(ctx, key, lim, st, n, extra, now); err != nil {
+	// Ask Redis and wait: give back what is left here, take n and a lease.
+	// (No renewal is on its way: one that came with too few tokens is over.)
+	l.waits.Add(1)
+	if err := l.ask(ctx, key, lim, st, n, st.extra(lim, now), now); err != nil {
 		l.failures.Add(1)
 		return Result{Allowed: true, Limit: lim.N, Remaining: lim.N}, fmt.Errorf("ratelimit: %w", err)
 	}
@@ -151,22 +176,79 @@ func (l *Limiter) AllowN(ctx context.Context, key string, lim Limit, n int) (Res
 	return st.allowed(lim, now), nil
 }
 
-// ask runs the lease script: st's unspent tokens go back, and Redis grants
-// need plus up to extra tokens, or nothing when it has fewer than need.
+// extra is the size of the next lease: about leaseWindow of the key's
+// traffic since Redis last answered, and no more than this instance may
+// hold (1% of N, counting what it holds already).
+func (st *keyState) extra(lim Limit, now time.Time) int {
+	elapsed := now.Sub(st.at)
+	if st.at.IsZero() || elapsed <= 0 {
+		return 0
+	}
+	rate := float64(st.spent) / elapsed.Seconds()
+	return max(min(int(rate*leaseWindow.Seconds()+0.5), lim.N/maxLeaseShare-st.tokens), 0)
+}
+
+// ask runs the lease script and waits: st's unspent tokens go back, and
+// Redis grants need plus up to extra tokens, or nothing when it has fewer
+// than need.
 func (l *Limiter) ask(ctx context.Context, key string, lim Limit, st *keyState, need, extra int, now time.Time) error {
-	l.calls.Add(1)
-	res, err := leaseScript.Run(ctx, l.rdb, []string{l.prefix + key}, lim.N, lim.Period.Microseconds(),
-		st.tokens, need, extra, lim.N/reserveShare).Int64Slice()
+	grant, left, reset, err := l.lease(ctx, key, lim, st.tokens, need, extra)
 	if err != nil {
 		return err
 	}
-	if len(res) != 3 {
-		return fmt.Errorf("lease script answered %v", res)
-	}
-	st.tokens = int(res[0])
-	st.at, st.left, st.reset, st.spent = now, int(res[1]), time.Duration(res[2])*time.Microsecond, 0
+	st.tokens = grant
+	st.lease = max(grant-need, 0)
+	st.at, st.left, st.reset, st.spent = now, left, reset, 0
 	st.deniedUntil = time.Time{}
 	return nil
+}
+
+// renew asks Redis for st's next lease in the background, while the
+// requests spend what st holds; st.mu is held. Nothing goes back: the
+// tokens granted join those left. If Redis cannot answer, the requests ask
+// it themselves once st runs out.
+func (l *Limiter) renew(key string, lim Limit, st *keyState, now time.Time) {
+	extra := st.extra(lim, now)
+	if extra == 0 {
+		return
+	}
+	renewed := make(chan struct{})
+	st.renewing = renewed
+	l.renewals.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), renewTimeout)
+		defer cancel()
+		grant, left, reset, err := l.lease(ctx, key, lim, 0, 0, extra)
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		defer close(renewed)
+		st.renewing = nil
+		if err != nil {
+			l.failures.Add(1)
+			return
+		}
+		st.tokens += grant
+		st.lease = grant
+		st.at, st.left, st.reset, st.spent = l.now(), left, reset, 0
+		if grant > 0 {
+			st.deniedUntil = time.Time{}
+		}
+	})
+}
+
+// lease runs the lease script: back tokens go back to Redis, which grants
+// need plus up to extra tokens (0 when it has fewer than need), and says
+// how many it has left and when it is full again.
+func (l *Limiter) lease(ctx context.Context, key string, lim Limit, back, need, extra int) (grant, left int, reset time.Duration, err error) {
+	l.calls.Add(1)
+	res, err := leaseScript.Run(ctx, l.rdb, []string{l.prefix + key}, lim.N, lim.Period.Microseconds(),
+		back, need, extra, lim.N/reserveShare).Int64Slice()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if len(res) != 3 {
+		return 0, 0, 0, fmt.Errorf("lease script answered %v", res)
+	}
+	return int(res[0]), int(res[1]), time.Duration(res[2]) * time.Microsecond, nil
 }
 
 // allowed is the answer to a request that passed: Redis's last word, with
@@ -209,6 +291,7 @@ func (l *Limiter) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			l.renewals.Wait() // their tokens go back too
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			l.giveBack(stopCtx, 0)
 			cancel()
@@ -230,7 +313,7 @@ func (l *Limiter) giveBack(ctx context.Context, age time.Duration) {
 	now := l.now()
 	for key, st := range keys {
 		st.mu.Lock()
-		if st.tokens > 0 && now.Sub(st.at) >= age {
+		if st.tokens > 0 && now.Sub(st.at) >= age && st.renewing == nil {
 			if err := l.ask(ctx, key, st.lim, st, 0, 0, now); err != nil {
 				l.failures.Add(1)
 			}
@@ -252,3 +335,7 @@ func (l *Limiter) Failures() int64 { return l.failures.Load() }
 
 // Calls is the number of times this instance asked Redis.
 func (l *Limiter) Calls() int64 { return l.calls.Load() }
+
+// Waits is the number of requests that waited for Redis's answer (the
+// other calls renewed a lease in the background, or gave tokens back).
+func (l *Limiter) Waits() int64 { return l.waits.Load() }
