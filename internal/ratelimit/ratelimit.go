@@ -141,12 +141,15 @@ func (l *Limiter) AllowN(ctx context.Context, key string, lim Limit, n int) (Res
 	st.used, st.lim = now, lim
 	if st.tokens < n && st.renewing != nil {
 		// The next lease is on its way: wait for it rather than ask again
-		// (the instance would then hold two).
+		// (the instance would then hold two). Another request may spend it
+		// first and ask for the next.
 		l.waits.Add(1)
-		renewed := st.renewing
-		st.mu.Unlock()
-		<-renewed
-		st.mu.Lock()
+		for st.tokens < n && st.renewing != nil {
+			renewed := st.renewing
+			st.mu.Unlock()
+			<-renewed
+			st.mu.Lock()
+		}
 		now = l.now()
 	}
 	if st.tokens >= n {
