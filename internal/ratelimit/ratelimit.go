@@ -95,6 +95,9 @@ type Limiter struct {
 
 	mu   sync.Mutex
 	keys map[string]*keyState
+	// stopped: Run has ended, and no lease is renewed in the background
+	// any more (so none is added while Run waits for those in flight)
+	stopped bool
 }
 
 // keyState is an instance's view of one key: its unspent lease and what
@@ -215,6 +218,11 @@ func (l *Limiter) renew(key string, lim Limit, st *keyState, now time.Time) {
 	if extra == 0 {
 		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return
+	}
 	renewed := make(chan struct{})
 	st.renewing = renewed
 	l.renewals.Go(func() {
@@ -294,6 +302,9 @@ func (l *Limiter) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			l.mu.Lock()
+			l.stopped = true
+			l.mu.Unlock()
 			l.renewals.Wait() // their tokens go back too
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			l.giveBack(stopCtx, 0)

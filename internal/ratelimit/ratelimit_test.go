@@ -120,6 +120,53 @@ func TestBusyKeyDoesNotWaitForRedis(t *testing.T) {
 	t.Logf("%d requests, %d calls to Redis; the first 300 ms: %d requests, %d waited", admitted, l.Calls(), before, waited)
 }
 
+// An instance stopping while its requests go on: Run waits for the leases
+// being renewed before it gives the unspent tokens back, no renewal starts
+// after that, and the requests still pass (asking Redis themselves).
+func TestStopWhileRenewing(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	proxy := testenv.NewProxy(t, rdb.Options().Addr)
+	proxy.Inspect(func() func([]byte) time.Duration {
+		return func([]byte) time.Duration { return 5 * time.Millisecond }
+	})
+	opts := *rdb.Options()
+	opts.Addr = proxy.Addr
+	slow := redis.NewClient(&opts)
+	defer slow.Close()
+	l := ratelimit.New(slow, prefix)
+	ctx := context.Background()
+	lim := ratelimit.PerHour(100_000_000)
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { l.Run(runCtx); close(stopped) }()
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	deadline := time.Now().Add(600 * time.Millisecond)
+	for range 8 {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				if res, err := l.Allow(ctx, "busy", lim); err != nil || !res.Allowed {
+					refused.Add(1)
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	stop()
+	<-stopped
+	calls, waits := l.Calls(), l.Waits()
+	wg.Wait()
+	if refused.Load() != 0 {
+		t.Errorf("%d requests refused or failed around the stop", refused.Load())
+	}
+	// after the stop, a request waits only for its own call to Redis
+	if l.Calls()-calls != l.Waits()-waits {
+		t.Errorf("after the stop: %d calls to Redis, %d requests waited; want as many (no lease renewed in the background)",
+			l.Calls()-calls, l.Waits()-waits)
+	}
+	t.Logf("%d calls to Redis, %d after the stop", l.Calls(), l.Calls()-calls)
+}
+
 // Tokens an instance holds go back to Redis when it stops (and after a
 // second unspent), for the other instances.
 func TestUnspentTokensGoBack(t *testing.T) {
