@@ -350,6 +350,8 @@ func (l *Limiter) Failures() int64 { return l.failures.Load() }
 // Calls is the number of times this instance asked Redis.
 func (l *Limiter) Calls() int64 { return l.calls.Load() }
 
-// Waits is the number of requests that waited for Redis's answer (the
-// other calls renewed a lease in the background, or gave tokens back).
+// Waits is the number of times a request waited for Redis: for its own
+// call, or for the lease being renewed when it found the tokens gone (one
+// request may wait for both). The other calls renewed a lease in the
+// background, or gave tokens back.
 func (l *Limiter) Waits() int64 { return l.waits.Load() }
