@@ -79,16 +79,7 @@ func TestLeasesSpareRedis(t *testing.T) {
 // second of them) outlasts a renewal many times over. Only the first
 // requests wait, while the instance learns the key's rate.
 func TestBusyKeyDoesNotWaitForRedis(t *testing.T) {
-	rdb, prefix := testenv.Redis(t)
-	proxy := testenv.NewProxy(t, rdb.Options().Addr)
-	proxy.Inspect(func() func([]byte) time.Duration {
-		return func([]byte) time.Duration { return 5 * time.Millisecond }
-	})
-	opts := *rdb.Options()
-	opts.Addr = proxy.Addr
-	slow := redis.NewClient(&opts)
-	defer slow.Close()
-	l := ratelimit.New(slow, prefix)
+	l := slowLimiter(t)
 	ctx := context.Background()
 	lim := ratelimit.PerHour(100_000_000) // a token back every 36 µs; 1% of N is a million
 	admitted := 0
@@ -120,10 +111,10 @@ func TestBusyKeyDoesNotWaitForRedis(t *testing.T) {
 	t.Logf("%d requests, %d calls to Redis; the first 300 ms: %d requests, %d waited", admitted, l.Calls(), before, waited)
 }
 
-// An instance stopping while its requests go on: Run waits for the leases
-// being renewed before it gives the unspent tokens back, no renewal starts
-// after that, and the requests still pass (asking Redis themselves).
-func TestStopWhileRenewing(t *testing.T) {
+// slowLimiter is a limiter on the test Redis through a proxy that holds
+// every exchange 5 ms (fifty times a round trip on loopback).
+func slowLimiter(t *testing.T) *ratelimit.Limiter {
+	t.Helper()
 	rdb, prefix := testenv.Redis(t)
 	proxy := testenv.NewProxy(t, rdb.Options().Addr)
 	proxy.Inspect(func() func([]byte) time.Duration {
@@ -132,8 +123,15 @@ func TestStopWhileRenewing(t *testing.T) {
 	opts := *rdb.Options()
 	opts.Addr = proxy.Addr
 	slow := redis.NewClient(&opts)
-	defer slow.Close()
-	l := ratelimit.New(slow, prefix)
+	t.Cleanup(func() { slow.Close() })
+	return ratelimit.New(slow, prefix)
+}
+
+// An instance stopping while its requests go on: Run waits for the leases
+// being renewed before it gives the unspent tokens back, no renewal starts
+// after that, and the requests still pass (asking Redis themselves).
+func TestStopWhileRenewing(t *testing.T) {
+	l := slowLimiter(t)
 	ctx := context.Background()
 	lim := ratelimit.PerHour(100_000_000)
 	runCtx, stop := context.WithCancel(ctx)
