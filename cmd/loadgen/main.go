@@ -454,9 +454,9 @@ func (b *bench) batch(ctx context.Context) (string, error) {
 	return site, nil
 }
 
-// settle waits for ClickHouse's merges (and the writes they left) before a phase's load (the
-// demo events loaded just before, or the previous phase's parts, would
-// otherwise take the cores from it) and logs the wait.
+// settle waits for ClickHouse's merges (and the writes they left) before a
+// phase's load (the demo events loaded just before, or the previous phase's
+// parts, would otherwise take the cores from it) and logs the wait.
 func (b *bench) settle(ctx context.Context, name string) time.Duration {
 	d := settle(ctx, b.ch)
 	if d > 0 {

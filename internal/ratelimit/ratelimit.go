@@ -90,8 +90,9 @@ type Limiter struct {
 	failures atomic.Int64
 	calls    atomic.Int64
 	waits    atomic.Int64
-	// renewals are the leases being asked for in the background
-	renewals sync.WaitGroup
+	renewals atomic.Int64
+	// inFlight are the leases being asked for in the background
+	inFlight sync.WaitGroup
 
 	mu   sync.Mutex
 	keys map[string]*keyState
@@ -225,7 +226,8 @@ func (l *Limiter) renew(key string, lim Limit, st *keyState, now time.Time) {
 	}
 	renewed := make(chan struct{})
 	st.renewing = renewed
-	l.renewals.Go(func() {
+	l.renewals.Add(1)
+	l.inFlight.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), renewTimeout)
 		defer cancel()
 		grant, left, reset, err := l.lease(ctx, key, lim, 0, 0, extra)
@@ -305,7 +307,7 @@ func (l *Limiter) Run(ctx context.Context) {
 			l.mu.Lock()
 			l.stopped = true
 			l.mu.Unlock()
-			l.renewals.Wait() // their tokens go back too
+			l.inFlight.Wait() // their tokens go back too
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			l.giveBack(stopCtx, 0)
 			cancel()
@@ -352,6 +354,8 @@ func (l *Limiter) Calls() int64 { return l.calls.Load() }
 
 // Waits is the number of times a request waited for Redis: for its own
 // call, or for the lease being renewed when it found the tokens gone (one
-// request may wait for both). The other calls renewed a lease in the
-// background, or gave tokens back.
+// request may wait for both).
 func (l *Limiter) Waits() int64 { return l.waits.Load() }
+
+// Renewals is the number of leases asked for in the background.
+func (l *Limiter) Renewals() int64 { return l.renewals.Load() }
