@@ -1,9 +1,18 @@
 -- A GCRA limit whose tokens instances take in leases.
 -- KEYS[1]: the key's theoretical arrival time (TAT), in microseconds.
+-- KEYS[2]: this call's answer, kept for a while: the client may send the
+-- call again when the answer was lost (go-redis retries a command whose
+-- reply timed out), and it must not give back or take tokens twice.
 -- ARGV: limit N, period (µs), tokens given back, tokens needed, extra tokens
--- wanted, reserve (no extra comes from the last `reserve` tokens).
+-- wanted, reserve (no extra comes from the last `reserve` tokens), ms the
+-- answer is kept.
 -- Returns the tokens granted (0, or at least the tokens needed), the tokens
 -- left after the grant, and the µs until the full limit is back.
+local done = redis.call('GET', KEYS[2])
+if done then
+  local g, l, r = string.match(done, '^(%-?%d+) (%-?%d+) (%-?%d+)$')
+  return {tonumber(g), tonumber(l), tonumber(r)}
+end
 local n = tonumber(ARGV[1])
 local period = tonumber(ARGV[2])
 local back = tonumber(ARGV[3])
@@ -28,4 +37,6 @@ if tat > now then
 else
   redis.call('DEL', KEYS[1])
 end
-return {grant, avail - grant, math.ceil(tat - now)}
+local answer = {grant, avail - grant, math.ceil(tat - now)}
+redis.call('SET', KEYS[2], string.format('%.0f %.0f %.0f', answer[1], answer[2], answer[3]), 'PX', ARGV[7])
+return answer

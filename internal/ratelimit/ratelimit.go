@@ -16,6 +16,14 @@
 //     held by one instance while another refuses (no undershoot there).
 //   - Tokens an instance has not spent within a second go back to Redis.
 //
+// A call whose answer is lost is not counted twice: each call is named, and
+// Redis keeps its answer for a while, so the client's retry of it gets the
+// same answer without giving back or taking tokens again. When no answer
+// comes at all, the instance drops the tokens it was giving back rather
+// than spend or give them back again: Redis may have them already. Until
+// the key is full again, its allowance is then short by what the instance
+// held (at most 1% of N): Redis's failure errs on the side of the limit.
+//
 // What remains is a bound: while a key has more than a quarter of its
 // allowance left, another instance may hold up to 1% of N of it for up to a
 // second. One instance alone is exact.
@@ -30,6 +38,8 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +85,9 @@ const (
 	idleLife = time.Minute
 	// renewTimeout bounds a lease asked for in the background.
 	renewTimeout = leaseLife
+	// answerLife is how long Redis keeps a call's answer for its retries:
+	// longer than a client's read timeout and retries take.
+	answerLife = time.Minute
 )
 
 //go:embed lease.lua
@@ -86,6 +99,8 @@ var leaseScript = redis.NewScript(leaseSource)
 type Limiter struct {
 	rdb      redis.Scripter
 	prefix   string
+	name     string        // this instance's, in the names of its calls
+	seq      atomic.Uint64 // calls named so far
 	now      func() time.Time
 	failures atomic.Int64
 	calls    atomic.Int64
@@ -123,9 +138,11 @@ type keyState struct {
 	renewing chan struct{} // closed when the lease asked for has come
 }
 
-// New uses keys under prefix+"rl:".
+// New uses keys under prefix+"rl:", and prefix+"rl-call:" for the answers
+// of its calls.
 func New(rdb redis.Scripter, prefix string) *Limiter {
-	return &Limiter{rdb: rdb, prefix: prefix + "rl:", now: time.Now, keys: map[string]*keyState{}}
+	return &Limiter{rdb: rdb, prefix: prefix, name: strconv.FormatUint(rand.Uint64(), 36), now: time.Now,
+		keys: map[string]*keyState{}}
 }
 
 // Allow counts one request for key. When Redis cannot answer, the request
@@ -167,10 +184,15 @@ func (l *Limiter) AllowN(ctx context.Context, key string, lim Limit, n int) (Res
 	if now.Before(st.deniedUntil) {
 		return st.denied(lim, n, now), nil
 	}
-	// Ask Redis and wait: give back what is left here, take n and a lease.
-	// (No renewal is on its way: one that came with too few tokens is over.)
+	// Ask Redis and wait: give back what is left here, take n and a lease
+	// (none once Run has ended: nothing would give it back). No renewal is
+	// on its way: one that came with too few tokens is over.
 	l.waits.Add(1)
-	if err := l.ask(ctx, key, lim, st, n, st.extra(lim, now), now); err != nil {
+	extra := st.extra(lim, now)
+	if l.isStopped() {
+		extra = 0
+	}
+	if err := l.ask(ctx, key, lim, st, n, extra, now); err != nil {
 		l.failures.Add(1)
 		return Result{Allowed: true, Limit: lim.N, Remaining: lim.N}, fmt.Errorf("ratelimit: %w", err)
 	}
@@ -197,10 +219,12 @@ func (st *keyState) extra(lim Limit, now time.Time) int {
 
 // ask runs the lease script and waits: st's unspent tokens go back, and
 // Redis grants need plus up to extra tokens, or nothing when it has fewer
-// than need.
+// than need. Without an answer, the tokens being given back are dropped:
+// Redis may have taken them back.
 func (l *Limiter) ask(ctx context.Context, key string, lim Limit, st *keyState, need, extra int, now time.Time) error {
 	grant, left, reset, err := l.lease(ctx, key, lim, st.tokens, need, extra)
 	if err != nil {
+		st.tokens, st.lease = 0, 0
 		return err
 	}
 	st.tokens = grant
@@ -253,8 +277,9 @@ func (l *Limiter) renew(key string, lim Limit, st *keyState, now time.Time) {
 // how many it has left and when it is full again.
 func (l *Limiter) lease(ctx context.Context, key string, lim Limit, back, need, extra int) (grant, left int, reset time.Duration, err error) {
 	l.calls.Add(1)
-	res, err := leaseScript.Run(ctx, l.rdb, []string{l.prefix + key}, lim.N, lim.Period.Microseconds(),
-		back, need, extra, lim.N/reserveShare).Int64Slice()
+	call := l.prefix + "rl-call:" + l.name + ":" + strconv.FormatUint(l.seq.Add(1), 36)
+	res, err := leaseScript.Run(ctx, l.rdb, []string{l.prefix + "rl:" + key, call}, lim.N, lim.Period.Microseconds(),
+		back, need, extra, lim.N/reserveShare, answerLife.Milliseconds()).Int64Slice()
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -346,7 +371,14 @@ func (l *Limiter) giveBack(ctx context.Context, age time.Duration) {
 	}
 }
 
-// Failures is the number of checks Redis could not answer.
+func (l *Limiter) isStopped() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stopped
+}
+
+// Failures is the number of calls Redis could not answer: requests' asks,
+// renewals and give-backs.
 func (l *Limiter) Failures() int64 { return l.failures.Load() }
 
 // Calls is the number of times this instance asked Redis.

@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -235,5 +236,140 @@ func TestRedisDownAllows(t *testing.T) {
 	res, err := l.Allow(context.Background(), "k", ratelimit.PerMinute(1))
 	if err == nil || !res.Allowed || l.Failures() != 1 {
 		t.Errorf("with Redis down: %+v, %v, failures %d; want allowed, an error, and 1 failure", res, err, l.Failures())
+	}
+}
+
+// A call whose answer came too late, so that the client sent it again
+// (go-redis retries a command whose reply timed out): Redis answers the
+// retry with the first answer, and the tokens given back go back once.
+func TestRetriedCallCountsOnce(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	proxy := testenv.NewProxy(t, rdb.Options().Addr)
+	var late atomic.Int64 // calls still to hold past the read timeout
+	proxy.Inspect(func() func([]byte) time.Duration {
+		return func(piece []byte) time.Duration {
+			if strings.Contains(string(piece), "rl-call:") && late.Add(-1) >= 0 {
+				return 300 * time.Millisecond
+			}
+			return 0
+		}
+	})
+	opts := *rdb.Options()
+	opts.Addr, opts.ReadTimeout, opts.MaxRetries = proxy.Addr, 100*time.Millisecond, 1
+	retrying := redis.NewClient(&opts)
+	t.Cleanup(func() { retrying.Close() })
+
+	a, b := ratelimit.New(retrying, prefix), ratelimit.New(rdb, prefix)
+	ctx := context.Background()
+	lim := ratelimit.PerHour(10_000) // a token back every 360 ms
+	start := time.Now()
+	for range 500 {
+		if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed {
+			t.Fatalf("refused: %+v, %v", res, err)
+		}
+	}
+	if res, _ := b.Allow(ctx, "k", lim); !res.Allowed {
+		t.Fatal("b refused")
+	}
+	// the stop gives a's unspent tokens back, in a call answered too late
+	// the first time
+	late.Store(1)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.Run(runCtx); close(done) }()
+	stop()
+	<-done
+	if late.Load() >= 0 {
+		t.Fatal("the give-back was not held, or not sent again")
+	}
+	time.Sleep(300 * time.Millisecond) // the held call reaches Redis after its retry
+	res, _ := b.Allow(ctx, "k", lim)
+	// b's second request sees every token but the 502 spent, less what came
+	// back since the first request
+	back := int(time.Since(start)/(360*time.Millisecond)) + 1
+	if res.Remaining < 10_000-502 || res.Remaining > 10_000-502+back {
+		t.Errorf("%d remaining, want 9,498 (+%d come back): a's tokens went back twice", res.Remaining, back)
+	}
+	if a.Failures() != 0 {
+		t.Errorf("%d failed calls; the retry should have had the first answer", a.Failures())
+	}
+}
+
+// A request after Run has ended asks Redis for what it needs and no lease:
+// nothing would give one back.
+func TestNoLeaseAfterStop(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	a, b := ratelimit.New(rdb, prefix), ratelimit.New(rdb, prefix)
+	ctx := context.Background()
+	lim := ratelimit.PerHour(10_000)
+	start := time.Now()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.Run(runCtx); close(done) }()
+	for range 500 {
+		if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed {
+			t.Fatalf("refused: %+v, %v", res, err)
+		}
+	}
+	stop()
+	<-done
+	for range 3 {
+		if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed {
+			t.Fatalf("refused after the stop: %+v, %v", res, err)
+		}
+	}
+	res, _ := b.Allow(ctx, "k", lim)
+	back := int(time.Since(start)/(360*time.Millisecond)) + 1
+	if res.Remaining < 10_000-504 || res.Remaining > 10_000-504+back {
+		t.Errorf("%d remaining, want 9,496 (+%d come back): a holds tokens after its stop", res.Remaining, back)
+	}
+}
+
+// A call that gets no answer at all may still have reached Redis: the
+// tokens it gave back are dropped, neither spent nor given back again.
+func TestLostAnswerDropsTokens(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	proxy := testenv.NewProxy(t, rdb.Options().Addr)
+	var late atomic.Bool
+	proxy.Inspect(func() func([]byte) time.Duration {
+		return func(piece []byte) time.Duration {
+			if strings.Contains(string(piece), "rl-call:") && late.CompareAndSwap(true, false) {
+				return 300 * time.Millisecond
+			}
+			return 0
+		}
+	})
+	opts := *rdb.Options()
+	opts.Addr, opts.ReadTimeout, opts.MaxRetries = proxy.Addr, 100*time.Millisecond, -1
+	once := redis.NewClient(&opts)
+	t.Cleanup(func() { once.Close() })
+
+	a, b := ratelimit.New(once, prefix), ratelimit.New(rdb, prefix)
+	ctx := context.Background()
+	lim := ratelimit.PerHour(10_000)
+	start := time.Now()
+	for range 500 {
+		if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed {
+			t.Fatalf("refused: %+v, %v", res, err)
+		}
+	}
+	late.Store(true)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.Run(runCtx); close(done) }()
+	stop()
+	<-done
+	if a.Failures() != 1 {
+		t.Fatalf("%d failed calls, want the give-back's", a.Failures())
+	}
+	time.Sleep(300 * time.Millisecond) // the give-back reaches Redis now
+	calls := a.Calls()
+	if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed || a.Calls() != calls+1 {
+		t.Fatalf("after the lost answer: %+v, %v, %d calls; want allowed by a call to Redis", res, err, a.Calls()-calls)
+	}
+	res, _ := b.Allow(ctx, "k", lim)
+	back := int(time.Since(start)/(360*time.Millisecond)) + 1
+	if res.Remaining < 10_000-502 || res.Remaining > 10_000-502+back {
+		t.Errorf("%d remaining, want 9,498 (+%d come back)", res.Remaining, back)
 	}
 }
