@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/pkg/api"
 )
 
 // decodeJSON reads the request body as one JSON value into v. Numbers decode
@@ -105,10 +106,43 @@ func decodeBody(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
-	if dec.More() {
+	// (dec.More would take a stray ] or } for the end of a list)
+	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
 		return errs.E(errs.Invalid, "invalid_request", "request body must hold a single JSON object")
 	}
+	if _, ok := v.(*api.BatchRequest); ok && twice(body, "events") {
+		// encoding/json would decode the second list into the first one's
+		// events: fields of two events in one
+		return errs.InvalidField("events", "request body must hold one list of events")
+	}
 	return nil
+}
+
+// twice reports whether the object body holds key twice, as encoding/json
+// matches keys: without regard to case.
+func twice(body []byte, key string) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if k, _ := t.(string); strings.EqualFold(k, key) {
+			if seen {
+				return true
+			}
+			seen = true
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 func jsonError(err error) error {

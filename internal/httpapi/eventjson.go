@@ -80,6 +80,9 @@ type eventField struct {
 type eventDecoder struct {
 	b []byte
 	i int
+	// depth is how deep skip is in the arrays and objects of a value the
+	// destination does not have
+	depth int
 	// the fields of the object being read and of its revenue, reused from
 	// one event of a batch to the next
 	fields  [9]eventField
@@ -494,9 +497,23 @@ func (d *eventDecoder) digits() bool {
 	return d.i > start
 }
 
+// maxSkipDepth bounds the nesting of a value skip reads: each level is a
+// call deeper (a body of 4 MB nested all the way took 768 MB of stack).
+// Deeper bodies go to encoding/json, which refuses more than 10,000 levels
+// without recursion.
+const maxSkipDepth = 64
+
 // skip reads any value, checking it is valid JSON, for a field the
 // destination does not have.
 func (d *eventDecoder) skip() bool {
+	switch c := d.peek(); {
+	case c == '{' || c == '[':
+		if d.depth == maxSkipDepth {
+			return false
+		}
+		d.depth++
+		defer func() { d.depth-- }()
+	}
 	switch c := d.peek(); {
 	case c == '"':
 		raw, ok := d.rawKey()

@@ -267,6 +267,20 @@ func parseEventURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// numberValue is how a prop's number n (f as a float) is stored: an
+// integer as written, every digit kept (an order number of 20 digits is
+// not a float), zero as 0 however written; any other number as its float
+// in plain decimals (1.50 and 1.5 are one value).
+func numberValue(n json.Number, f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	if s := strings.TrimPrefix(string(n), "-"); s != "" && strings.Trim(s, "0123456789") == "" {
+		return string(n)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
 func invalidProps(field, format string, args ...any) *errs.Error {
 	return &errs.Error{Kind: errs.Invalid, Code: "invalid_props", Field: field, Message: fmt.Sprintf(format, args...)}
 }
@@ -300,7 +314,7 @@ func validateProps(props map[string]any) (keys, values []string, err error) {
 			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 				return nil, nil, invalidProps(field, "numbers must be finite")
 			}
-			values[i] = strconv.FormatFloat(f, 'f', -1, 64)
+			values[i] = numberValue(v, f)
 		case float64:
 			if math.IsInf(v, 0) || math.IsNaN(v) {
 				return nil, nil, invalidProps(field, "numbers must be finite")

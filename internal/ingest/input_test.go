@@ -87,6 +87,21 @@ func TestValidateAccepts(t *testing.T) {
 	}
 }
 
+// A number prop that is an integer is stored as written, every digit kept
+// (2^53 + 1 is no float); -0 is 0; others are their float in plain decimals.
+func TestNumberProps(t *testing.T) {
+	for raw, want := range map[string]string{
+		"9007199254740993": "9007199254740993", "12345678901234567890": "12345678901234567890",
+		"-42": "-42", "-0": "0", "0": "0", "1.50": "1.5", "1e3": "1000", "-0.0": "0", "2.5e-1": "0.25",
+	} {
+		ev, err := validate(Input{SiteID: "site1", URL: "http://example.com", EventName: "e",
+			Props: map[string]any{"n": json.Number(raw)}})
+		if err != nil || len(ev.propValues) != 1 || ev.propValues[0] != want {
+			t.Errorf("%s: %v, %v; want %q", raw, ev.propValues, err, want)
+		}
+	}
+}
+
 // The checkout session id comes from the field, else from the page's query
 // (session_id, then checkout_session_id); one in the query that is no valid
 // id is left out rather than refusing the event.

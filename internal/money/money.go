@@ -19,6 +19,10 @@ func ValidCurrency(code string) bool { return currency.IsValid(code) }
 // Digits is the number of minor-unit decimals of a currency (2 for EUR, 0 for JPY).
 func Digits(code string) (uint8, bool) { return currency.GetDigits(code) }
 
+// maxAmountLen bounds an amount's text: 10^18 minor units with 4 decimals
+// and a few zeros to spare.
+const maxAmountLen = 40
+
 // MinorUnits converts a decimal amount in major units ("49.99") into minor
 // units of the currency (4999). An amount with more decimals than the
 // currency has (JPY "10.5") is an error rather than silently rounded.
@@ -27,7 +31,12 @@ func MinorUnits(amount, code string) (int64, error) {
 	if !currency.IsValid(code) {
 		return 0, fmt.Errorf("%q is not an ISO 4217 currency code", code)
 	}
-	a, err := currency.NewAmount(strings.TrimSpace(amount), code)
+	amount = strings.TrimSpace(amount)
+	if len(amount) > maxAmountLen {
+		// parsing and rounding take time quadratic in the digits
+		return 0, fmt.Errorf("an amount has at most %d characters", maxAmountLen)
+	}
+	a, err := currency.NewAmount(amount, code)
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a decimal number", amount)
 	}

@@ -1,6 +1,9 @@
 package money
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMinorUnits(t *testing.T) {
 	for _, tc := range []struct {
@@ -20,6 +23,10 @@ func TestMinorUnits(t *testing.T) {
 		{"abc", "EUR", 0, false},
 		{"10", "XYZ", 0, false},
 		{"1e400", "EUR", 0, false},
+		// at most 40 characters: parsing takes time quadratic in the digits
+		{"0000000000000000000000000000000000049.99", "EUR", 4999, true},
+		{"00000000000000000000000000000000000049.99", "EUR", 0, false},
+		{"1" + strings.Repeat("0", 4_000_000), "EUR", 0, false},
 	} {
 		got, err := MinorUnits(tc.amount, tc.code)
 		if (err == nil) != tc.ok || got != tc.want {
