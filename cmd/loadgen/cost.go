@@ -31,6 +31,19 @@ type cost struct {
 	others []string
 	// flush describes where the flusher's time went, per batch and step.
 	flush string
+	// procs is the CPU time of each process group (processGroups) over the
+	// window; busy and capacity are the machine's: its cores' busy time
+	// and all of their time.
+	procs          map[string]time.Duration
+	busy, capacity time.Duration
+	// merges is ClickHouse's CPU time after the window until it ran no
+	// merge: what it still did for the phase's rows.
+	merges time.Duration
+}
+
+// per is d per one of n events (or requests), in µs.
+func per(d time.Duration, n int64) float64 {
+	return float64(d.Microseconds()) / float64(n)
 }
 
 func (c cost) totalCommands() int64 {
@@ -47,9 +60,7 @@ func (c cost) per1k(n int64) float64 {
 }
 
 // cpuPer is tally's CPU time per one of n events (or requests), in µs.
-func (c cost) cpuPer(n int64) float64 {
-	return float64(c.cpu.Microseconds()) / float64(n)
-}
+func (c cost) cpuPer(n int64) float64 { return per(c.cpu, n) }
 
 // topCommands lists the commands by calls, most first: the first n, then
 // the rest summed up.
@@ -176,15 +187,23 @@ type window struct {
 	polls  sync.WaitGroup
 	others map[int64]int         // clients of other databases seen active, by id
 	flush  map[string][2]float64 // the flusher's step times when it opened
+	// groups are the processes followed, procs their CPU time when it
+	// opened, busy and total the machine's (readMachineCPU)
+	groups      map[string][]int
+	procs       map[string]time.Duration
+	busy, total time.Duration
 }
 
 // openWindow reads tally's CPU time and Redis's counts and, until close,
 // looks for other clients of Redis every half second.
 func (b *bench) openWindow(ctx context.Context) *window {
-	w := &window{b: b, start: time.Now(), stopCh: make(chan struct{}), others: map[int64]int{}}
+	w := &window{b: b, start: time.Now(), stopCh: make(chan struct{}), others: map[int64]int{},
+		groups: processGroups(b.srv.PID())}
 	if s, err := readProc(b.srv.PID()); err == nil {
 		w.cpu = s.cpu
 	}
+	w.procs = groupsCPU(w.groups)
+	w.busy, w.total, _ = readMachineCPU()
 	w.flush, _ = b.flushTimes(ctx)
 	if b.redis == nil {
 		return w
@@ -221,9 +240,15 @@ func (w *window) pollOthers(ctx context.Context) {
 
 // close ends the window and returns what the server spent in it.
 func (w *window) close(ctx context.Context) cost {
-	c := cost{span: time.Since(w.start)}
+	c := cost{span: time.Since(w.start), procs: map[string]time.Duration{}}
 	if s, err := readProc(w.b.srv.PID()); err == nil {
 		c.cpu = s.cpu - w.cpu
+	}
+	for g, t := range groupsCPU(w.groups) {
+		c.procs[g] = t - w.procs[g]
+	}
+	if busy, total, err := readMachineCPU(); err == nil && w.total > 0 {
+		c.busy, c.capacity = busy-w.busy, total-w.total
 	}
 	if after, err := w.b.flushTimes(ctx); err == nil && w.flush != nil {
 		c.flush = flushLine(w.flush, after)

@@ -21,6 +21,9 @@ type rawResult struct {
 	// Settled is how long ClickHouse's merges took to finish before each of
 	// the three timings (the batch phase's parts, then each timing's own).
 	Settled []time.Duration
+	// EventsCPU is ClickHouse's CPU time for the events-only insert and the
+	// merges it left (until ClickHouse ran none).
+	EventsCPU time.Duration
 	// RollupBytes and EventBytes are the merged sizes on disk of the
 	// rollups and of the events after the first insert of the rows.
 	RollupBytes, EventBytes uint64
@@ -83,6 +86,8 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 		return res, err
 	}
 	res.settle(ctx, store)
+	clickhouse := map[string][]int{"clickhouse": pidsOf("clickhouse-serv")}
+	cpu := groupsCPU(clickhouse)["clickhouse"]
 	start := time.Now()
 	for i := 0; i < len(events); i += rawBatch {
 		if err := store.InsertEvents(ctx, "", events[i:min(i+rawBatch, len(events))]); err != nil {
@@ -90,10 +95,11 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 		}
 	}
 	res.EventsTook = time.Since(start)
+	res.settle(ctx, store)
+	res.EventsCPU = groupsCPU(clickhouse)["clickhouse"] - cpu
 	if err := store.DropRollupViews(ctx); err != nil {
 		return res, err
 	}
-	res.settle(ctx, store)
 	if res.BothNoViewsTook, err = insertBoth(ctx, store, events, sessions); err != nil {
 		return res, err
 	}

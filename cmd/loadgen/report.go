@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -252,6 +253,13 @@ func (b *bench) write() error {
 				raw.rollupBytesPerMillion()/1e6, float64(raw.EventBytes)/float64(max(1, raw.Events)))
 		}
 		p("")
+		if raw.EventsCPU > 0 {
+			perEvent := per(raw.EventsCPU, int64(raw.Events))
+			p("ClickHouse's CPU for the events alone (the first line), their views and the merges they left: %.1f µs an"+
+				" event. At half the rate of that line, that is %.2f cores before tally, Redis, session rows or the load"+
+				" generator take any.", perEvent, perEvent*targetBatchRatioNear*raw.eventsRate()/1e6)
+			p("")
+		}
 		p("tally's flusher writes one or two session rows per event (a new state, and a cancel row for the previous")
 		p("one); ClickHouse's collapsing merges have removed most pairs by the time the rows are read back, so the")
 		p("second line inserts fewer session rows than the flusher did.")
@@ -367,6 +375,7 @@ func (b *bench) writeCosts(p func(format string, args ...any)) {
 		}
 	}
 	p("")
+	b.writeMachineCosts(p)
 	var flush []string
 	for _, ph := range []struct {
 		name string
@@ -386,6 +395,61 @@ func (b *bench) writeCosts(p func(format string, args ...any)) {
 		}
 		p("")
 	}
+}
+
+// writeMachineCosts writes where the machine's CPU went over each phase's
+// window, per event, and what the two ingest targets would allow.
+func (b *bench) writeMachineCosts(p func(format string, args ...any)) {
+	r := b.report
+	rows := []struct {
+		name string
+		p    *phase
+	}{{"baseline (per request)", r.baseline}, {"single-event ingest", r.ingest}, {"batch ingest", r.batch}}
+	measured := false
+	for _, row := range rows {
+		measured = measured || (row.p != nil && row.p.cost.capacity > 0)
+	}
+	if !measured {
+		return
+	}
+	p("Where the machine's CPU went over the same windows, in µs per accepted event (the baseline: per request): each")
+	p("process's user + system time, and the machine's busy time on all cores (`/proc/stat`: the kernel's work for the")
+	p("network and the disks included, which no process is charged for). ClickHouse's merges of a phase's parts go on")
+	p("after its window; the bench waits for them before it goes on, and \"merges after\" is ClickHouse's CPU meanwhile.")
+	p("The bench runs alone: the machine's busy time is these processes' and the kernel's.")
+	p("")
+	p("| phase | tally | ClickHouse | merges after | Redis | PostgreSQL | loadgen | the machine, busy | busy share of its cores |")
+	p("|---|---|---|---|---|---|---|---|---|")
+	for _, row := range rows {
+		if row.p == nil || row.p.cost.capacity == 0 {
+			continue
+		}
+		c, n := row.p.cost, row.p.events()
+		p("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% |", row.name, per(c.procs["tally"], n),
+			per(c.procs["clickhouse"], n), per(c.merges, n), per(c.procs["redis"], n), per(c.procs["postgres"], n),
+			per(c.procs["loadgen"], n), per(c.busy, n), 100*float64(c.busy)/float64(c.capacity))
+	}
+	p("")
+	cores := float64(runtime.NumCPU())
+	budget := func(what string, ph *phase, rate float64) {
+		if ph == nil || ph.cost.capacity == 0 || rate <= 0 {
+			return
+		}
+		n := ph.events()
+		spent := per(ph.cost.busy+ph.cost.merges, n)
+		p("- %s: at %.0f events/s the machine's %.0f cores give %.1f µs an event; this run's took %.1f (busy time and"+
+			" merges after), of which ClickHouse and Redis alone %.1f.", what, rate, cores, cores*1e6/rate, spent,
+			per(ph.cost.procs["clickhouse"]+ph.cost.merges+ph.cost.procs["redis"], n))
+	}
+	if r.baseline != nil && r.ingest != nil {
+		budget(fmt.Sprintf("Single-event ingest at its near-term target (%.2f × `/health`)", targetIngestRatioNear),
+			r.ingest, targetIngestRatioNear*r.baseline.load.okRate())
+	}
+	if r.batch != nil && r.raw != nil {
+		budget(fmt.Sprintf("Batch ingest at its near-term target (%.2f × the raw insert, sustained)", targetBatchRatioNear),
+			r.batch, targetBatchRatioNear*r.raw.eventsRate())
+	}
+	p("")
 }
 
 // sustained is the batch phase's rate into ClickHouse: accepted events over

@@ -82,11 +82,59 @@ type monitor struct {
 	last   map[string]time.Duration
 }
 
-func startMonitor(tallyPID int) *monitor {
-	m := &monitor{stopCh: make(chan struct{}), groups: map[string][]int{
+// processGroups are the processes whose CPU the bench reports, by group:
+// tally, clickhouse, redis, postgres and loadgen (this process).
+func processGroups(tallyPID int) map[string][]int {
+	return map[string][]int{
 		"tally": {tallyPID}, "loadgen": {os.Getpid()},
 		"clickhouse": pidsOf("clickhouse-serv"), "redis": pidsOf("redis-server"), "postgres": pidsOf("postgres"),
-	}}
+	}
+}
+
+// groupsCPU is the CPU time each group's processes have used so far.
+func groupsCPU(groups map[string][]int) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for g, pids := range groups {
+		for _, pid := range pids {
+			if s, err := readProc(pid); err == nil {
+				out[g] += s.cpu
+			}
+		}
+	}
+	return out
+}
+
+// readMachineCPU reads the time of all of the machine's cores so far from
+// /proc/stat: busy (all but idle and iowait: the kernel's work for the
+// network and the disks included, which no process is charged for) and in
+// all.
+func readMachineCPU() (busy, total time.Duration, err error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, errors.New("unexpected /proc/stat format")
+	}
+	// user nice system idle iowait irq softirq steal (guest time is in user)
+	var ticks [8]int64
+	for i := range ticks {
+		if ticks[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %w", err)
+		}
+	}
+	var all int64
+	for _, t := range ticks {
+		all += t
+	}
+	idle := ticks[3] + ticks[4]
+	return time.Duration(all-idle) * clockTick, time.Duration(all) * clockTick, nil
+}
+
+func startMonitor(tallyPID int) *monitor {
+	m := &monitor{stopCh: make(chan struct{}), groups: processGroups(tallyPID)}
 	m.first, m.start = m.cpu(), time.Now()
 	m.done.Go(func() {
 		t := time.NewTicker(200 * time.Millisecond)
@@ -105,17 +153,7 @@ func startMonitor(tallyPID int) *monitor {
 	return m
 }
 
-func (m *monitor) cpu() map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for g, pids := range m.groups {
-		for _, pid := range pids {
-			if s, err := readProc(pid); err == nil {
-				out[g] += s.cpu
-			}
-		}
-	}
-	return out
-}
+func (m *monitor) cpu() map[string]time.Duration { return groupsCPU(m.groups) }
 
 func (m *monitor) stop() usage {
 	close(m.stopCh)
