@@ -49,7 +49,7 @@ func TestReadAll(t *testing.T) {
 func TestDecodeBodyRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, field string
-		v              any
+		v                 any
 	}{
 		{name: "a stray ]", body: `{"site_id":"s","url":"https://x.com/"} ]garbage`, v: new(api.PageviewRequest)},
 		{name: "a stray }", body: `{"site_id":"s","url":"https://x.com/"}}`, v: new(api.TrackerEvent)},
