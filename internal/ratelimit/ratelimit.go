@@ -86,8 +86,9 @@ const (
 	// renewTimeout bounds a lease asked for in the background.
 	renewTimeout = leaseLife
 	// answerLife is how long Redis keeps a call's answer for its retries:
-	// longer than a client's read timeout and retries take.
-	answerLife = time.Minute
+	// longer than the client's read timeouts and retry take (tally's: 2 s
+	// each, one retry). Short, as each call leaves a key behind for it.
+	answerLife = 10 * time.Second
 )
 
 //go:embed lease.lua
