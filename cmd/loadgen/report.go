@@ -437,8 +437,8 @@ func (b *bench) writeMachineCosts(p func(format string, args ...any)) {
 		}
 		n := ph.events()
 		spent := per(ph.cost.busy+ph.cost.merges, n)
-		p("- %s: at %.0f events/s the machine's %.0f cores give %.1f µs an event; this run's took %.1f (busy time and"+
-			" merges after), of which ClickHouse and Redis alone %.1f.", what, rate, cores, cores*1e6/rate, spent,
+		p("- %s: at %.0f events/s the machine's %.0f cores give %.1f µs an event; this run's events took %.1f (the"+
+			" machine's busy time and the merges after), ClickHouse and Redis alone %.1f.", what, rate, cores, cores*1e6/rate, spent,
 			per(ph.cost.procs["clickhouse"]+ph.cost.merges+ph.cost.procs["redis"], n))
 	}
 	if r.baseline != nil && r.ingest != nil {
