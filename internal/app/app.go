@@ -301,7 +301,7 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { a.Auth.RunUsageFlusher(ctx, 30*time.Second) })
 	wg.Go(func() { a.Limiter.Run(ctx) })
 	wg.Go(func() { a.revocations.Run(ctx) })
-	wg.Go(func() { a.PG.FollowAccessChanges(ctx, a.revocations.Forget, a.logAccessListening()) })
+	wg.Go(func() { a.PG.FollowAccessChanges(ctx, a.revocations.Forget, a.logAccessListening(ctx)) })
 	wg.Go(func() { a.prepareSalts(ctx) })
 	wg.Go(func() { a.Revenue.RunExporter(ctx) })
 	wg.Go(func() { a.Ingest.RunRefusals(ctx, a.cfg.FlushInterval) })
@@ -341,14 +341,15 @@ func (a *App) buildBlocks(ctx context.Context) {
 }
 
 // logAccessListening logs when this server stops hearing the changes the
-// database announces (and when it hears them again).
-func (a *App) logAccessListening() func(bool) {
+// database announces (and when it hears them again), but not when it
+// stops listening because ctx ended.
+func (a *App) logAccessListening(ctx context.Context) func(bool) {
 	heard := false
 	return func(listening bool) {
 		switch {
 		case listening && !heard:
 			a.log.Info("following access changes announced by Postgres")
-		case !listening && heard:
+		case !listening && heard && ctx.Err() == nil:
 			a.log.Warn("not hearing the access changes Postgres announces; changes made by hand in the database apply within a minute until it is back")
 		}
 		heard = listening
