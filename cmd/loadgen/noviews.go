@@ -161,7 +161,7 @@ func (b *bench) writeNoViews(p func(format string, args ...any)) {
 	ingestTable(p, rows)
 	p("")
 	if len(waits) > 0 {
-		p("Each load began once ClickHouse ran no merge and the dirty pages were written (waited: %s).", strings.Join(waits, "; "))
+		p("Each load began once ClickHouse ran no merge and was idle, and the dirty pages were written (waited: %s).", strings.Join(waits, "; "))
 		p("")
 	}
 }

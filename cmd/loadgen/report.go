@@ -205,7 +205,7 @@ func (b *bench) write() error {
 		p("Closed loop: each connection sends its next request when the previous one is answered. CPU is the share of")
 		p("one core used during the phase (200%% = both cores of a 2-core machine).")
 		if waits := r.settledWaits(); waits != "" {
-			p("Each phase's load began once ClickHouse ran no merge and the kernel had written the dirty pages left (sync),")
+			p("Each phase's load began once ClickHouse ran no merge and was idle, and the kernel had written the dirty pages left (sync),")
 			p("so that the merges and writes of what was loaded or inserted before it did not take the cores from it")
 			p("(waited: %s).", waits)
 		}
@@ -234,7 +234,7 @@ func (b *bench) write() error {
 	if raw := r.raw; raw != nil {
 		p("## Raw ClickHouse insert (the batch phase's rows, %d a batch)", rawBatch)
 		p("")
-		p("Each timing starts once ClickHouse runs no merge and the dirty pages are written (waited: %s).", joinDurations(raw.Settled))
+		p("Each timing starts once ClickHouse runs no merge and is idle, and the dirty pages are written (waited: %s).", joinDurations(raw.Settled))
 		p("")
 		p("| rows | took | rows/s |")
 		p("|---|---|---|")
