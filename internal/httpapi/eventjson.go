@@ -507,14 +507,6 @@ const maxSkipDepth = 64
 // destination does not have.
 func (d *eventDecoder) skip() bool {
 	switch c := d.peek(); {
-	case c == '{' || c == '[':
-		if d.depth == maxSkipDepth {
-			return false
-		}
-		d.depth++
-		defer func() { d.depth-- }()
-	}
-	switch c := d.peek(); {
 	case c == '"':
 		raw, ok := d.rawKey()
 		return ok && validEscapes(raw)
@@ -528,11 +520,22 @@ func (d *eventDecoder) skip() bool {
 	case c == 'n':
 		return d.literal("null")
 	case c == '{':
-		return d.members(func(key []byte) bool { return validEscapes(key) && d.skip() })
+		return d.deeper(func() bool { return d.members(func(key []byte) bool { return validEscapes(key) && d.skip() }) })
 	case c == '[':
-		return d.elements(d.skip)
+		return d.deeper(func() bool { return d.elements(d.skip) })
 	}
 	return false
+}
+
+// deeper reads a value nested one level deeper with read, or reports false
+// past maxSkipDepth.
+func (d *eventDecoder) deeper(read func() bool) bool {
+	if d.depth == maxSkipDepth {
+		return false
+	}
+	d.depth++
+	defer func() { d.depth-- }()
+	return read()
 }
 
 // validEscapes reports whether a skipped string's escapes are JSON's (its
