@@ -475,10 +475,9 @@ func (b *bench) closeWindow(ctx context.Context, name string, w *window, events 
 	c := w.close(ctx)
 	// ClickHouse's merges of the phase's parts go on after it: their CPU
 	// counts too (the next phase would wait for them anyway)
-	clickhouse := map[string][]int{"clickhouse": w.groups["clickhouse"]}
-	before := groupsCPU(clickhouse)["clickhouse"]
+	before := cpuOf(w.groups["clickhouse"])
 	b.settle(ctx, name+" (after its load)")
-	c.merges = groupsCPU(clickhouse)["clickhouse"] - before
+	c.merges = cpuOf(w.groups["clickhouse"]) - before
 	logf("%s: tally CPU %.0f µs/event", name, c.cpuPer(events))
 	if c.commands != nil {
 		logf("%s: %d Redis commands, %.1f per 1,000 events: %s", name, c.totalCommands(), c.per1k(events), c.topCommands(6))

@@ -86,8 +86,8 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 		return res, err
 	}
 	res.settle(ctx, store)
-	clickhouse := map[string][]int{"clickhouse": pidsOf("clickhouse-serv")}
-	cpu := groupsCPU(clickhouse)["clickhouse"]
+	clickhouse := pidsOf("clickhouse-serv")
+	cpu := cpuOf(clickhouse)
 	start := time.Now()
 	for i := 0; i < len(events); i += rawBatch {
 		if err := store.InsertEvents(ctx, "", events[i:min(i+rawBatch, len(events))]); err != nil {
@@ -96,7 +96,7 @@ func rawInsert(ctx context.Context, opts chstore.Options, site string, limit int
 	}
 	res.EventsTook = time.Since(start)
 	res.settle(ctx, store)
-	res.EventsCPU = groupsCPU(clickhouse)["clickhouse"] - cpu
+	res.EventsCPU = cpuOf(clickhouse) - cpu
 	if err := store.DropRollupViews(ctx); err != nil {
 		return res, err
 	}
@@ -124,15 +124,15 @@ const settleIdle = 0.05
 // It returns how long it waited, which the report shows.
 func settle(ctx context.Context, store *chstore.Store) time.Duration {
 	start := time.Now()
-	clickhouse := map[string][]int{"clickhouse": pidsOf("clickhouse-serv")}
+	clickhouse := pidsOf("clickhouse-serv")
 	const poll = 500 * time.Millisecond
 	for time.Since(start) < settleLimit && ctx.Err() == nil {
-		cpu := groupsCPU(clickhouse)["clickhouse"]
+		cpu := cpuOf(clickhouse)
 		select {
 		case <-ctx.Done():
 		case <-time.After(poll):
 		}
-		busy := float64(groupsCPU(clickhouse)["clickhouse"]-cpu) / float64(poll)
+		busy := float64(cpuOf(clickhouse)-cpu) / float64(poll)
 		var merges uint64
 		if err := store.QueryRow(ctx, "SELECT count() FROM system.merges").Scan(&merges); err != nil ||
 			(merges == 0 && busy < settleIdle) {

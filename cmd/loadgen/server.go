@@ -95,13 +95,20 @@ func processGroups(tallyPID int) map[string][]int {
 func groupsCPU(groups map[string][]int) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for g, pids := range groups {
-		for _, pid := range pids {
-			if s, err := readProc(pid); err == nil {
-				out[g] += s.cpu
-			}
-		}
+		out[g] = cpuOf(pids)
 	}
 	return out
+}
+
+// cpuOf is the CPU time the processes pids have used so far.
+func cpuOf(pids []int) time.Duration {
+	var cpu time.Duration
+	for _, pid := range pids {
+		if s, err := readProc(pid); err == nil {
+			cpu += s.cpu
+		}
+	}
+	return cpu
 }
 
 // readMachineCPU reads the time of all of the machine's cores so far from
