@@ -182,11 +182,7 @@ func TestUnspentTokensGoBack(t *testing.T) {
 	if held.Remaining > 100_000-1001+2 || held.Remaining < 100_000-1001-1000 {
 		t.Fatalf("b sees %d remaining, want 98,999 less what a holds (at most 1,000)", held.Remaining)
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { a.Run(runCtx); close(done) }()
-	stop()
-	<-done
+	running(a)()
 	// b holds no token: its next request asks Redis
 	res, _ := b.Allow(ctx, "k", lim)
 	if !res.Allowed || res.Remaining < 100_000-1002 || res.Remaining > 100_000-1002+3 {
@@ -239,95 +235,41 @@ func TestRedisDownAllows(t *testing.T) {
 	}
 }
 
-// A call whose answer came too late, so that the client sent it again
-// (go-redis retries a command whose reply timed out): Redis answers the
-// retry with the first answer, and the tokens given back go back once.
-func TestRetriedCallCountsOnce(t *testing.T) {
-	rdb, prefix := testenv.Redis(t)
-	proxy := testenv.NewProxy(t, rdb.Options().Addr)
-	var late atomic.Int64 // calls still to hold past the read timeout
-	proxy.Inspect(func() func([]byte) time.Duration {
-		return func(piece []byte) time.Duration {
-			if strings.Contains(string(piece), "rl-call:") && late.Add(-1) >= 0 {
-				return 300 * time.Millisecond
-			}
-			return 0
-		}
-	})
-	opts := *rdb.Options()
-	opts.Addr, opts.ReadTimeout, opts.MaxRetries = proxy.Addr, 100*time.Millisecond, 1
-	retrying := redis.NewClient(&opts)
-	t.Cleanup(func() { retrying.Close() })
+// running runs l's Run until the returned stop, which waits for it.
+func running(l *ratelimit.Limiter) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx); close(done) }()
+	return func() { cancel(); <-done }
+}
 
-	a, b := ratelimit.New(retrying, prefix), ratelimit.New(rdb, prefix)
-	ctx := context.Background()
-	lim := ratelimit.PerHour(10_000) // a token back every 360 ms
-	start := time.Now()
-	for range 500 {
-		if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed {
+// admit sends n requests of key "k" to l, each of which must pass.
+func admit(t *testing.T, l *ratelimit.Limiter, lim ratelimit.Limit, n int) {
+	t.Helper()
+	for range n {
+		if res, err := l.Allow(context.Background(), "k", lim); err != nil || !res.Allowed {
 			t.Fatalf("refused: %+v, %v", res, err)
 		}
 	}
-	if res, _ := b.Allow(ctx, "k", lim); !res.Allowed {
-		t.Fatal("b refused")
-	}
-	// the stop gives a's unspent tokens back, in a call answered too late
-	// the first time
-	late.Store(1)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { a.Run(runCtx); close(done) }()
-	stop()
-	<-done
-	if late.Load() >= 0 {
-		t.Fatal("the give-back was not held, or not sent again")
-	}
-	time.Sleep(300 * time.Millisecond) // the held call reaches Redis after its retry
-	res, _ := b.Allow(ctx, "k", lim)
-	// b's second request sees every token but the 502 spent, less what came
-	// back since the first request
-	back := int(time.Since(start)/(360*time.Millisecond)) + 1
-	if res.Remaining < 10_000-502 || res.Remaining > 10_000-502+back {
-		t.Errorf("%d remaining, want 9,498 (+%d come back): a's tokens went back twice", res.Remaining, back)
-	}
-	if a.Failures() != 0 {
-		t.Errorf("%d failed calls; the retry should have had the first answer", a.Failures())
+}
+
+// checkRemaining asks b for a token of key "k" and checks what Redis has
+// left: want, plus the tokens that came back since start.
+func checkRemaining(t *testing.T, b *ratelimit.Limiter, lim ratelimit.Limit, want int, start time.Time, why string) {
+	t.Helper()
+	res, _ := b.Allow(context.Background(), "k", lim)
+	back := int(time.Since(start)/(lim.Period/time.Duration(lim.N))) + 1
+	if res.Remaining < want || res.Remaining > want+back {
+		t.Errorf("%d remaining, want %d (+%d come back): %s", res.Remaining, want, back, why)
 	}
 }
 
-// A request after Run has ended asks Redis for what it needs and no lease:
-// nothing would give one back.
-func TestNoLeaseAfterStop(t *testing.T) {
-	rdb, prefix := testenv.Redis(t)
-	a, b := ratelimit.New(rdb, prefix), ratelimit.New(rdb, prefix)
-	ctx := context.Background()
-	lim := ratelimit.PerHour(10_000)
-	start := time.Now()
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { a.Run(runCtx); close(done) }()
-	for range 500 {
-		if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed {
-			t.Fatalf("refused: %+v, %v", res, err)
-		}
-	}
-	stop()
-	<-done
-	for range 3 {
-		if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed {
-			t.Fatalf("refused after the stop: %+v, %v", res, err)
-		}
-	}
-	res, _ := b.Allow(ctx, "k", lim)
-	back := int(time.Since(start)/(360*time.Millisecond)) + 1
-	if res.Remaining < 10_000-504 || res.Remaining > 10_000-504+back {
-		t.Errorf("%d remaining, want 9,496 (+%d come back): a holds tokens after its stop", res.Remaining, back)
-	}
-}
-
-// A call that gets no answer at all may still have reached Redis: the
-// tokens it gave back are dropped, neither spent nor given back again.
-func TestLostAnswerDropsTokens(t *testing.T) {
+// lateLimiters are a limiter a whose client gives up on an answer after
+// 100 ms and then sends the call again retries times, through a proxy that
+// holds a's next lease call 300 ms once hold is called (held reports
+// whether it did), and a limiter b on the same Redis directly.
+func lateLimiters(t *testing.T, retries int) (a, b *ratelimit.Limiter, hold func(), held func() bool) {
+	t.Helper()
 	rdb, prefix := testenv.Redis(t)
 	proxy := testenv.NewProxy(t, rdb.Options().Addr)
 	var late atomic.Bool
@@ -340,36 +282,67 @@ func TestLostAnswerDropsTokens(t *testing.T) {
 		}
 	})
 	opts := *rdb.Options()
-	opts.Addr, opts.ReadTimeout, opts.MaxRetries = proxy.Addr, 100*time.Millisecond, -1
-	once := redis.NewClient(&opts)
-	t.Cleanup(func() { once.Close() })
+	opts.Addr, opts.ReadTimeout, opts.MaxRetries = proxy.Addr, 100*time.Millisecond, retries
+	client := redis.NewClient(&opts)
+	t.Cleanup(func() { client.Close() })
+	return ratelimit.New(client, prefix), ratelimit.New(rdb, prefix), func() { late.Store(true) }, func() bool { return !late.Load() }
+}
 
-	a, b := ratelimit.New(once, prefix), ratelimit.New(rdb, prefix)
-	ctx := context.Background()
+// A call whose answer came too late, so that the client sent it again
+// (go-redis retries a command whose reply timed out): Redis answers the
+// retry with the first answer, and the tokens given back go back once.
+func TestRetriedCallCountsOnce(t *testing.T) {
+	a, b, hold, held := lateLimiters(t, 1)
+	lim := ratelimit.PerHour(10_000) // a token back every 360 ms
+	start := time.Now()
+	admit(t, a, lim, 500)
+	admit(t, b, lim, 1)
+	// the stop gives a's unspent tokens back, in a call answered too late
+	// the first time
+	hold()
+	running(a)()
+	if !held() {
+		t.Fatal("the give-back was not held")
+	}
+	if a.Failures() != 0 {
+		t.Errorf("%d failed calls; the retry should have had the first answer", a.Failures())
+	}
+	time.Sleep(300 * time.Millisecond) // the held call reaches Redis after its retry
+	// b's second request sees every token but the 502 spent
+	checkRemaining(t, b, lim, 10_000-502, start, "a's tokens went back twice")
+}
+
+// A call that gets no answer at all may still have reached Redis: the
+// tokens it gave back are dropped, neither spent nor given back again.
+func TestLostAnswerDropsTokens(t *testing.T) {
+	a, b, hold, held := lateLimiters(t, -1)
 	lim := ratelimit.PerHour(10_000)
 	start := time.Now()
-	for range 500 {
-		if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed {
-			t.Fatalf("refused: %+v, %v", res, err)
-		}
-	}
-	late.Store(true)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { a.Run(runCtx); close(done) }()
-	stop()
-	<-done
-	if a.Failures() != 1 {
-		t.Fatalf("%d failed calls, want the give-back's", a.Failures())
+	admit(t, a, lim, 500)
+	hold()
+	running(a)()
+	if !held() || a.Failures() != 1 {
+		t.Fatalf("held: %v, %d failed calls; want the give-back held and failed", held(), a.Failures())
 	}
 	time.Sleep(300 * time.Millisecond) // the give-back reaches Redis now
 	calls := a.Calls()
-	if res, err := a.Allow(ctx, "k", lim); err != nil || !res.Allowed || a.Calls() != calls+1 {
-		t.Fatalf("after the lost answer: %+v, %v, %d calls; want allowed by a call to Redis", res, err, a.Calls()-calls)
+	admit(t, a, lim, 1)
+	if a.Calls() != calls+1 {
+		t.Fatalf("%d calls to Redis after the lost answer; want the request to ask Redis", a.Calls()-calls)
 	}
-	res, _ := b.Allow(ctx, "k", lim)
-	back := int(time.Since(start)/(360*time.Millisecond)) + 1
-	if res.Remaining < 10_000-502 || res.Remaining > 10_000-502+back {
-		t.Errorf("%d remaining, want 9,498 (+%d come back)", res.Remaining, back)
-	}
+	checkRemaining(t, b, lim, 10_000-502, start, "a's tokens went back twice or were spent")
+}
+
+// A request after Run has ended asks Redis for what it needs and no lease:
+// nothing would give one back.
+func TestNoLeaseAfterStop(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	a, b := ratelimit.New(rdb, prefix), ratelimit.New(rdb, prefix)
+	lim := ratelimit.PerHour(10_000)
+	start := time.Now()
+	stop := running(a)
+	admit(t, a, lim, 500)
+	stop()
+	admit(t, a, lim, 3)
+	checkRemaining(t, b, lim, 10_000-504, start, "a holds tokens after its stop")
 }
