@@ -5,10 +5,12 @@ package money
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/bojanz/currency"
 )
@@ -22,6 +24,10 @@ func Digits(code string) (uint8, bool) { return currency.GetDigits(code) }
 // maxAmountLen bounds an amount's text: 10^18 minor units with 4 decimals
 // and a few zeros to spare.
 const maxAmountLen = 40
+
+// notDecimal reports the letters of NaN and Infinity, which the decimal
+// parser accepts; e and E are exponents.
+func notDecimal(r rune) bool { return unicode.IsLetter(r) && r != 'e' && r != 'E' }
 
 // MinorUnits converts a decimal amount in major units ("49.99") into minor
 // units of the currency (4999). An amount with more decimals than the
@@ -37,11 +43,15 @@ func MinorUnits(amount, code string) (int64, error) {
 		return 0, fmt.Errorf("an amount has at most %d characters", maxAmountLen)
 	}
 	a, err := currency.NewAmount(amount, code)
-	if err != nil {
+	if err != nil || strings.ContainsFunc(amount, notDecimal) {
 		return 0, fmt.Errorf("%q is not a decimal number", amount)
 	}
+	digits, _ := currency.GetDigits(code)
+	if f, _ := strconv.ParseFloat(amount, 64); math.Abs(f)*math.Pow10(int(digits)) >= math.MaxInt64 {
+		// before rounding, which would take it for too many decimals
+		return 0, fmt.Errorf("%s is too large", amount)
+	}
 	if !a.Round().Equal(a) {
-		digits, _ := currency.GetDigits(code)
 		return 0, fmt.Errorf("%s has %d decimal places; %s has more", code, digits, amount)
 	}
 	n, err := a.Int64()

@@ -10,27 +10,41 @@ func TestMinorUnits(t *testing.T) {
 		amount, code string
 		want         int64
 		ok           bool
+		says         string // in the error
 	}{
-		{"49.99", "EUR", 4999, true},
-		{"49", "usd", 4900, true},
-		{"0.1", "EUR", 10, true},
-		{"1000", "JPY", 1000, true},
-		{"1000.5", "JPY", 0, false},
-		{"1.234", "KWD", 1234, true},
-		{"1.2345", "KWD", 0, false},
-		{"-5.50", "EUR", -550, true},
-		{"49.999", "EUR", 0, false},
-		{"abc", "EUR", 0, false},
-		{"10", "XYZ", 0, false},
-		{"1e400", "EUR", 0, false},
+		{"49.99", "EUR", 4999, true, ""},
+		{"49", "usd", 4900, true, ""},
+		{"0.1", "EUR", 10, true, ""},
+		{"1000", "JPY", 1000, true, ""},
+		{"1000.5", "JPY", 0, false, "decimal places"},
+		{"1.234", "KWD", 1234, true, ""},
+		{"1.2345", "KWD", 0, false, ""},
+		{"-5.50", "EUR", -550, true, ""},
+		{"49.999", "EUR", 0, false, ""},
+		{"abc", "EUR", 0, false, "not a decimal number"},
+		{"10", "XYZ", 0, false, ""},
+		{"1e400", "EUR", 0, false, "too large"},
+		{"-1e400", "EUR", 0, false, "too large"},
+		{"1e19", "JPY", 0, false, "too large"},
+		{"1e17", "EUR", 0, false, "too large"},
+		{"1e17", "JPY", 100_000_000_000_000_000, true, ""},
+		{"9999999999999999.99", "EUR", 999_999_999_999_999_999, true, ""},
+		{"1e-400", "EUR", 0, false, "decimal places"},
+		{"NaN", "EUR", 0, false, "not a decimal number"},
+		{"Infinity", "EUR", 0, false, "not a decimal number"},
+		{"-inf", "EUR", 0, false, "not a decimal number"},
+		{"1.5e1", "EUR", 1500, true, ""},
 		// at most 40 characters: parsing takes time quadratic in the digits
-		{"0000000000000000000000000000000000049.99", "EUR", 4999, true},
-		{"00000000000000000000000000000000000049.99", "EUR", 0, false},
-		{"1" + strings.Repeat("0", 4_000_000), "EUR", 0, false},
+		{"0000000000000000000000000000000000049.99", "EUR", 4999, true, ""},
+		{"00000000000000000000000000000000000049.99", "EUR", 0, false, ""},
+		{"1" + strings.Repeat("0", 4_000_000), "EUR", 0, false, "at most 40 characters"},
 	} {
 		got, err := MinorUnits(tc.amount, tc.code)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("MinorUnits(%q, %q) = %d, %v; want %d (ok=%v)", tc.amount, tc.code, got, err, tc.want, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("MinorUnits(%q, %q): %v; want it to say %q", tc.amount, tc.code, err, tc.says)
 		}
 	}
 }
