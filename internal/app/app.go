@@ -39,6 +39,7 @@ import (
 	"github.com/tally-analytics/tally/internal/realtime"
 	"github.com/tally-analytics/tally/internal/revenue"
 	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/internal/wal"
 	"github.com/tally-analytics/tally/internal/web"
 )
 
@@ -73,6 +74,9 @@ type App struct {
 
 	geo     *geo.DB
 	visitor *ingest.Visitors
+	// callers counts the requests being served, for the write-ahead log's
+	// group commit (wal.Callers)
+	callers wal.Callers
 }
 
 // Option adjusts how an App is built (tests inject a clock).
@@ -129,7 +133,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	// events of payments into it: the buffer reaches it through this hook.
 	var rev lateRevenue
 	a.Buffer, err = buffer.Open(buffer.Options{Dir: cfg.WALDir, MaxBytes: cfg.WALMaxBytes, SegmentBytes: cfg.WALSegmentBytes,
-		Preallocate: cfg.WALPreallocate, SyncEvery: cfg.WALSyncEvery,
+		Preallocate: cfg.WALPreallocate, SyncEvery: cfg.WALSyncEvery, Callers: &a.callers,
 		FlushRows: cfg.FlushRows, FlushEvery: cfg.FlushInterval, InsertTimeout: cfg.InsertTimeout(),
 		DrainTimeout: cfg.DrainTimeout(), Log: log, Observe: a.Metrics.ObserveFlush}, a.CH, sessions, &rev)
 	if err != nil {
@@ -238,6 +242,8 @@ func (a *App) Handler() http.Handler {
 		dashboard = httpapi.RedirectHTTPS(a.cfg.TrustedProxyNets(), dashboard)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.callers.Enter()
+		defer a.callers.Leave()
 		if apiPath(r.URL.Path) {
 			api.ServeHTTP(w, r)
 			return

@@ -127,6 +127,7 @@ func (l *Log) enqueue(r *request) (*group, error) {
 	g.reqs = append(g.reqs, r)
 	g.records += r.records
 	g.bytes += n
+	l.joined(g)
 	l.wake.Signal()
 	return g, nil
 }

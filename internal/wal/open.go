@@ -63,6 +63,7 @@ func start(opts Options, h hooks, lock io.Closer) (*Log, error) {
 		durableCh:  make(chan struct{}),
 		w:          writer{seg: next},
 		writerDone: make(chan struct{}),
+		early:      make(chan struct{}, 1),
 	}
 	if l.preallocates() {
 		// the first active segment is preallocated too: made now, waited for
@@ -83,6 +84,9 @@ func start(opts Options, h hooks, lock io.Closer) (*Log, error) {
 		}
 	}
 	l.reserved = l.size
+	if opts.Callers != nil {
+		opts.Callers.log.Store(l)
+	}
 	go l.run()
 	return l, nil
 }

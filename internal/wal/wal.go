@@ -93,6 +93,10 @@ type Options struct {
 	// commit that comes sooner waits, so that more appends join its group
 	// (fewer, larger fsyncs, for a little latency). Zero commits at once.
 	SyncEvery time.Duration
+	// Callers, if set, counts the calls that may append (a server's
+	// requests): once each one in progress waits on the group SyncEvery
+	// holds back, the writer commits it at once (see Callers).
+	Callers *Callers
 	// Preallocate makes each segment's file whole (zeros, fsync'd) before
 	// it becomes active, in the background while the one before it fills,
 	// so that a commit's fdatasync flushes data only and never waits for
@@ -159,6 +163,11 @@ type Log struct {
 
 	records atomic.Uint64
 	syncs   atomic.Uint64
+
+	// the writer holding a group back: its requests (0 when none), and
+	// the signal that it need not wait any longer (see Callers)
+	held  atomic.Int64
+	early chan struct{}
 }
 
 // hooks let tests interpose on the writer; production code leaves them nil.

@@ -35,9 +35,7 @@ func (l *Log) run() {
 		}
 		if wait := l.opts.SyncEvery - time.Since(last); wait > 0 && !l.closing && len(l.queue) == 1 {
 			// let more appends join the group: fewer, larger fsyncs
-			l.mu.Unlock()
-			time.Sleep(wait)
-			l.mu.Lock()
+			l.holdBack(wait)
 		}
 		last = time.Now()
 		g := l.queue[0]

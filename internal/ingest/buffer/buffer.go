@@ -75,6 +75,7 @@ type Options struct {
 	SegmentBytes int64         // WAL segment size
 	Preallocate  bool          // make each WAL segment whole before it is written (wal.Options)
 	SyncEvery    time.Duration // least time between two WAL commits (group commit pacing)
+	Callers      *wal.Callers  // the requests in progress, which may end the pacing early (wal.Options)
 	FlushRows    int           // flush when a batch holds this many records
 	FlushEvery   time.Duration // ... or when its oldest record is this old
 	// InsertTimeout bounds each ClickHouse insert and lookup. A stop does
@@ -140,7 +141,8 @@ func Open(opts Options, sink Sink, sessions Sessions, revenue Revenue) (*Buffer,
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	l, err := wal.Open(wal.Options{Dir: opts.Dir, MaxBytes: opts.MaxBytes, SegmentBytes: opts.SegmentBytes,
-		Preallocate: opts.Preallocate, Logger: opts.Log, SyncEvery: opts.SyncEvery})
+		Preallocate: opts.Preallocate, Logger: opts.Log, SyncEvery: opts.SyncEvery,
+		Callers: opts.Callers})
 	if err != nil {
 		return nil, fmt.Errorf("buffer: %w", err)
 	}
