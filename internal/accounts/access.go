@@ -107,8 +107,10 @@ func lookup[K comparable, T any](ctx context.Context, a *Access, m map[K]cached[
 	v, err := load()
 	notFound := errors.Is(err, errs.ErrNotFound)
 	if err != nil && !notFound {
-		if hit {
-			return c.result() // the store is down: a stale answer beats none
+		if hit && (verErr != nil || c.version == version) {
+			// the store is down: a stale answer beats none, unless an access
+			// change was announced since it was loaded (it may be this one)
+			return c.result()
 		}
 		var zero T
 		return zero, err

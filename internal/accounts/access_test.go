@@ -11,18 +11,20 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 )
 
-// roleStore answers a role and counts how often it was asked.
+// roleStore answers a role, or down while Postgres is unreachable, and
+// counts how often it was asked.
 type roleStore struct {
 	role  model.Role
+	down  error
 	calls int
 }
 
 func (s *roleStore) SiteByID(context.Context, model.SiteID) (model.Site, error) {
-	return model.Site{}, nil
+	return model.Site{}, s.down
 }
 func (s *roleStore) MemberRole(context.Context, model.SiteID, model.UserID) (model.Role, error) {
 	s.calls++
-	return s.role, nil
+	return s.role, s.down
 }
 
 // versions is the shared access version, or an error while Redis is down.
@@ -62,6 +64,28 @@ func TestAccessFollowsTheVersion(t *testing.T) {
 	role()
 	if store.calls != 4 {
 		t.Errorf("%d store calls with the version unreadable, want every lookup to ask (4)", store.calls)
+	}
+}
+
+// While Postgres is down, a role seen before still answers, unless an
+// access change was announced since it was loaded: a member removed, then
+// Postgres gone, must not keep the role.
+func TestStaleRoleOnlyWhileNothingChanged(t *testing.T) {
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	store, ver := &roleStore{role: model.RoleAdmin}, &versions{v: 7}
+	a := NewAccess(store, ver, func() time.Time { return now })
+	ctx := context.Background()
+	if _, err := a.Role(ctx, "u1", "site1"); err != nil {
+		t.Fatal(err)
+	}
+	store.down = errors.New("dial tcp: connection refused")
+	now = now.Add(time.Hour) // past the cache's own lifetime
+	if r, err := a.Role(ctx, "u1", "site1"); err != nil || r != model.RoleAdmin {
+		t.Errorf("Postgres down, nothing changed: %q, %v; want the role seen before", r, err)
+	}
+	ver.v = 8 // the member removed, or demoted
+	if r, err := a.Role(ctx, "u1", "site1"); err == nil {
+		t.Errorf("Postgres down after an access change: %q; want an error", r)
 	}
 }
 

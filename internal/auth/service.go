@@ -188,9 +188,11 @@ func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal
 	case errs.Is(err, errs.Unauthenticated):
 		s.keys.put(hash, keyEntry{unknownSince: s.now()}, version, s.now())
 		return Principal{}, err
-	case hit:
+	case hit && (verErr != nil || cached.version == version):
 		// Postgres is unreachable: a key this instance has already seen keeps
-		// working (DESIGN §7); revocations apply again once it answers.
+		// working (DESIGN §7), unless a revocation was announced since it was
+		// loaded (it may be this key's); revocations apply again once it
+		// answers.
 		s.storeDown.Fail(1, err)
 		return s.admit(cached.value)
 	default:

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -57,15 +58,20 @@ func TestUnknownKeysCachedBriefly(t *testing.T) {
 }
 
 // oneKeyStore knows one key until it is deleted (by hand: tally revokes,
-// never deletes), and counts its lookups.
+// never deletes), fails with down while Postgres is unreachable, and counts
+// its lookups.
 type oneKeyStore struct {
 	countingStore
 	key     model.APIKey
 	deleted bool
+	down    error
 }
 
 func (s *oneKeyStore) KeyByHash(context.Context, []byte) (model.APIKey, error) {
 	s.keyLookups.Add(1)
+	if s.down != nil {
+		return model.APIKey{}, s.down
+	}
 	if s.deleted {
 		return model.APIKey{}, errs.ErrNotFound
 	}
@@ -73,10 +79,44 @@ func (s *oneKeyStore) KeyByHash(context.Context, []byte) (model.APIKey, error) {
 }
 
 func (s *oneKeyStore) UserByID(context.Context, model.UserID) (model.User, error) {
+	if s.down != nil {
+		return model.User{}, s.down
+	}
 	if s.deleted {
 		return model.User{}, errs.ErrNotFound
 	}
 	return model.User{ID: s.key.UserID, Plan: model.PlanFree}, nil
+}
+
+// bumpedRevocations is the revocation version, bumped by hand.
+type bumpedRevocations struct{ v atomic.Int64 }
+
+func (r *bumpedRevocations) Version(context.Context) (int64, error) { return r.v.Load(), nil }
+func (r *bumpedRevocations) Bump(context.Context) error             { r.v.Add(1); return nil }
+
+// While Postgres is down, a key seen before keeps working, unless a
+// revocation was announced since it was loaded: a key revoked, then
+// Postgres gone before its next request, must fail on that request.
+func TestRevokedKeyFailsWhilePostgresIsDown(t *testing.T) {
+	store := &oneKeyStore{key: model.APIKey{ID: "k1", UserID: "u1", Environment: "test", Scopes: model.AllScopes}}
+	revs := &bumpedRevocations{}
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	s := NewService(store, revs, nil, nil, "test", func() time.Time { return now }, slog.New(slog.DiscardHandler))
+	key := "sk_test_" + "0123456789abcdef0123456789abcdef0123456789abcdef"
+	if _, err := s.Authenticate(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	store.down = errors.New("dial tcp: connection refused")
+	now = now.Add(credentialTTL) // the cache must ask Postgres again
+	if _, err := s.Authenticate(context.Background(), key); err != nil {
+		t.Errorf("Postgres down, nothing revoked: %v; want the key to keep working", err)
+	}
+	revoked := now
+	store.key.RevokedAt = &revoked // tally key revoke: revoked_at set, then the version bumped
+	revs.Bump(context.Background())
+	if p, err := s.Authenticate(context.Background(), key); err == nil {
+		t.Errorf("Postgres down after a revocation: admitted as %+v; want an error", p)
+	}
 }
 
 // A loaded key is trusted for credentialTTL at most: one deleted by hand in
