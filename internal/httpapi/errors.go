@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 
@@ -62,9 +63,17 @@ func (s *Server) handleError(err error, c echo.Context) {
 	} else {
 		err = c.JSON(status, body)
 	}
-	if err != nil {
+	if err != nil && !ClientGone(err) {
 		s.deps.Log.Warn("writing error response", "request_id", requestID(c), "err", err)
 	}
+}
+
+// ClientGone reports whether err is a failed write of an answer: the client
+// went away or stopped reading. Nobody is left to answer, nothing is broken,
+// and the error names the client's address, which no log may hold.
+func ClientGone(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, errClientGone) || errors.As(err, &op) && op.Op == "write"
 }
 
 // logFailure logs a server-side failure: a 500 (a bug, or a failure without
@@ -73,6 +82,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 func (s *Server) logFailure(c echo.Context, status int, err error) {
 	switch {
 	case status < 500:
+	case ClientGone(err):
+		s.deps.Log.Debug("answer abandoned by the client", "request_id", requestID(c), "route", c.Path())
 	case errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil:
 		// the client went away before its request was done: nothing for
 		// an operator to act on (an event it sent is not stored)
@@ -90,12 +101,8 @@ func (s *Server) logFailure(c echo.Context, status int, err error) {
 // cut before the answer's end. The client sees a truncated answer (a
 // chunked body without its last chunk), never one that looks complete.
 func (s *Server) abortAnswer(c echo.Context, err error) {
-	if errors.Is(err, errClientGone) {
-		s.deps.Log.Debug("answer abandoned by the client", "request_id", requestID(c), "route", c.Path(), "err", err)
-	} else {
-		status, _ := Describe(err)
-		s.logFailure(c, max(status, http.StatusInternalServerError), err)
-	}
+	status, _ := Describe(err)
+	s.logFailure(c, max(status, http.StatusInternalServerError), err)
 	panic(http.ErrAbortHandler)
 }
 

@@ -191,7 +191,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	p := errorPage{page: pageFor(c, http.StatusText(status), ""), Status: status, Message: msg}
-	if rerr := s.render(c, status, "error", p); rerr != nil {
+	if rerr := s.render(c, status, "error", p); rerr != nil && !httpapi.ClientGone(rerr) {
 		s.deps.Log.Error("rendering the error page", "err", rerr)
 		_ = c.String(status, msg)
 	}
