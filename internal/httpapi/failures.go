@@ -30,7 +30,7 @@ const (
 
 const maxBlockedAddresses = 10_000
 
-func failKey(kind, addr string) string { return "authfail:" + kind + ":" + hashed(addr) }
+func failKey(kind, addr string) string { return "authfail:" + kind + ":" + hashed(clientOf(addr)) }
 
 // refuseFailing answers 429 when the client's address is refused for kind.
 // With nobody refused — the common case, on every request — it costs a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -143,10 +144,22 @@ type KeyedLimit struct {
 // (against spraying one password over many accounts, which also slows real
 // logins: every attempt costs a password hash).
 func LoginLimits(email, addr string, attempts int) []KeyedLimit {
+	client := clientOf(addr)
 	return []KeyedLimit{
-		{Key: "login:" + hashed(strings.ToLower(strings.TrimSpace(email))+"|"+addr), Limit: ratelimit.Limit{N: attempts, Period: 15 * time.Minute}},
-		{Key: "login:addr:" + hashed(addr), Limit: ratelimit.Limit{N: 10 * attempts, Period: 15 * time.Minute}},
+		{Key: "login:" + hashed(strings.ToLower(strings.TrimSpace(email))+"|"+client), Limit: ratelimit.Limit{N: attempts, Period: 15 * time.Minute}},
+		{Key: "login:addr:" + hashed(client), Limit: ratelimit.Limit{N: 10 * attempts, Period: 15 * time.Minute}},
 	}
+}
+
+// clientOf is the client a limit per address counts: the IPv4 address, or
+// the /64 network of an IPv6 address, which one host or subscriber is given
+// whole (counting its addresses one by one would give it 2^64 allowances).
+func clientOf(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil || ip.Unmap().Is4() {
+		return addr
+	}
+	return netip.PrefixFrom(ip.WithZone(""), 64).Masked().String()
 }
 
 // hashed is how a client address (or an email) enters a limit's key: a

@@ -54,7 +54,7 @@ func (s *Server) preflight(c echo.Context) error {
 // Redis key: addresses are never stored in the clear).
 func (s *Server) limitByClient(next echo.HandlerFunc) echo.HandlerFunc {
 	return s.rateLimit(limitTrackerName, func(c echo.Context) (string, ratelimit.Limit) {
-		return "e:" + hashed(c.RealIP()), ratelimit.PerMinute(s.deps.Limits.TrackerPerMinute)
+		return "e:" + hashed(clientOf(c.RealIP())), ratelimit.PerMinute(s.deps.Limits.TrackerPerMinute)
 	})(next)
 }
 
