@@ -6,7 +6,6 @@ package accounts
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/mail"
 	"strings"
 	"time"
@@ -173,12 +172,11 @@ func containsScope(list []model.Scope, s model.Scope) bool {
 // accessChanged tells every instance that who may do what to a site
 // changed (a member removed or demoted, a site changed or deleted): their
 // caches of roles, sites and keys no longer hold, so the change applies on
-// the very next request.
-func (s *Service) accessChanged(ctx context.Context) error {
-	if err := s.revs.Bump(ctx); err != nil {
-		return fmt.Errorf("the change is saved, but running servers could not be told at once: %w", err)
-	}
-	return nil
+// the very next request. Without Redis the change still stands: it is
+// saved, and Postgres announces it to every instance too (the bump logs its
+// failure), so the caller is not told it failed.
+func (s *Service) accessChanged(ctx context.Context) {
+	_ = s.revs.Bump(ctx)
 }
 
 // RevokeKey revokes a key and makes every instance drop its cached copy
@@ -191,9 +189,7 @@ func (s *Service) RevokeKey(ctx context.Context, id model.KeyID) (model.APIKey, 
 	if err != nil {
 		return model.APIKey{}, err
 	}
-	if err := s.revs.Bump(ctx); err != nil {
-		return key, fmt.Errorf("key %s is revoked, but running servers could not be told: %w", id, err)
-	}
+	s.accessChanged(ctx)
 	return key, nil
 }
 

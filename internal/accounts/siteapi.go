@@ -115,7 +115,8 @@ func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, i
 	}
 	// the ingest path holds sites: a changed domain or client revenue
 	// policy applies on the next event
-	return model.Membership{Site: updated, Role: role}, s.accessChanged(ctx)
+	s.accessChanged(ctx)
+	return model.Membership{Site: updated, Role: role}, nil
 }
 
 // Delete removes a site (owners only). Postgres forgets it at once; its
@@ -131,7 +132,8 @@ func (s *Sites) Delete(ctx context.Context, p auth.Principal, id model.SiteID) e
 	if err != nil {
 		return err
 	}
-	return s.accessChanged(ctx)
+	s.accessChanged(ctx)
+	return nil
 }
 
 func or(v, fallback string) string {

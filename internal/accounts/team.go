@@ -73,7 +73,8 @@ func (t *Team) SetMember(ctx context.Context, user model.UserID, site model.Site
 	if err := t.svc.store.AddMember(ctx, site, target.ID, role); err != nil {
 		return err
 	}
-	return t.svc.accessChanged(ctx) // a demotion applies at once
+	t.svc.accessChanged(ctx) // a demotion applies at once
+	return nil
 }
 
 // RemoveMember takes the role of the member (or invited email) with email
@@ -95,7 +96,8 @@ func (t *Team) RemoveMember(ctx context.Context, user model.UserID, site model.S
 	if err != nil {
 		return err
 	}
-	return t.svc.accessChanged(ctx)
+	t.svc.accessChanged(ctx)
+	return nil
 }
 
 func (t *Team) notOwner(ctx context.Context, site model.SiteID, user model.UserID) error {

@@ -94,7 +94,17 @@ func (r *RedisRevocations) ackKey(v int64) string { return r.key + ":ack:" + str
 // returns once every instance that follows the counter holds the new value
 // (or after ackWait: an instance that did not confirm by then has lost its
 // subscription, and reads the counter on each request until it is back).
+// A failure is logged here too: the change itself is saved in Postgres,
+// which announces it to every instance as well (see Forget).
 func (r *RedisRevocations) Bump(ctx context.Context) error {
+	err := r.bump(ctx)
+	if err != nil {
+		r.log.Warn("auth: servers not told of an access change through Redis; Postgres announces it", "err", err)
+	}
+	return err
+}
+
+func (r *RedisRevocations) bump(ctx context.Context) error {
 	v, err := r.rdb.Incr(ctx, r.key).Result()
 	if err != nil {
 		return fmt.Errorf("auth: bump revocation version: %w", err)
