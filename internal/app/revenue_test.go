@@ -78,6 +78,25 @@ func TestPaymentsAPI(t *testing.T) {
 		t.Errorf("ledger holds %d rows (%v), want 4: order-1, order-2, and two refunds", n, err)
 	}
 
+	// a refund sent through the API is checked against its payment
+	// (order-2: 49.99 USD)
+	over := payment(site, "-5000", "USD")
+	over.TransactionID = "order-2"
+	_, err = c.Payment(ctx, over)
+	wantError(t, err, http.StatusBadRequest, "invalid_request", "amount")
+	euros := payment(site, "-100", "EUR")
+	euros.TransactionID = "order-2"
+	_, err = c.Payment(ctx, euros)
+	wantError(t, err, http.StatusBadRequest, "invalid_request", "currency")
+	whole := payment(site, "-4999", "USD")
+	whole.TransactionID = "order-2"
+	if res, err := c.Payment(ctx, whole); err != nil || res.Duplicate {
+		t.Errorf("a refund of all of order-2: %+v, %v", res, err)
+	}
+	if res, err := c.Payment(ctx, whole); err != nil || !res.Duplicate {
+		t.Errorf("that refund again: %+v, %v; want a duplicate", res, err)
+	}
+
 	for name, tc := range map[string]struct {
 		req   api.PaymentRequest
 		code  string
@@ -168,6 +187,16 @@ func TestCurrencyConversion(t *testing.T) {
 		t.Errorf("before the late rate: %+v, pending %d", rep.Data.Totals, rep.Meta.PendingConversion)
 	}
 
+	// More than a page of older payments in a currency no rate covers hold
+	// nothing back.
+	var stuck int64
+	if err := h.app.PG.QueryRow(ctx, `WITH ins AS (INSERT INTO payments (site_id, provider, transaction_id, kind,
+		amount, currency, occurred_at, event_name, base_currency)
+		SELECT $1, 'api', 'ars-' || i, 'payment', 100, 'ARS', '2026-05-01T00:00:00Z', 'payment', 'EUR'
+		FROM generate_series(1, 1001) i RETURNING 1) SELECT count(*) FROM ins`, string(site.ID)).Scan(&stuck); err != nil || stuck != 1001 {
+		t.Fatalf("%d ARS payments inserted, %v", stuck, err)
+	}
+
 	// The rate of May 12 arrives: 1.25 USD per EUR → 12.00 USD = 9.60 EUR.
 	if err := h.app.PG.UpsertRates(ctx, []model.Rate{{Currency: "USD", Day: day("2026-05-12"), Rate: "1.25"}}); err != nil {
 		t.Fatal(err)
@@ -180,7 +209,7 @@ func TestCurrencyConversion(t *testing.T) {
 	}
 	waitRevenue(t, h, p, 4125+960)
 	rep, _ = c.Revenue(ctx, p)
-	if rep.Meta.PendingConversion != 0 || rep.Data.Totals.Payments != 5 {
+	if rep.Meta.PendingConversion != 1001 || rep.Data.Totals.Payments != 5 {
 		t.Errorf("after the import: %+v, pending %d", rep.Data.Totals, rep.Meta.PendingConversion)
 	}
 }

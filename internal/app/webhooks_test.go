@@ -260,3 +260,36 @@ func TestWebhooks(t *testing.T) {
 		}
 	})
 }
+
+// A running total of refunds (a charge's amount_refunded, when the payload
+// lists no refunds) is counted once even when tally never saw the payment:
+// 3.00, then 8.00 in all, and 8.00 again, are refunds of 8.00.
+func TestRunningRefundTotalOfAnUnseenPayment(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "refunds.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.app.Accounts.SetProviderSecret(ctx, site.ID, "provider_a", webhookSecrets["provider_a"]); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Set(time.Now().UTC().Truncate(time.Second))
+	body := fixture(t, "provider_a", "charge.refunded.json")
+	for _, total := range []string{"300", "800", "800"} {
+		b := bytes.Replace(body, []byte(`"amount_refunded": 1000`), []byte(`"amount_refunded": `+total), 1)
+		if bytes.Equal(b, body) {
+			t.Fatal("the fixture holds no amount_refunded of 1000")
+		}
+		status, res := postWebhook(t, h, "provider_a", string(site.ID), b,
+			webhookSigners["provider_a"](webhookSecrets["provider_a"], b, h.clock.Now()))
+		if status != 200 || !res.Received {
+			t.Fatalf("refunded %s in all: %d %+v", total, status, res)
+		}
+	}
+	var refunded int64
+	if err := h.app.PG.QueryRow(ctx, "SELECT coalesce(sum(amount), 0) FROM payments WHERE site_id = $1 AND kind = 'refund'",
+		string(site.ID)).Scan(&refunded); err != nil || refunded != 800 {
+		t.Errorf("refunds recorded: %d (%v), want 800", refunded, err)
+	}
+}

@@ -105,11 +105,15 @@ func (s *Store) PaymentByRef(ctx context.Context, site model.SiteID, provider, r
 	return p, translate("pgstore: payment by ref", err)
 }
 
-// RefundedAmount is the sum of the refunds recorded against a payment.
-func (s *Store) RefundedAmount(ctx context.Context, paymentID string) (int64, error) {
+// RefundedAmount is the sum of the refunds recorded of the payment a
+// provider knows as ref (those that keep ref, and those linked to the
+// payment before refunds kept it), but for the refund except.
+func (s *Store) RefundedAmount(ctx context.Context, site model.SiteID, provider, ref, except string) (int64, error) {
 	var n int64
-	err := s.pool.QueryRow(ctx, "SELECT coalesce(sum(amount), 0) FROM payments WHERE refund_of = $1 AND kind = 'refund'",
-		paymentID).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount), 0) FROM payments
+		WHERE site_id = $1 AND provider = $2 AND kind = 'refund' AND transaction_id <> $4 AND (payment_ref = $3 OR refund_of IN
+			(SELECT id FROM payments WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'payment'))`,
+		string(site), provider, ref, except).Scan(&n)
 	return n, translate("pgstore: refunded amount", err)
 }
 
@@ -144,10 +148,16 @@ func (s *Store) UnexportedPayments(ctx context.Context, limit int, export func([
 	return n, translate("pgstore: export payments", err)
 }
 
-// PendingPayments lists payments still waiting for an exchange rate.
-func (s *Store) PendingPayments(ctx context.Context, limit int) ([]model.Payment, error) {
+// PendingPayments lists payments still waiting for an exchange rate, in the
+// order of (occurred_at, id), from the one after after (zero: the first).
+func (s *Store) PendingPayments(ctx context.Context, after model.Payment, limit int) ([]model.Payment, error) {
+	id := after.ID
+	if id == "" {
+		id = "00000000-0000-0000-0000-000000000000"
+	}
 	rows, err := s.pool.Query(ctx, "SELECT "+paymentColumns+` FROM payments
-		WHERE base_amount IS NULL AND kind <> 'failed' ORDER BY occurred_at LIMIT $1`, limit)
+		WHERE base_amount IS NULL AND kind <> 'failed' AND (occurred_at, id) > ($1, $2::uuid)
+		ORDER BY occurred_at, id LIMIT $3`, after.OccurredAt, id, limit)
 	if err != nil {
 		return nil, translate("pgstore: pending payments", err)
 	}

@@ -77,28 +77,38 @@ func (s *Service) Export(ctx context.Context) (int, error) {
 }
 
 // ConvertPending converts the payments whose rates have arrived since they
-// were recorded, and returns how many it converted.
+// were recorded, and returns how many it converted. It reads every pending
+// payment, page by page: payments that still have no rate (a currency the
+// rates do not cover) never hold back the ones after them.
 func (s *Service) ConvertPending(ctx context.Context) (int, error) {
-	pending, err := s.ledger.PendingPayments(ctx, exportBatch)
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	for _, p := range pending {
-		base, rate, day, ok, err := s.baseAmount(ctx, p.Amount, p.Currency, p.BaseCurrency, p.OccurredAt)
+	defer func() {
+		if n > 0 {
+			s.wake()
+		}
+	}()
+	var after model.Payment
+	for {
+		pending, err := s.ledger.PendingPayments(ctx, after, exportBatch)
 		if err != nil {
 			return n, err
 		}
-		if !ok {
-			continue
+		for _, p := range pending {
+			base, rate, day, ok, err := s.baseAmount(ctx, p.Amount, p.Currency, p.BaseCurrency, p.OccurredAt)
+			if err != nil {
+				return n, err
+			}
+			if !ok {
+				continue
+			}
+			if err := s.ledger.SetConversion(ctx, p.ID, base, rate, day); err != nil {
+				return n, err
+			}
+			n++
 		}
-		if err := s.ledger.SetConversion(ctx, p.ID, base, rate, day); err != nil {
-			return n, err
+		if len(pending) < exportBatch {
+			return n, nil
 		}
-		n++
+		after = pending[len(pending)-1]
 	}
-	if n > 0 {
-		s.wake()
-	}
-	return n, nil
 }

@@ -23,9 +23,16 @@ type Ledger interface {
 	InsertPayment(ctx context.Context, p model.Payment) (model.Payment, bool, error)
 	PaymentByKey(ctx context.Context, site model.SiteID, provider, transactionID string, kind model.PaymentKind) (model.Payment, error)
 	PaymentByRef(ctx context.Context, site model.SiteID, provider, ref string) (model.Payment, error)
-	RefundedAmount(ctx context.Context, paymentID string) (int64, error)
+	// RefundedAmount is the sum of the refunds recorded of the payment a
+	// provider knows as ref, whether tally has that payment or not, but for
+	// the refund with the transaction id except (a repeat of it is a
+	// duplicate, not one more refund).
+	RefundedAmount(ctx context.Context, site model.SiteID, provider, ref, except string) (int64, error)
 	UnexportedPayments(ctx context.Context, limit int, export func([]model.Payment) error) (int, error)
-	PendingPayments(ctx context.Context, limit int) ([]model.Payment, error)
+	// PendingPayments lists up to limit payments waiting for a rate, in
+	// the order of (OccurredAt, ID), from the one after after (the zero
+	// Payment: from the first).
+	PendingPayments(ctx context.Context, after model.Payment, limit int) ([]model.Payment, error)
 	SetConversion(ctx context.Context, id string, baseAmount int64, rate string, day time.Time) error
 	RateOn(ctx context.Context, currency string, day time.Time) (string, time.Time, bool, error)
 	CheckoutVisitor(ctx context.Context, site model.SiteID, checkoutSession string) (uint64, error)
@@ -158,22 +165,40 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 }
 
 // linkRefund finds the refunded payment; the refund inherits its visitor and
-// attribution, and a cumulative amount becomes this refund's share.
+// attribution, and a cumulative amount becomes this refund's share. A
+// refund keeps the provider's id of its payment, so that a running total is
+// counted once even when tally never saw the payment. A refund sent through
+// the payments API is checked against its payment (a provider's is the
+// provider's word): in its currency, and no more than is left of it.
 func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming) error {
+	p.PaymentRef = in.RefundOf
 	paid, err := s.ledger.PaymentByRef(ctx, in.Site.ID, in.Provider, in.RefundOf)
-	if errors.Is(err, errs.ErrNotFound) {
-		return nil // a refund of a payment tally never saw: recorded on its own
+	found := err == nil
+	if err != nil && !errors.Is(err, errs.ErrNotFound) {
+		return fmt.Errorf("revenue: link refund: %w", err)
 	}
+	if found {
+		p.RefundOf, p.VisitorID, p.Attribution = paid.ID, paid.VisitorID, paid.Attribution
+	}
+	checked := found && in.Provider == model.ProviderAPI
+	if !in.CumulativeRefund && !checked {
+		return nil
+	}
+	done, err := s.ledger.RefundedAmount(ctx, in.Site.ID, in.Provider, in.RefundOf, p.TransactionID)
 	if err != nil {
 		return fmt.Errorf("revenue: link refund: %w", err)
 	}
-	p.RefundOf, p.VisitorID, p.Attribution = paid.ID, paid.VisitorID, paid.Attribution
 	if in.CumulativeRefund {
-		done, err := s.ledger.RefundedAmount(ctx, paid.ID)
-		if err != nil {
-			return fmt.Errorf("revenue: link refund: %w", err)
-		}
 		p.Amount -= done
+	}
+	if !checked {
+		return nil
+	}
+	if p.Currency != paid.Currency {
+		return errs.InvalidField("currency", "a refund is in the currency of its payment (%s)", paid.Currency)
+	}
+	if left := paid.Amount - done; p.Amount > left {
+		return errs.InvalidField("amount", "more than is left to refund of the payment (%s)", money.Format(left, paid.Currency))
 	}
 	return nil
 }
