@@ -52,8 +52,10 @@ func (s *siteStore) HasPayments(context.Context, model.SiteID) (bool, error) { r
 // redisDown is the access version while Redis is unreachable.
 type redisDown struct{}
 
-func (redisDown) Version(context.Context) (int64, error) { return 0, errors.New("redis: connection refused") }
-func (redisDown) Bump(context.Context) error             { return errors.New("redis: connection refused") }
+func (redisDown) Version(context.Context) (int64, error) {
+	return 0, errors.New("redis: connection refused")
+}
+func (redisDown) Bump(context.Context) error { return errors.New("redis: connection refused") }
 
 // A site deleted while Redis is down is deleted, and the owner is told so:
 // Postgres announces the change to every server without Redis.
