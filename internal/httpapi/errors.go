@@ -82,7 +82,9 @@ func ClientGone(err error) bool {
 func (s *Server) logFailure(c echo.Context, status int, err error) {
 	switch {
 	case status < 500:
-	case ClientGone(err):
+	case c.Response().Committed && ClientGone(err):
+		// only an answer under way can fail on the client's connection; a
+		// failed write before it is a store's
 		s.deps.Log.Debug("answer abandoned by the client", "request_id", requestID(c), "route", c.Path())
 	case errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil:
 		// the client went away before its request was done: nothing for
