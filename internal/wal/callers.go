@@ -34,10 +34,15 @@ func (c *Callers) Leave() {
 // them, are no more than the requests of the group it holds.
 func (l *Log) nudgeIf(n int64) {
 	if h := l.held.Load(); h > 0 && n <= h {
-		select {
-		case l.early <- struct{}{}:
-		default:
-		}
+		l.nudge()
+	}
+}
+
+// nudge ends the writer's holding back.
+func (l *Log) nudge() {
+	select {
+	case l.early <- struct{}{}:
+	default:
 	}
 }
 
@@ -80,9 +85,7 @@ func (l *Log) joined(g *group) {
 		return
 	}
 	if g != l.queue[0] {
-		// the held group is full: waiting gains nothing more
-		l.held.Store(1)
-		l.nudgeIf(0)
+		l.nudge() // the held group is full: waiting gains nothing more
 		return
 	}
 	l.held.Store(int64(len(g.reqs)))

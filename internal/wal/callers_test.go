@@ -69,3 +69,32 @@ func TestCallersEndTheHoldBack(t *testing.T) {
 		c.Leave()
 	}
 }
+
+// A group that is full (MaxBatch) is committed at once: the calls still in
+// progress would join the next group, not this one.
+func TestCallersFullGroupNotHeld(t *testing.T) {
+	var c Callers
+	l := openLog(t, Options{Dir: t.TempDir(), SyncEvery: time.Hour, NoSync: true, MaxBatch: 2, Callers: &c})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := l.Append(ctx, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		c.Enter()
+	}
+	x, y := appendAsync(ctx, l, "x"), appendAsync(ctx, l, "y")
+	eventually(t, "x and y queued", func() bool { return l.held.Load() == 2 })
+	z := appendAsync(ctx, l, "z") // a group of its own: the first is full
+	for _, ch := range []chan appendResult{x, y} {
+		if r := <-ch; r.err != nil {
+			t.Fatalf("the full group: %v", r.err)
+		}
+		c.Leave()
+	}
+	// z's group is held while x and y are in progress, and goes once they left
+	if r := <-z; r.err != nil {
+		t.Fatalf("z: %v", r.err)
+	}
+	c.Leave()
+}
