@@ -3,7 +3,8 @@ package httpapi
 import "testing"
 
 // A limit per address counts an IPv6 client by its /64, which one host or
-// subscriber is given whole, and an IPv4 client by its address.
+// subscriber is given whole, and an IPv4 client by its address, however
+// written.
 func TestLimitsCountIPv6ByNetwork(t *testing.T) {
 	for _, tc := range []struct {
 		a, b string
@@ -13,6 +14,7 @@ func TestLimitsCountIPv6ByNetwork(t *testing.T) {
 		{"2001:db8:1:2::1", "2001:db8:1:3::1", false},
 		{"203.0.113.7", "203.0.113.8", false},
 		{"::ffff:203.0.113.7", "::ffff:203.0.113.8", false},
+		{"::ffff:203.0.113.7", "203.0.113.7", true},
 	} {
 		a, b := LoginLimits("victim@example.com", tc.a, 10), LoginLimits("victim@example.com", tc.b, 10)
 		for i := range a {

@@ -156,8 +156,11 @@ func LoginLimits(email, addr string, attempts int) []KeyedLimit {
 // whole (counting its addresses one by one would give it 2^64 allowances).
 func clientOf(addr string) string {
 	ip, err := netip.ParseAddr(addr)
-	if err != nil || ip.Unmap().Is4() {
+	switch {
+	case err != nil:
 		return addr
+	case ip.Unmap().Is4():
+		return ip.Unmap().String() // ::ffff:203.0.113.7 is 203.0.113.7
 	}
 	return netip.PrefixFrom(ip.WithZone(""), 64).Masked().String()
 }
