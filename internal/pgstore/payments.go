@@ -106,13 +106,11 @@ func (s *Store) PaymentByRef(ctx context.Context, site model.SiteID, provider, r
 }
 
 // RefundedAmount is the sum of the refunds recorded of the payment a
-// provider knows as ref (those that keep ref, and those linked to the
-// payment before refunds kept it), but for the refund except.
+// provider knows as ref, but for the refund except.
 func (s *Store) RefundedAmount(ctx context.Context, site model.SiteID, provider, ref, except string) (int64, error) {
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount), 0) FROM payments
-		WHERE site_id = $1 AND provider = $2 AND kind = 'refund' AND transaction_id <> $4 AND (payment_ref = $3 OR refund_of IN
-			(SELECT id FROM payments WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'payment'))`,
+		WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'refund' AND transaction_id <> $4`,
 		string(site), provider, ref, except).Scan(&n)
 	return n, translate("pgstore: refunded amount", err)
 }
