@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -291,5 +292,38 @@ func TestRunningRefundTotalOfAnUnseenPayment(t *testing.T) {
 	if err := h.app.PG.QueryRow(ctx, "SELECT coalesce(sum(amount), 0) FROM payments WHERE site_id = $1 AND kind = 'refund'",
 		string(site.ID)).Scan(&refunded); err != nil || refunded != 800 {
 		t.Errorf("refunds recorded: %d (%v), want 800", refunded, err)
+	}
+}
+
+// Deliveries of one charge's running refund total may arrive at the same
+// time: each records what its total adds to what the others recorded, so
+// the refunds add up to the largest total, whatever the order.
+func TestRunningRefundTotalsAtOnce(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "refunds-at-once.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.app.Accounts.SetProviderSecret(ctx, site.ID, "provider_a", webhookSecrets["provider_a"]); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Set(time.Now().UTC().Truncate(time.Second))
+	body := fixture(t, "provider_a", "charge.refunded.json")
+	var wg sync.WaitGroup
+	for total := 100; total <= 1000; total += 100 {
+		b := bytes.Replace(body, []byte(`"amount_refunded": 1000`), []byte(`"amount_refunded": `+strconv.Itoa(total)), 1)
+		header := webhookSigners["provider_a"](webhookSecrets["provider_a"], b, h.clock.Now())
+		wg.Go(func() {
+			if status, res := postWebhook(t, h, "provider_a", string(site.ID), b, header); status != 200 || !res.Received {
+				t.Errorf("refunded %d in all: %d %+v", total, status, res)
+			}
+		})
+	}
+	wg.Wait()
+	var refunded int64
+	if err := h.app.PG.QueryRow(ctx, "SELECT coalesce(sum(amount), 0) FROM payments WHERE site_id = $1 AND kind = 'refund'",
+		string(site.ID)).Scan(&refunded); err != nil || refunded != 1000 {
+		t.Errorf("refunds recorded: %d (%v), want 1000, the largest running total", refunded, err)
 	}
 }

@@ -52,6 +52,15 @@ func nullIfZero(v uint64) *int64 {
 // returned payment is the stored one in both cases. Concurrent identical
 // inserts store one row.
 func (s *Store) InsertPayment(ctx context.Context, p model.Payment) (stored model.Payment, inserted bool, err error) {
+	return insertPayment(ctx, s.pool, p)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func insertPayment(ctx context.Context, q querier, p model.Payment) (stored model.Payment, inserted bool, err error) {
 	var attribution []byte
 	if p.Attribution != nil {
 		if attribution, err = json.Marshal(p.Attribution); err != nil {
@@ -70,7 +79,7 @@ func (s *Store) InsertPayment(ctx context.Context, p model.Payment) (stored mode
 	if p.FXRate != "" {
 		fxRate = p.FXRate
 	}
-	stored, err = scanPayment(s.pool.QueryRow(ctx, `INSERT INTO payments (site_id, provider, transaction_id, kind, amount,
+	stored, err = scanPayment(q.QueryRow(ctx, `INSERT INTO payments (site_id, provider, transaction_id, kind, amount,
 			currency, occurred_at, payment_ref, refund_of, visitor_id, event_name, metadata, base_currency, base_amount,
 			fx_rate, fx_day, attribution)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
@@ -84,13 +93,54 @@ func (s *Store) InsertPayment(ctx context.Context, p model.Payment) (stored mode
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return p, false, translate("pgstore: insert payment", err)
 	}
-	stored, err = s.PaymentByKey(ctx, p.SiteID, p.Provider, p.TransactionID, p.Kind)
+	stored, err = paymentByKey(ctx, q, p.SiteID, p.Provider, p.TransactionID, p.Kind)
 	return stored, false, err
+}
+
+// InsertRefund records a refund of the payment its provider knows as
+// p.PaymentRef, given what is refunded of that payment already: settle gets
+// the sum of the refunds recorded of it (but for p's own transaction id, whose
+// repeat is a duplicate) and returns the refund to insert, or an error that
+// InsertRefund returns as it is. The refunds of one payment are recorded one
+// at a time (a lock on the payment, held until the insert commits), so two
+// at once never both count the same part. settle must not use the store.
+func (s *Store) InsertRefund(ctx context.Context, p model.Payment, settle func(refunded int64) (model.Payment, error)) (stored model.Payment, inserted bool, err error) {
+	var settleErr error
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+			string(p.SiteID)+"\n"+p.Provider+"\n"+p.PaymentRef); err != nil {
+			return err
+		}
+		var refunded int64
+		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(amount), 0) FROM payments
+			WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'refund' AND transaction_id <> $4`,
+			string(p.SiteID), p.Provider, p.PaymentRef, p.TransactionID).Scan(&refunded); err != nil {
+			return err
+		}
+		settled, err := settle(refunded)
+		if err != nil {
+			settleErr = err
+			return err
+		}
+		stored, inserted, err = insertPayment(ctx, tx, settled)
+		return err
+	})
+	if settleErr != nil {
+		return p, false, settleErr
+	}
+	if err != nil {
+		return p, false, translate("pgstore: insert refund", err)
+	}
+	return stored, inserted, nil
 }
 
 // PaymentByKey finds a payment by its deduplication key.
 func (s *Store) PaymentByKey(ctx context.Context, site model.SiteID, provider, transactionID string, kind model.PaymentKind) (model.Payment, error) {
-	p, err := scanPayment(s.pool.QueryRow(ctx, "SELECT "+paymentColumns+` FROM payments
+	return paymentByKey(ctx, s.pool, site, provider, transactionID, kind)
+}
+
+func paymentByKey(ctx context.Context, q querier, site model.SiteID, provider, transactionID string, kind model.PaymentKind) (model.Payment, error) {
+	p, err := scanPayment(q.QueryRow(ctx, "SELECT "+paymentColumns+` FROM payments
 		WHERE site_id = $1 AND provider = $2 AND transaction_id = $3 AND kind = $4`,
 		string(site), provider, transactionID, string(kind)))
 	return p, translate("pgstore: payment by key", err)
@@ -103,16 +153,6 @@ func (s *Store) PaymentByRef(ctx context.Context, site model.SiteID, provider, r
 		WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'payment' ORDER BY created_at LIMIT 1`,
 		string(site), provider, ref))
 	return p, translate("pgstore: payment by ref", err)
-}
-
-// RefundedAmount is the sum of the refunds recorded of the payment a
-// provider knows as ref, but for the refund except.
-func (s *Store) RefundedAmount(ctx context.Context, site model.SiteID, provider, ref, except string) (int64, error) {
-	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(amount), 0) FROM payments
-		WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'refund' AND transaction_id <> $4`,
-		string(site), provider, ref, except).Scan(&n)
-	return n, translate("pgstore: refunded amount", err)
 }
 
 // UnexportedPayments locks up to limit converted payments and refunds that

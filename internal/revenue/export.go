@@ -94,14 +94,18 @@ func (s *Service) ConvertPending(ctx context.Context) (int, error) {
 			return n, err
 		}
 		for _, p := range pending {
-			base, rate, day, ok, err := s.baseAmount(ctx, p.Amount, p.Currency, p.BaseCurrency, p.OccurredAt)
+			f, err := s.ratesFor(ctx, p.Currency, p.BaseCurrency, p.OccurredAt)
+			if err != nil {
+				return n, err
+			}
+			base, rate, ok, err := f.amount(p.Amount)
 			if err != nil {
 				return n, err
 			}
 			if !ok {
 				continue
 			}
-			if err := s.ledger.SetConversion(ctx, p.ID, base, rate, day); err != nil {
+			if err := s.ledger.SetConversion(ctx, p.ID, base, rate, f.day); err != nil {
 				return n, err
 			}
 			n++

@@ -23,11 +23,13 @@ type Ledger interface {
 	InsertPayment(ctx context.Context, p model.Payment) (model.Payment, bool, error)
 	PaymentByKey(ctx context.Context, site model.SiteID, provider, transactionID string, kind model.PaymentKind) (model.Payment, error)
 	PaymentByRef(ctx context.Context, site model.SiteID, provider, ref string) (model.Payment, error)
-	// RefundedAmount is the sum of the refunds recorded of the payment a
-	// provider knows as ref, whether tally has that payment or not, but for
-	// the refund with the transaction id except (a repeat of it is a
-	// duplicate, not one more refund).
-	RefundedAmount(ctx context.Context, site model.SiteID, provider, ref, except string) (int64, error)
+	// InsertRefund inserts a refund of the payment its provider knows as
+	// p.PaymentRef, whether tally has that payment or not, as settle gives
+	// it from the sum of the refunds recorded of that payment (but for p's
+	// own transaction id: a repeat of it is a duplicate, not one more
+	// refund). The refunds of one payment are settled one at a time; settle
+	// must not use the ledger, and its error is returned as it is.
+	InsertRefund(ctx context.Context, p model.Payment, settle func(refunded int64) (model.Payment, error)) (model.Payment, bool, error)
 	UnexportedPayments(ctx context.Context, limit int, export func([]model.Payment) error) (int, error)
 	// PendingPayments lists up to limit payments waiting for a rate, in
 	// the order of (OccurredAt, ID), from the one after after (the zero
@@ -125,8 +127,9 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 		p.EventName = string(in.Kind)
 	}
 	var err error
+	var settle func(p *model.Payment, refunded int64) error
 	if in.Kind == model.KindRefund && in.RefundOf != "" {
-		if err := s.linkRefund(ctx, &p, in); err != nil {
+		if settle, err = s.linkRefund(ctx, &p, in); err != nil {
 			return Recorded{}, err
 		}
 	}
@@ -140,7 +143,30 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 			return Recorded{}, err
 		}
 	}
-	if p.Amount <= 0 {
+	fx, err := s.ratesFor(ctx, p.Currency, p.BaseCurrency, p.OccurredAt)
+	if err != nil {
+		return Recorded{}, err
+	}
+	var stored model.Payment
+	var inserted bool
+	if settle == nil {
+		if err := fx.convert(&p); err != nil {
+			return Recorded{}, err
+		}
+		stored, inserted, err = s.ledger.InsertPayment(ctx, p)
+	} else {
+		stored, inserted, err = s.ledger.InsertRefund(ctx, p, func(refunded int64) (model.Payment, error) {
+			q := p
+			if err := settle(&q, refunded); err != nil {
+				return q, err
+			}
+			if q.Amount <= 0 {
+				return q, errNothingNew
+			}
+			return q, fx.convert(&q)
+		})
+	}
+	if errors.Is(err, errNothingNew) {
 		// a cumulative refund total that adds nothing: a redelivery, or a
 		// state tally has already recorded
 		if first, err := s.ledger.PaymentByKey(ctx, p.SiteID, p.Provider, p.TransactionID, p.Kind); err == nil {
@@ -148,10 +174,6 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 		}
 		return Recorded{}, ErrNothingToRefund
 	}
-	if err := s.convert(ctx, &p); err != nil {
-		return Recorded{}, err
-	}
-	stored, inserted, err := s.ledger.InsertPayment(ctx, p)
 	if err != nil {
 		return Recorded{}, fmt.Errorf("revenue: record: %w", err)
 	}
@@ -164,43 +186,47 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 	return Recorded{Payment: stored, Duplicate: !inserted}, nil
 }
 
+// errNothingNew: a running refund total that adds nothing to the refunds
+// recorded of its payment.
+var errNothingNew = errors.New("the refund adds nothing to those recorded")
+
 // linkRefund finds the refunded payment; the refund inherits its visitor and
-// attribution, and a cumulative amount becomes this refund's share. A
-// refund keeps the provider's id of its payment, so that a running total is
-// counted once even when tally never saw the payment. A refund sent through
-// the payments API is checked against its payment (a provider's is the
-// provider's word): in its currency, and no more than is left of it.
-func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming) error {
+// attribution. A refund keeps the provider's id of its payment, so that a
+// running total is counted once even when tally never saw the payment. When
+// what is refunded already matters, linkRefund returns settle, which the
+// ledger calls with that sum: a cumulative amount becomes this refund's
+// share, and a refund sent through the payments API is checked against its
+// payment (a provider's is the provider's word): in its currency, and no
+// more than is left of it.
+func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming) (settle func(p *model.Payment, refunded int64) error, err error) {
 	p.PaymentRef = in.RefundOf
 	paid, err := s.ledger.PaymentByRef(ctx, in.Site.ID, in.Provider, in.RefundOf)
 	found := err == nil
 	if err != nil && !errors.Is(err, errs.ErrNotFound) {
-		return fmt.Errorf("revenue: link refund: %w", err)
+		return nil, fmt.Errorf("revenue: link refund: %w", err)
 	}
 	if found {
 		p.RefundOf, p.VisitorID, p.Attribution = paid.ID, paid.VisitorID, paid.Attribution
 	}
 	checked := found && in.Provider == model.ProviderAPI
 	if !in.CumulativeRefund && !checked {
+		return nil, nil
+	}
+	return func(p *model.Payment, refunded int64) error {
+		if in.CumulativeRefund {
+			p.Amount -= refunded
+		}
+		if !checked {
+			return nil
+		}
+		if p.Currency != paid.Currency {
+			return errs.InvalidField("currency", "a refund is in the currency of its payment (%s)", paid.Currency)
+		}
+		if left := paid.Amount - refunded; p.Amount > left {
+			return errs.InvalidField("amount", "more than is left to refund of the payment (%s)", money.Format(left, paid.Currency))
+		}
 		return nil
-	}
-	done, err := s.ledger.RefundedAmount(ctx, in.Site.ID, in.Provider, in.RefundOf, p.TransactionID)
-	if err != nil {
-		return fmt.Errorf("revenue: link refund: %w", err)
-	}
-	if in.CumulativeRefund {
-		p.Amount -= done
-	}
-	if !checked {
-		return nil
-	}
-	if p.Currency != paid.Currency {
-		return errs.InvalidField("currency", "a refund is in the currency of its payment (%s)", paid.Currency)
-	}
-	if left := paid.Amount - done; p.Amount > left {
-		return errs.InvalidField("amount", "more than is left to refund of the payment (%s)", money.Format(left, paid.Currency))
-	}
-	return nil
+	}, nil
 }
 
 // visitor finds the paying visitor from what the payment carries.
@@ -292,41 +318,65 @@ func (s *Service) attribute(ctx context.Context, site model.SiteID, visitor uint
 }
 
 // convert sets the base amount when the rates of the payment's day are known.
-func (s *Service) convert(ctx context.Context, p *model.Payment) error {
-	base, rate, day, ok, err := s.baseAmount(ctx, p.Amount, p.Currency, p.BaseCurrency, p.OccurredAt)
-	if err != nil || !ok {
-		return err
-	}
-	p.BaseAmount, p.FXRate, p.FXDay = &base, rate, &day
-	return nil
+// fx is what converting an amount into a base currency takes: the ECB rates
+// of the day of the payment, read beforehand.
+type fx struct {
+	from, to         string
+	rateFrom, rateTo string
+	day              time.Time
+	ok               bool // false while a rate is not published yet
 }
 
-// baseAmount converts at the ECB rates of the day; ok is false while a rate
-// is not published yet (the payment then waits, it is never guessed).
-func (s *Service) baseAmount(ctx context.Context, amount int64, from, to string, at time.Time) (int64, string, time.Time, bool, error) {
-	day := time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
-	if from == to {
-		return amount, "1", day, true, nil
+// convert sets p's amount in its base currency, unless a rate is missing
+// (the payment then waits, it is never guessed).
+func (f fx) convert(p *model.Payment) error {
+	base, rate, ok, err := f.amount(p.Amount)
+	if ok {
+		p.BaseAmount, p.FXRate, p.FXDay = &base, rate, &f.day
 	}
-	rates := map[string]string{"EUR": "1"}
-	for _, cur := range []string{from, to} {
-		if cur == "EUR" {
+	return err
+}
+
+// amount converts amount minor units of f.from into f.to; ok is false while
+// a rate is missing.
+func (f fx) amount(amount int64) (base int64, rate string, ok bool, err error) {
+	if !f.ok {
+		return 0, "", false, nil
+	}
+	if f.from == f.to {
+		return amount, "1", true, nil
+	}
+	if base, rate, err = money.Convert(amount, f.from, f.to, f.rateFrom, f.rateTo); err != nil {
+		return 0, "", false, fmt.Errorf("revenue: convert: %w", err)
+	}
+	return base, rate, true, nil
+}
+
+// ratesFor reads the ECB rates of the day of at that convert from into to.
+func (s *Service) ratesFor(ctx context.Context, from, to string, at time.Time) (fx, error) {
+	f := fx{from: from, to: to, rateFrom: "1", rateTo: "1", day: time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)}
+	if from == to {
+		f.ok = true
+		return f, nil
+	}
+	for _, cur := range []struct {
+		code string
+		rate *string
+	}{{from, &f.rateFrom}, {to, &f.rateTo}} {
+		if cur.code == "EUR" {
 			continue
 		}
-		rate, on, settled, err := s.ledger.RateOn(ctx, cur, day)
-		if errors.Is(err, errs.ErrNotFound) || (err == nil && !on.Equal(day) && !settled) {
-			return 0, "", day, false, nil
+		rate, on, settled, err := s.ledger.RateOn(ctx, cur.code, f.day)
+		if errors.Is(err, errs.ErrNotFound) || (err == nil && !on.Equal(f.day) && !settled) {
+			return f, nil
 		}
 		if err != nil {
-			return 0, "", day, false, fmt.Errorf("revenue: rate of %s: %w", cur, err)
+			return f, fmt.Errorf("revenue: rate of %s: %w", cur.code, err)
 		}
-		rates[cur] = rate
+		*cur.rate = rate
 	}
-	base, rate, err := money.Convert(amount, from, to, rates[from], rates[to])
-	if err != nil {
-		return 0, "", day, false, fmt.Errorf("revenue: convert: %w", err)
-	}
-	return base, rate, day, true, nil
+	f.ok = true
+	return f, nil
 }
 
 // emitEvent writes the payment as a custom event with revenue.
