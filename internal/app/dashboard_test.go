@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/model"
@@ -446,4 +447,37 @@ func TestMemberFormRevealsNoAccounts(t *testing.T) {
 	// the owner stays
 	owner.expect(http.MethodGet, site+"/settings", nil, http.StatusOK)
 	owner.expect(http.MethodPost, site+"/members/remove", url.Values{"email": {h.email}, "csrf": {owner.csrf}}, http.StatusForbidden)
+}
+
+// A key given an expiry date in the dashboard works through the whole of
+// that day (UTC) and stops when it ends; the list says so.
+func TestDashboardKeyWorksThroughItsLastDay(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Set(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	w := newWebUser(t, h)
+	w.login(h.email)
+	w.expect(http.MethodGet, "/account/keys", nil, http.StatusOK)
+	body := w.expect(http.MethodPost, "/account/keys", url.Values{"name": {"until december"}, "scopes": {"stats:read"},
+		"expires": {"2026-12-01"}, "csrf": {w.csrf}}, http.StatusCreated)
+	m := regexp.MustCompile(`data-secret>([^<]+)<`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("the new key's secret is not on the page")
+	}
+	if !strings.Contains(body, "after 2026-12-01") {
+		t.Error(`the key list does not say the key expires "after 2026-12-01"`)
+	}
+	c := h.client(m[1])
+	for _, tc := range []struct {
+		at    time.Time
+		works bool
+	}{
+		{time.Date(2026, 12, 1, 23, 59, 59, 0, time.UTC), true},
+		{time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), false},
+	} {
+		h.clock.Set(tc.at)
+		_, err := c.Verify(context.Background())
+		if works := err == nil; works != tc.works {
+			t.Errorf("at %s: the key works %v (%v), want %v", tc.at.Format(time.RFC3339), works, err, tc.works)
+		}
+	}
 }

@@ -31,6 +31,22 @@ type keysPage struct {
 type keyRow struct {
 	model.APIKey
 	State string
+	// Expires is when the key stops working: "after" the last day it works,
+	// for a key that expires at a midnight (UTC), as the dashboard sets
+	// them; else the moment.
+	Expires string
+}
+
+// expiry is a key's Expires.
+func expiry(at *time.Time) string {
+	switch {
+	case at == nil:
+		return "never"
+	case at.UTC().Truncate(24 * time.Hour).Equal(*at):
+		return "after " + at.UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+	default:
+		return at.UTC().Format("2006-01-02 15:04 UTC")
+	}
 }
 
 func (s *Server) keysData(c echo.Context) (keysPage, error) {
@@ -49,7 +65,7 @@ func (s *Server) keysData(c echo.Context) (keysPage, error) {
 		case k.ExpiresAt != nil && !k.ExpiresAt.After(now):
 			state = "expired"
 		}
-		p.Keys = append(p.Keys, keyRow{APIKey: k, State: state})
+		p.Keys = append(p.Keys, keyRow{APIKey: k, State: state, Expires: expiry(k.ExpiresAt)})
 	}
 	return p, nil
 }
@@ -84,7 +100,7 @@ func (s *Server) createKey(c echo.Context) error {
 		if err != nil {
 			refused = errs.InvalidField("expires_at", "the expiry must be a date")
 		} else {
-			end := day.Add(24*time.Hour - time.Second) // the key works through that whole day (UTC)
+			end := day.AddDate(0, 0, 1) // the key works through that whole day (UTC)
 			in.ExpiresAt = &end
 		}
 	}
