@@ -262,36 +262,54 @@ func TestWebhooks(t *testing.T) {
 	})
 }
 
+// runningTotals is a site taking provider_a's (Stripe's) notifications, and
+// a charge.refunded of it as a function of the charge's running total.
+func runningTotals(t *testing.T, h *harness, domain string) (model.SiteID, func(total int) []byte) {
+	t.Helper()
+	site, err := h.app.Accounts.CreateSite(context.Background(), accounts.NewSite{OwnerEmail: h.email, Domain: domain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.app.Accounts.SetProviderSecret(context.Background(), site.ID, "provider_a", webhookSecrets["provider_a"]); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Set(time.Now().UTC().Truncate(time.Second))
+	body := fixture(t, "provider_a", "charge.refunded.json")
+	if !bytes.Contains(body, []byte(`"amount_refunded": 1000`)) {
+		t.Fatal("the fixture holds no amount_refunded of 1000")
+	}
+	return site.ID, func(total int) []byte {
+		return bytes.Replace(body, []byte(`"amount_refunded": 1000`), []byte(`"amount_refunded": `+strconv.Itoa(total)), 1)
+	}
+}
+
+// refundedOf is the sum of the refunds a site's ledger holds.
+func refundedOf(t *testing.T, h *harness, site model.SiteID) int64 {
+	t.Helper()
+	var refunded int64
+	if err := h.app.PG.QueryRow(context.Background(), "SELECT coalesce(sum(amount), 0) FROM payments WHERE site_id = $1 AND kind = 'refund'",
+		string(site)).Scan(&refunded); err != nil {
+		t.Fatal(err)
+	}
+	return refunded
+}
+
 // A running total of refunds (a charge's amount_refunded, when the payload
 // lists no refunds) is counted once even when tally never saw the payment:
 // 3.00, then 8.00 in all, and 8.00 again, are refunds of 8.00.
 func TestRunningRefundTotalOfAnUnseenPayment(t *testing.T) {
 	h := newHarness(t)
-	ctx := context.Background()
-	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "refunds.example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.app.Accounts.SetProviderSecret(ctx, site.ID, "provider_a", webhookSecrets["provider_a"]); err != nil {
-		t.Fatal(err)
-	}
-	h.clock.Set(time.Now().UTC().Truncate(time.Second))
-	body := fixture(t, "provider_a", "charge.refunded.json")
-	for _, total := range []string{"300", "800", "800"} {
-		b := bytes.Replace(body, []byte(`"amount_refunded": 1000`), []byte(`"amount_refunded": `+total), 1)
-		if bytes.Equal(b, body) {
-			t.Fatal("the fixture holds no amount_refunded of 1000")
-		}
-		status, res := postWebhook(t, h, "provider_a", string(site.ID), b,
+	site, charge := runningTotals(t, h, "refunds.example.com")
+	for _, total := range []int{300, 800, 800} {
+		b := charge(total)
+		status, res := postWebhook(t, h, "provider_a", string(site), b,
 			webhookSigners["provider_a"](webhookSecrets["provider_a"], b, h.clock.Now()))
 		if status != 200 || !res.Received {
-			t.Fatalf("refunded %s in all: %d %+v", total, status, res)
+			t.Fatalf("refunded %d in all: %d %+v", total, status, res)
 		}
 	}
-	var refunded int64
-	if err := h.app.PG.QueryRow(ctx, "SELECT coalesce(sum(amount), 0) FROM payments WHERE site_id = $1 AND kind = 'refund'",
-		string(site.ID)).Scan(&refunded); err != nil || refunded != 800 {
-		t.Errorf("refunds recorded: %d (%v), want 800", refunded, err)
+	if refunded := refundedOf(t, h, site); refunded != 800 {
+		t.Errorf("refunds recorded: %d, want 800", refunded)
 	}
 }
 
@@ -300,30 +318,19 @@ func TestRunningRefundTotalOfAnUnseenPayment(t *testing.T) {
 // the refunds add up to the largest total, whatever the order.
 func TestRunningRefundTotalsAtOnce(t *testing.T) {
 	h := newHarness(t)
-	ctx := context.Background()
-	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "refunds-at-once.example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.app.Accounts.SetProviderSecret(ctx, site.ID, "provider_a", webhookSecrets["provider_a"]); err != nil {
-		t.Fatal(err)
-	}
-	h.clock.Set(time.Now().UTC().Truncate(time.Second))
-	body := fixture(t, "provider_a", "charge.refunded.json")
+	site, charge := runningTotals(t, h, "refunds-at-once.example.com")
 	var wg sync.WaitGroup
 	for total := 100; total <= 1000; total += 100 {
-		b := bytes.Replace(body, []byte(`"amount_refunded": 1000`), []byte(`"amount_refunded": `+strconv.Itoa(total)), 1)
+		b := charge(total)
 		header := webhookSigners["provider_a"](webhookSecrets["provider_a"], b, h.clock.Now())
 		wg.Go(func() {
-			if status, res := postWebhook(t, h, "provider_a", string(site.ID), b, header); status != 200 || !res.Received {
+			if status, res := postWebhook(t, h, "provider_a", string(site), b, header); status != 200 || !res.Received {
 				t.Errorf("refunded %d in all: %d %+v", total, status, res)
 			}
 		})
 	}
 	wg.Wait()
-	var refunded int64
-	if err := h.app.PG.QueryRow(ctx, "SELECT coalesce(sum(amount), 0) FROM payments WHERE site_id = $1 AND kind = 'refund'",
-		string(site.ID)).Scan(&refunded); err != nil || refunded != 1000 {
-		t.Errorf("refunds recorded: %d (%v), want 1000, the largest running total", refunded, err)
+	if refunded := refundedOf(t, h, site); refunded != 1000 {
+		t.Errorf("refunds recorded: %d, want 1000, the largest running total", refunded)
 	}
 }
