@@ -52,7 +52,8 @@ var exportScenario = []exportEvent{
 	// May 1 00:00 in New York, the first second of the range
 	{name: "landing", at: "2026-05-01 04:00:00", visitor: "alice", ua: 0, ip: "81.2.69.10",
 		url: "https://example.com/landing?utm_source=acme-mail&utm_medium=email&utm_campaign=spring%2C%20%22big%22&utm_content=hero&utm_term=web%20analytics"},
-	{name: "signup", at: "2026-05-01 04:01:30", visitor: "alice", ua: 0, ip: "81.2.69.10", url: "https://example.com/signup",
+	// on the site's app subdomain, in the same visit
+	{name: "signup", at: "2026-05-01 04:01:30", visitor: "alice", ua: 0, ip: "81.2.69.10", url: "https://app.example.com/signup",
 		event: "Signup", props: map[string]any{"plan": `=HYPERLINK("http://x")`, "seats": 3, "trial": true},
 		revenue: &api.Revenue{Amount: "49.99", Currency: "USD"}},
 	{name: "blog", at: "2026-05-02 16:00:00", visitor: "bob", ua: 1, ip: "216.160.83.5", url: "https://example.com/blog/a,b",
@@ -128,7 +129,8 @@ func wantExported() map[string]api.ExportedEvent {
 	}
 	amount, currency := int64(4999), "USD"
 	// alice's visit: a UTM campaign, London, Chrome on Windows; every event
-	// of a visit carries the visit's source
+	// of a visit carries the visit's source and referrer, and the host name
+	// it happened on
 	alice := api.ExportedEvent{Hostname: "example.com", Source: "acme-mail", SourceType: "referral",
 		UTMSource: "acme-mail", UTMMedium: "email", UTMCampaign: `spring, "big"`, UTMContent: "hero", UTMTerm: "web analytics",
 		Device: "Desktop", Browser: "Chrome", BrowserVersion: "121.0", OS: "Windows", OSVersion: "10",
@@ -136,6 +138,7 @@ func wantExported() map[string]api.ExportedEvent {
 	landing, signup := alice, alice
 	landing.Timestamp, landing.Name, landing.Pathname = at("2026-05-01 04:00:00"), "pageview", "/landing"
 	signup.Timestamp, signup.Name, signup.Pathname = at("2026-05-01 04:01:30"), "Signup", "/signup"
+	signup.Hostname = "app.example.com"
 	signup.Props = map[string]string{"plan": `=HYPERLINK("http://x")`, "seats": "3", "trial": "true"}
 	signup.RevenueAmount, signup.RevenueCurrency = &amount, &currency
 	// bob's: from Twitter, Milton, Safari on an iPhone

@@ -16,6 +16,8 @@ type ExportedEvent struct {
 	// Name is "pageview" or the custom event's name.
 	Name     string `json:"name"`
 	Pathname string `json:"pathname"`
+	// Hostname is the host the event happened on (without "www."): the
+	// event's own, where the visit's other fields are the visit's.
 	Hostname string `json:"hostname"`
 	// Referrer is the referring page (host and path, no query string) of
 	// the visit; empty for direct visits and internal navigation.

@@ -67,12 +67,15 @@ type Assigned struct {
 	TimeOnPrev uint32
 }
 
-// Apply gives row (the event it was computed for) its session.
+// Apply gives row (the event it was computed for) its session: the
+// session's attribution, but for the host name the event happened on.
 func (a Assigned) Apply(row *model.EventRow) {
 	if a.SessionID == 0 {
 		return
 	}
+	host := row.Attribution.Hostname
 	row.SessionID, row.Attribution = a.SessionID, *a.Attribution
+	row.Attribution.Hostname = host
 	row.PrevPathname, row.TimeOnPrev = a.PrevPath, a.TimeOnPrev
 }
 
