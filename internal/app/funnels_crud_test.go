@@ -171,9 +171,12 @@ func TestFunnelValidation(t *testing.T) {
 		`{"site_id":"` + site + `","name":"x","steps":"no"}`:                                                       "steps",
 		`{"site_id":"` + site + `","name":"x","steps":[],"window_seconds":"60"}`:                                   "window_seconds",
 		`{"site_id":"` + site + `","name":"x","steps":[{"type":"custom_event","event_name":"e","props":{"n":3}}]}`: "steps.0.props.n",
+		`{"site_id":"` + site + `","name":"x","steps":[{"type":"pageview","page_path":"/a"},` +
+			`{"type":"custom_event","event_name":"e","props":{"plan":"pro","n":[3]}}]}`: "steps.1.props.n",
+		`{"site_id":"` + site + `","name":"x","steps":[{"type":"pageview","page_path":"/a"},{"type":7}]}`: "steps.1.type",
 	} {
 		status, e := post(t, h, "/api/v1/funnels", h.key, body)
-		if status != 400 || e.Error.Code != "invalid_request" || !strings.HasPrefix(e.Error.Field, strings.Split(field, ".")[0]) {
+		if status != 400 || e.Error.Code != "invalid_request" || e.Error.Field != field {
 			t.Errorf("%s: %d %+v, want 400 naming %s", body, status, e.Error, field)
 		}
 	}

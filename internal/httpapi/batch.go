@@ -126,7 +126,7 @@ func decodeEvent(raw json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		return jsonError(raw, err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -104,7 +105,7 @@ func decodeBody(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		return jsonError(body, err)
 	}
 	// (dec.More would take a stray ] or } for the end of a list)
 	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
@@ -145,10 +146,15 @@ func twice(body []byte, key string) bool {
 	return false
 }
 
-func jsonError(err error) error {
+func jsonError(body []byte, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
 		field := jsonPath(typeErr.Field)
+		// a type's own decoder reports offsets of its value alone: the
+		// path found at the offset must hold the fields named
+		if path, ok := valuePath(body, typeErr.Offset); ok && names(path, field) {
+			field = path
+		}
 		if field == "" {
 			return errs.E(errs.Invalid, "invalid_request", "request body must be a JSON object")
 		}
@@ -159,6 +165,85 @@ func jsonError(err error) error {
 		return e
 	}
 	return errs.E(errs.Invalid, "invalid_request", "request body is not valid JSON")
+}
+
+// valuePath is the path (keys and array indexes, joined by dots:
+// steps.1.props.plan) of the value of body that ends at offset, where
+// encoding/json reports a value of the wrong type: its own path names no
+// array index or map key. ok is false when no value ends there.
+func valuePath(body []byte, offset int64) (path string, ok bool) {
+	type level struct {
+		array   bool
+		index   int
+		key     string
+		wantKey bool
+	}
+	var stack []level
+	name := func() string {
+		parts := make([]string, len(stack))
+		for i, l := range stack {
+			if l.array {
+				parts[i] = strconv.Itoa(l.index)
+			} else {
+				parts[i] = l.key
+			}
+		}
+		return strings.Join(parts, ".")
+	}
+	done := func() { // a value of the innermost level is read
+		if n := len(stack); n > 0 {
+			if stack[n-1].array {
+				stack[n-1].index++
+			} else {
+				stack[n-1].wantKey = true
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].wantKey {
+			if key, isKey := tok.(string); isKey {
+				stack[n-1].key, stack[n-1].wantKey = key, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			done()
+			continue
+		}
+		if dec.InputOffset() >= offset {
+			return name(), true
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, level{wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, level{array: true})
+		default:
+			done()
+		}
+	}
+}
+
+// names reports whether the dotted path holds every part of field, in order.
+func names(path, field string) bool {
+	if field == "" {
+		return true
+	}
+	parts := strings.Split(field, ".")
+	for _, p := range strings.Split(path, ".") {
+		if len(parts) > 0 && p == parts[0] {
+			parts = parts[1:]
+		}
+	}
+	return len(parts) == 0
 }
 
 // jsonPath drops the names of embedded Go structs (PageviewRequest.site_id
