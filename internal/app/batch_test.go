@@ -160,3 +160,30 @@ func postRaw(t *testing.T, h *harness, path, token, body string) (int, string) {
 	data, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(data)
 }
+
+// An event of a batch without an event_name is a pageview: it keeps its
+// props (as the tracker's pageviews do), and revenue on it is refused, as it
+// is on any pageview, rather than dropped.
+func TestBatchPageviewProps(t *testing.T) {
+	h := newHarness(t)
+	pv := api.CustomEventRequest{PageviewRequest: api.PageviewRequest{SiteID: string(h.siteID), URL: "https://example.com/a",
+		UserAgent: chromeUA, VisitorID: "v1"}, Props: map[string]any{"author": "ann", "words": 1200}}
+	paid := pv
+	paid.Props, paid.Revenue = nil, &api.Revenue{Amount: "5.00", Currency: "EUR"}
+	res, err := h.client(h.key).Batch(context.Background(), []api.CustomEventRequest{pv, paid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Accepted != 1 || res.Rejected != 1 {
+		t.Fatalf("accepted %d, rejected %d, want 1 and 1: %+v", res.Accepted, res.Rejected, res)
+	}
+	if e := res.Results[1].Error; e == nil || e.Code != "invalid_request" || e.Field != "events[1].revenue" {
+		t.Errorf("revenue on a pageview: %+v, want invalid_request on events[1].revenue", e)
+	}
+	h.waitCount(1, "SELECT count() FROM events")
+	if n := h.count("SELECT count() FROM events WHERE event_id = ? AND name = 'pageview' AND "+
+		"props_values[indexOf(props_keys, 'author')] = 'ann' AND props_values[indexOf(props_keys, 'words')] = '1200'",
+		res.Results[0].EventID); n != 1 {
+		t.Errorf("the pageview is not stored with its two props")
+	}
+}

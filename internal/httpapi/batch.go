@@ -71,9 +71,12 @@ func (s *Server) batch(c echo.Context) error {
 			s.deps.Ingest.RefusedRequest(&p, bodySites(raws[i], false), decodeErrs[i])
 			continue
 		}
+		// a pageview keeps its props, as the tracker's do; its revenue is
+		// refused, as it is anywhere
 		in := pageviewInput(req.PageviewRequest)
+		in.Props, in.Revenue = req.Props, revenueInput(req.Revenue)
 		if req.EventName != "" {
-			in.Pageview, in.EventName, in.Props, in.Revenue = false, req.EventName, req.Props, revenueInput(req.Revenue)
+			in.Pageview, in.EventName = false, req.EventName
 		}
 		ins = append(ins, in)
 		index = append(index, i)
