@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tally-analytics/tally/internal/ingest/geo"
 	"github.com/tally-analytics/tally/internal/ingest/referrer"
@@ -53,6 +54,11 @@ func (e *Enricher) page(d *draft) {
 	u := d.ev.url
 	d.attr.Hostname = strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
 	d.pathname = u.Path
+	if !utf8.ValidString(d.pathname) {
+		// percent-encoded bytes that are no UTF-8 (a Latin-1 "%E9") stay
+		// encoded: text that every report and export can carry as it is
+		d.pathname = u.EscapedPath()
+	}
 	if d.pathname == "" {
 		d.pathname = "/"
 	}

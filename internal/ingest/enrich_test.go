@@ -104,6 +104,19 @@ func TestEnrich(t *testing.T) {
 			want:     model.Attribution{Hostname: "example.com", Referrer: "some-blog.dev/post/1", ReferrerSource: "some-blog.dev", SourceType: "referral"},
 		},
 		{
+			name:     "percent-encoded bytes that are no UTF-8 stay encoded",
+			ev:       event{url: mustURL("https://example.com/caf%E9/men%C3%BC?utm_source=caf%E9&utm_campaign=men%C3%BC")},
+			wantPath: "/caf%E9/men%C3%BC",
+			want: model.Attribution{Hostname: "example.com", ReferrerSource: "caf%E9", SourceType: "referral",
+				UTMSource: "caf%E9", UTMCampaign: "menü"},
+		},
+		{
+			name:     "percent-encoded UTF-8 is decoded",
+			ev:       event{url: mustURL("https://example.com/men%C3%BC")},
+			wantPath: "/menü",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
 			name:    "bot",
 			ev:      event{url: mustURL("https://example.com/"), userAgent: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"},
 			wantBot: true,

@@ -129,6 +129,9 @@ func readParams(raw string, out *[len(queryParams)]string) {
 			continue
 		}
 		if value, err := url.QueryUnescape(v); err == nil {
+			if !utf8.ValidString(value) {
+				value = v // as the path: bytes that are no UTF-8 stay encoded
+			}
 			out[i], found[i] = value, true
 		}
 	}
