@@ -382,8 +382,8 @@ func wholeUnits(from, to time.Time, grain time.Duration) (units [2]time.Time, ed
 	return [2]time.Time{first, last}, edges, true
 }
 
-// alignedDays reports whether every midnight of zone within (first, last)
-// starts a unit of grain, so that no unit straddles two of its days.
+// alignedDays reports whether every start of a day of zone within (first,
+// last) starts a unit of grain, so that no unit straddles two of its days.
 func alignedDays(zone string, first, last time.Time, grain time.Duration) bool {
 	loc, err := LoadLocation(zone)
 	if err != nil {
@@ -391,7 +391,11 @@ func alignedDays(zone string, first, last time.Time, grain time.Duration) bool {
 	}
 	g := int64(grain / time.Second)
 	d := first.In(loc)
-	for m := time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc); m.Before(last); m = time.Date(m.Year(), m.Month(), m.Day()+1, 0, 0, 0, 0, loc) {
+	for n := 1; ; n++ {
+		m := startOfDay(d.Year(), d.Month(), d.Day()+n, loc)
+		if !m.Before(last) {
+			break
+		}
 		if m.Unix()%g != 0 {
 			return false
 		}

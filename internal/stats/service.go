@@ -238,11 +238,32 @@ func (sc scope) span() Range {
 }
 
 // bounds turns inclusive dates into the UTC instants [first 00:00, last+1 00:00)
-// of the scope's time zone.
+// of the scope's time zone (a day whose midnight a clock change skips starts
+// at that change).
 func (sc scope) bounds(first, last time.Time) (time.Time, time.Time) {
-	start := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, sc.loc)
-	end := time.Date(last.Year(), last.Month(), last.Day()+1, 0, 0, 0, 0, sc.loc)
+	start := startOfDay(first.Year(), first.Month(), first.Day(), sc.loc)
+	end := startOfDay(last.Year(), last.Month(), last.Day()+1, sc.loc)
 	return start.UTC(), end.UTC()
+}
+
+// startOfDay is the first instant of the day y-m-d in loc: its midnight, or,
+// when a clock change skips midnight, the transition that starts the day
+// (time.Date then normalises to the previous day's last hour).
+func startOfDay(y int, m time.Month, d int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	want := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 4; i++ {
+		ty, tm, td := t.Date()
+		if !time.Date(ty, tm, td, 0, 0, 0, 0, time.UTC).Before(want) {
+			break
+		}
+		_, end := t.ZoneBounds()
+		if end.IsZero() {
+			break
+		}
+		t = end
+	}
+	return t
 }
 
 // sampleRate decides whether the range is large enough to sample, and which
