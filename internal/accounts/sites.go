@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"time"
 
 	"github.com/bojanz/currency"
 	"golang.org/x/net/idna"
@@ -49,7 +48,7 @@ func ValidateSite(domain, timezone, baseCurrency string) (model.Site, error) {
 	if timezone == "" {
 		timezone = "UTC"
 	}
-	if _, err := time.LoadLocation(timezone); err != nil || timezone == "Local" {
+	if _, err := model.LoadZone(timezone); err != nil {
 		return model.Site{}, errs.InvalidField("timezone", "must be an IANA time zone such as Europe/Berlin")
 	}
 	cur := strings.ToUpper(strings.TrimSpace(baseCurrency))

@@ -40,6 +40,8 @@ func TestSitesAPI(t *testing.T) {
 		"no domain":     {api.SiteRequest{}, "domain"},
 		"url as domain": {api.SiteRequest{Domain: "https://x.com/a"}, "domain"},
 		"bad timezone":  {api.SiteRequest{Domain: "x.com", Timezone: "Moon/Base"}, "timezone"},
+		"server's zone": {api.SiteRequest{Domain: "x.com", Timezone: "localtime"}, "timezone"},
+		"Factory zone":  {api.SiteRequest{Domain: "x.com", Timezone: "Factory"}, "timezone"},
 		"bad currency":  {api.SiteRequest{Domain: "x.com", BaseCurrency: "EURO"}, "base_currency"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -80,6 +80,8 @@ func TestStatsParameterErrors(t *testing.T) {
 		{"over five years", []string{"date_from", "2020-01-01", "date_to", "2026-01-02"}, 400, "invalid_date_range", "date_to"},
 		{"unknown timezone", []string{"timezone", "Mars/Olympus"}, 400, "invalid_request", "timezone"},
 		{"Local is no timezone", []string{"timezone", "Local"}, 400, "invalid_request", "timezone"},
+		{"the server's zone is no timezone", []string{"timezone", "localtime"}, 400, "invalid_request", "timezone"},
+		{"leap seconds are no timezone", []string{"timezone", "right/UTC"}, 400, "invalid_request", "timezone"},
 		{"empty utm_source", []string{"utm_source", ""}, 400, "invalid_request", "utm_source"},
 	}
 	for _, ep := range statsEndpoints {

@@ -244,12 +244,13 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 	return r, nil
 }
 
-// LoadLocation loads an IANA time zone; "Local" is not one.
+// LoadLocation loads an IANA time zone (model.LoadZone).
 func LoadLocation(name string) (*time.Location, error) {
-	if name == "Local" || name == "" {
+	loc, err := model.LoadZone(name)
+	if err != nil {
 		return nil, errs.InvalidField("timezone", "must be an IANA time zone")
 	}
-	return time.LoadLocation(name)
+	return loc, nil
 }
 
 func parseDate(v url.Values, name string) (time.Time, error) {

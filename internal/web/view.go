@@ -43,7 +43,7 @@ var filterLabels = map[string]string{
 // parseView reads the view from a dashboard URL; a bad parameter is a 400.
 func parseView(q url.Values, site model.Site, now time.Time) (view, error) {
 	v := view{Site: site, Range: q.Get("range"), Compare: q.Get("compare") == "1"}
-	loc, err := time.LoadLocation(site.Timezone)
+	loc, err := model.LoadZone(site.Timezone)
 	if err != nil {
 		loc = time.UTC
 	}
