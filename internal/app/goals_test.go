@@ -121,6 +121,9 @@ func TestGoalPermissions(t *testing.T) {
 	ro := h.client(readOnly.Secret)
 	_, err = ro.CreateGoal(ctx, newGoal)
 	wantError(t, err, http.StatusForbidden, "forbidden", "")
+	// without the scope, what the body holds does not matter
+	_, err = ro.CreateGoal(ctx, api.GoalRequest{SiteID: site, GoalType: "nonsense"})
+	wantError(t, err, http.StatusForbidden, "forbidden", "")
 	err = ro.DeleteGoal(ctx, blog.GoalID)
 	wantError(t, err, http.StatusForbidden, "forbidden", "")
 	if _, err := ro.Goals(ctx, site); err != nil {
@@ -131,6 +134,11 @@ func TestGoalPermissions(t *testing.T) {
 	wantError(t, err, http.StatusForbidden, "forbidden", "")
 	if _, err := wo.CreateGoal(ctx, newGoal); err != nil {
 		t.Errorf("goals:manage key creating a goal: %v", err)
+	}
+	// a site_id of spaces on update is no site_id: the goal stays where it is
+	if g, err := wo.UpdateGoal(ctx, blog.GoalID, api.GoalRequest{SiteID: "  ", GoalName: "Blog", GoalType: "pageview",
+		PagePath: "/blog/*"}); err != nil || g.SiteID != site {
+		t.Errorf("update with a site_id of spaces: %+v, %v", g, err)
 	}
 
 	v := h.client(viewer.Secret) // a viewer of our site

@@ -155,6 +155,9 @@ func (s *Service) writable(ctx context.Context, p auth.Principal, site model.Sit
 
 // Create adds a goal to a site.
 func (s *Service) Create(ctx context.Context, p auth.Principal, in Input) (model.Goal, error) {
+	if err := p.Require(model.ScopeGoalsManage); err != nil {
+		return model.Goal{}, err
+	}
 	g, err := validate(in)
 	if err != nil {
 		return model.Goal{}, err
@@ -236,7 +239,7 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id model.GoalID,
 	if err != nil {
 		return model.Goal{}, err
 	}
-	if in.SiteID == "" {
+	if strings.TrimSpace(in.SiteID) == "" {
 		in.SiteID = string(current.SiteID)
 	}
 	if model.SiteID(strings.TrimSpace(in.SiteID)) != current.SiteID {
