@@ -164,3 +164,25 @@ func TestTrackerIgnoresForwardedForByDefault(t *testing.T) {
 		t.Errorf("4th request with a made-up X-Forwarded-For: %d, want 429", last)
 	}
 }
+
+// The tracking script passes on what it finds in the browser: a page's own
+// session_id (not a checkout's), a long referrer, a visitor id another tool
+// left in storage. None of them costs the pageview: each such pageview is
+// accepted and stored, without what tally cannot use.
+func TestTrackerKeepsPageviewsWithOddContext(t *testing.T) {
+	h := newHarness(t)
+	site := string(h.siteID)
+	bodies := []string{
+		`"url":"https://example.com/welcome?session_id=a+b","checkout_session_id":"a b"`,
+		`"url":"https://example.com/welcome?session_id=` + strings.Repeat("x", 300) + `","checkout_session_id":"` + strings.Repeat("x", 300) + `"`,
+		`"url":"https://example.com/next","referrer":"https://example.com/search?q=` + strings.Repeat("a", 2100) + `"`,
+		`"url":"https://example.com/next","referrer":"not a url"`,
+		`"url":"https://example.com/next","visitor_id":"` + strings.Repeat("v", 200) + `"`,
+	}
+	for _, b := range bodies {
+		if resp := postE(t, h, `{"site_id":"`+site+`","event_name":"pageview",`+b+`}`); resp.StatusCode != http.StatusAccepted {
+			t.Errorf("pageview with %.80s…: %d, want 202", b, resp.StatusCode)
+		}
+	}
+	h.waitCount(int64(len(bodies)), "SELECT count() FROM events WHERE site_id = ?", site)
+}

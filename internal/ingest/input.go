@@ -25,12 +25,12 @@ const (
 	MaxPropKeyLen    = model.MaxPropKeyLen
 	MaxPropValueLen  = model.MaxPropValueLen
 	MaxEventNameLen  = 120
-	MaxURLLen        = 2048
+	MaxURLLen        = 8192 // a page URL with a long query string still counts
 	MaxUserAgentLen  = 512
 	MaxVisitorIDLen  = 128
 	MaxSiteIDLen     = 64
 	PageviewName     = model.PageviewName
-	maxReferrerLen   = 2048
+	maxReferrerLen   = 4096 // what browsers send at most
 	maxPathStoredLen = 1024
 )
 
@@ -163,12 +163,18 @@ func validate(in Input) (event, error) {
 	}
 	ev.url = u
 	readParams(u.RawQuery, &ev.params)
+	// What the tracking script passes on from the browser as it found it
+	// (the referrer, the visitor id it keeps, a checkout session id of the
+	// page's query) only adds to the event: one tally cannot use is dropped,
+	// not the event. A sender of the Events API is told.
 	if in.Referrer != "" {
 		r, err := url.Parse(in.Referrer)
-		if err != nil || len(in.Referrer) > maxReferrerLen || r.Host == "" || r.Scheme == "" {
-			return ev, errs.InvalidField("referrer", "must be an absolute URL")
+		switch {
+		case err == nil && len(in.Referrer) <= maxReferrerLen && r.Host != "" && r.Scheme != "":
+			ev.referrer = r
+		case !in.Browser:
+			return ev, errs.InvalidField("referrer", "must be an absolute URL of at most %d characters", maxReferrerLen)
 		}
-		ev.referrer = r
 	}
 	ev.userAgent = truncateUTF8(strings.TrimSpace(in.UserAgent), MaxUserAgentLen)
 	if in.IPAddress != "" {
@@ -179,7 +185,10 @@ func validate(in Input) (event, error) {
 		ev.ip = ip.Unmap()
 	}
 	if len(in.VisitorID) > MaxVisitorIDLen {
-		return ev, errs.InvalidField("visitor_id", "must be at most %d characters", MaxVisitorIDLen)
+		if !in.Browser {
+			return ev, errs.InvalidField("visitor_id", "must be at most %d characters", MaxVisitorIDLen)
+		}
+		ev.visitorID = ""
 	}
 	if in.Pageview {
 		ev.name = PageviewName
@@ -206,11 +215,10 @@ func validate(in Input) (event, error) {
 			return ev, err
 		}
 	}
-	if cs := strings.TrimSpace(in.CheckoutSession); cs != "" {
-		if !validCheckoutSession(cs) {
-			return ev, errs.InvalidField("checkout_session_id", "must be 1 to %d printable ASCII characters", maxCheckoutSessionLen)
-		}
+	if cs := strings.TrimSpace(in.CheckoutSession); validCheckoutSession(cs) {
 		ev.checkoutSession = cs
+	} else if cs != "" && !in.Browser {
+		return ev, errs.InvalidField("checkout_session_id", "must be 1 to %d printable ASCII characters", maxCheckoutSessionLen)
 	} else if cs := checkoutSessionOf(&ev); validCheckoutSession(cs) {
 		ev.checkoutSession = cs
 	}

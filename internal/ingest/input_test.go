@@ -32,8 +32,10 @@ func TestValidateRejects(t *testing.T) {
 		{"relative url", func() Input { in := base(); in.URL = "/pricing"; return in }(), "invalid_request", "url"},
 		{"ftp url", func() Input { in := base(); in.URL = "ftp://example.com/x"; return in }(), "invalid_request", "url"},
 		{"unparseable url", func() Input { in := base(); in.URL = "http://[::1"; return in }(), "invalid_request", "url"},
-		{"overlong url", func() Input { in := base(); in.URL = "https://e.com/" + strings.Repeat("a", 2048); return in }(), "invalid_request", "url"},
+		{"overlong url", func() Input { in := base(); in.URL = "https://e.com/" + strings.Repeat("a", 8192); return in }(), "invalid_request", "url"},
 		{"relative referrer", func() Input { in := base(); in.Referrer = "google"; return in }(), "invalid_request", "referrer"},
+		{"overlong referrer", func() Input { in := base(); in.Referrer = "https://e.com/?q=" + strings.Repeat("a", 4096); return in }(), "invalid_request", "referrer"},
+		{"bad checkout session", func() Input { in := base(); in.CheckoutSession = "a b"; return in }(), "invalid_request", "checkout_session_id"},
 		{"bad ip", func() Input { in := base(); in.IPAddress = "300.1.1.1"; return in }(), "invalid_request", "ip_address"},
 		{"overlong visitor", func() Input { in := base(); in.VisitorID = strings.Repeat("v", 129); return in }(), "invalid_request", "visitor_id"},
 		{"missing event name", func() Input { in := custom(); in.EventName = ""; return in }(), "invalid_request", "event_name"},
@@ -59,6 +61,33 @@ func TestValidateRejects(t *testing.T) {
 				t.Errorf("got kind %v code %q field %q, want invalid %q field %q", e.Kind, e.Code, e.Field, tt.code, tt.field)
 			}
 		})
+	}
+}
+
+// What the tracking script passes on from the browser as it found it only
+// adds to an event: what tally cannot use is dropped, and the event counts.
+func TestBrowserContextIsBestEffort(t *testing.T) {
+	long := "https://example.com/search?q=" + strings.Repeat("a", 4096)
+	for name, in := range map[string]Input{
+		"a referrer longer than browsers send": {Referrer: long},
+		"a referrer that is no URL":            {Referrer: "not a url"},
+		"a stored visitor id too long":         {VisitorID: strings.Repeat("v", 129)},
+		"the page's session_id with a space":   {CheckoutSession: "a b"},
+		"the page's session_id too long":       {CheckoutSession: strings.Repeat("x", 256)},
+	} {
+		in.Pageview, in.Browser, in.SiteID, in.URL = true, true, "site1", "https://example.com/welcome"
+		ev, err := validate(in)
+		if err != nil {
+			t.Errorf("%s: %v, want the event", name, err)
+			continue
+		}
+		if ev.referrer != nil || ev.visitorID != "" || ev.checkoutSession != "" {
+			t.Errorf("%s: kept referrer %v, visitor %q, checkout session %q", name, ev.referrer, ev.visitorID, ev.checkoutSession)
+		}
+	}
+	// a long page URL counts too
+	if _, err := validate(Input{Pageview: true, SiteID: "site1", URL: "https://example.com/?" + strings.Repeat("q", 4000)}); err != nil {
+		t.Errorf("a page URL of 4,000 characters: %v", err)
 	}
 }
 
