@@ -152,6 +152,9 @@ func TestDashboardFunnels(t *testing.T) {
 	if page := w.expect(http.MethodPost, edit, upd, http.StatusBadRequest); !strings.Contains(page, "Window: ") || !strings.Contains(page, `value="Renamed"`) {
 		t.Errorf("refused edit:\n%.3000s", page)
 	}
+	// minutes whose seconds would wrap round into an hour are refused too
+	upd.Set("window_minutes", "4611686018427387964")
+	w.expect(http.MethodPost, edit, upd, http.StatusBadRequest)
 	upd.Set("window_minutes", "120")
 	w.expect(http.MethodPost, edit, upd, http.StatusSeeOther)
 	if got, err := h.client(h.key).Funnel(ctx, f.FunnelID); err != nil || got.Name != "Renamed" || len(got.Steps) != 3 || got.WindowSeconds != 7200 {

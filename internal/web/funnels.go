@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -142,6 +143,9 @@ func funnelInput(c echo.Context) (funnels.Input, error) {
 			return in, errs.InvalidField("window_seconds", "the window is a whole number of minutes")
 		}
 		seconds := minutes * 60
+		if seconds/60 != minutes { // beyond any window, and not to wrap round into one
+			seconds = math.MaxInt64
+		}
 		in.WindowSeconds = &seconds
 	}
 	for i := range funnelSlots {
