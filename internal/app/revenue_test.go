@@ -217,19 +217,65 @@ func TestCurrencyConversion(t *testing.T) {
 // waitRevenue polls the revenue report until its revenue total is want.
 func waitRevenue(t *testing.T, h *harness, p client.StatsParams, want int64) {
 	t.Helper()
+	waitTotals(t, h, p, "revenue", func(tot api.RevenueTotals) int64 { return tot.Revenue }, want)
+}
+
+// waitTotals polls the revenue report until the figure of its totals is want.
+func waitTotals(t *testing.T, h *harness, p client.StatsParams, name string, figure func(api.RevenueTotals) int64, want int64) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		rep, err := h.client(h.key).Revenue(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Data.Totals.Revenue == want {
+		got := figure(rep.Data.Totals.RevenueTotals)
+		if got == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("revenue total %d, want %d", rep.Data.Totals.Revenue, want)
+			t.Fatalf("%s total %d, want %d", name, got, want)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A refund of a payment tally holds is the payment's, attribution and
+// all, even when the payment has none: a visit the buyer made after paying
+// does not take the refund. Payment of 30.00 at 09:00 by a visitor never
+// seen before (unattributed), a visit from Google at 10:00, a refund of
+// 10.00 the next day: one row, Unattributed, 30.00 - 10.00.
+func TestRefundOfAnUnattributedPayment(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	c := h.client(h.key)
+	site := string(h.siteID)
+	h.clock.Set(time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC))
+	pay := payment(site, "3000", "USD")
+	pay.VisitorID, pay.TransactionID = "vid-r", "ord-r"
+	if _, err := c.Payment(ctx, pay); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Set(time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC))
+	if _, err := c.Pageview(ctx, api.PageviewRequest{SiteID: site, URL: "https://example.com/", Referrer: "https://www.google.com/",
+		UserAgent: chromeUA, VisitorID: "vid-r"}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitCount(1, "SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", site)
+	h.clock.Set(time.Date(2026, 7, 2, 12, 0, 0, 0, time.UTC))
+	refund := payment(site, "1000", "USD")
+	refund.VisitorID, refund.TransactionID, refund.Type = "vid-r", "ord-r", "refund"
+	if _, err := c.Payment(ctx, refund); err != nil {
+		t.Fatal(err)
+	}
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-07-01", DateTo: "2026-07-02", Timezone: "UTC"}
+	waitTotals(t, h, p, "refund count", func(tot api.RevenueTotals) int64 { return tot.RefundCount }, 1)
+	got, err := c.RevenueBy(ctx, p, "source", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]revenueCells{{"Unattributed", 3000, 1000, 2000, 1, 1, 1}}, cells(got.Data.Breakdown)); diff != "" {
+		t.Errorf("revenue by source (-want +got):\n%s", diff)
 	}
 }
 

@@ -128,17 +128,18 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 	}
 	var err error
 	var settle func(p *model.Payment, refunded int64) error
+	linked := false // a refund of a payment tally has: its visitor and attribution are the payment's, even none
 	if in.Kind == model.KindRefund && in.RefundOf != "" {
-		if settle, err = s.linkRefund(ctx, &p, in); err != nil {
+		if settle, linked, err = s.linkRefund(ctx, &p, in); err != nil {
 			return Recorded{}, err
 		}
 	}
-	if p.VisitorID == 0 {
+	if p.VisitorID == 0 && !linked {
 		if p.VisitorID, err = s.visitor(ctx, in); err != nil {
 			return Recorded{}, err
 		}
 	}
-	if p.Attribution == nil && p.VisitorID != 0 {
+	if p.Attribution == nil && p.VisitorID != 0 && !linked {
 		if p.Attribution, err = s.attribute(ctx, in.Site.ID, p.VisitorID, p.OccurredAt, in.Hint); err != nil {
 			return Recorded{}, err
 		}
@@ -190,27 +191,27 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 // recorded of its payment.
 var errNothingNew = errors.New("the refund adds nothing to those recorded")
 
-// linkRefund finds the refunded payment; the refund inherits its visitor and
-// attribution. A refund keeps the provider's id of its payment, so that a
+// linkRefund finds the refunded payment (found: tally has it); the refund
+// inherits its visitor and attribution, none when it has none. A refund keeps the provider's id of its payment, so that a
 // running total is counted once even when tally never saw the payment. When
 // what is refunded already matters, linkRefund returns settle, which the
 // ledger calls with that sum: a cumulative amount becomes this refund's
 // share, and a refund sent through the payments API is checked against its
 // payment (a provider's is the provider's word): in its currency, and no
 // more than is left of it.
-func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming) (settle func(p *model.Payment, refunded int64) error, err error) {
+func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming) (settle func(p *model.Payment, refunded int64) error, found bool, err error) {
 	p.PaymentRef = in.RefundOf
 	paid, err := s.ledger.PaymentByRef(ctx, in.Site.ID, in.Provider, in.RefundOf)
-	found := err == nil
+	found = err == nil
 	if err != nil && !errors.Is(err, errs.ErrNotFound) {
-		return nil, fmt.Errorf("revenue: link refund: %w", err)
+		return nil, false, fmt.Errorf("revenue: link refund: %w", err)
 	}
 	if found {
 		p.RefundOf, p.VisitorID, p.Attribution = paid.ID, paid.VisitorID, paid.Attribution
 	}
 	checked := found && in.Provider == model.ProviderAPI
 	if !in.CumulativeRefund && !checked {
-		return nil, nil
+		return nil, found, nil
 	}
 	return func(p *model.Payment, refunded int64) error {
 		if in.CumulativeRefund {
@@ -226,7 +227,7 @@ func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming)
 			return errs.InvalidField("amount", "more than is left to refund of the payment (%s)", money.Format(left, paid.Currency))
 		}
 		return nil
-	}, nil
+	}, found, nil
 }
 
 // visitor finds the paying visitor from what the payment carries.
