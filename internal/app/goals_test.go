@@ -268,3 +268,50 @@ func TestConversions(t *testing.T) {
 		t.Errorf("missing date_to: %d %+v", status, e)
 	}
 }
+
+// A goal's change_percent compares its rates as they are, not as rounded
+// for show. June 6–7: 6 visitors, 1 signup (16.67 %, shown 16.7); June 8–9:
+// 3 visitors, 1 signup (33.33 %, shown 33.3). The rate doubled: +100 %, not
+// the (33.3 - 16.7) / 16.7 = +99.4 % of the rounded rates.
+func TestGoalChangeFromExactRates(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	c := h.client(h.key)
+	site := string(h.siteID)
+	sent := 0
+	send := func(day, second int, visitor, event string) {
+		t.Helper()
+		h.clock.Set(time.Date(2026, 6, day, 10, 0, second, 0, time.UTC))
+		req := api.PageviewRequest{SiteID: site, URL: "https://example.com/", UserAgent: chromeUA, VisitorID: visitor}
+		var err error
+		if event != "" {
+			_, err = c.CustomEvent(ctx, api.CustomEventRequest{PageviewRequest: req, EventName: event})
+		} else {
+			_, err = c.Pageview(ctx, req)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent++
+	}
+	for i, v := range []string{"p1", "p2", "p3", "p4", "p5", "p6"} {
+		send(6, i, v, "")
+	}
+	send(6, 10, "p1", "signup")
+	for i, v := range []string{"c1", "c2", "c3"} {
+		send(8, i, v, "")
+	}
+	send(8, 10, "c1", "signup")
+	h.waitCount(int64(sent), "SELECT count() FROM events WHERE site_id = ?", site)
+	if _, err := c.CreateGoal(ctx, api.GoalRequest{SiteID: site, GoalName: "Signup", GoalType: "custom_event", EventName: "signup"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Conversions(ctx, client.StatsParams{SiteID: site, DateFrom: "2026-06-08", DateTo: "2026-06-09", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := res.Data[0]
+	if g.ConversionRate != 33.3 || g.PreviousPeriodRate != 16.7 || g.ChangePercent == nil || *g.ChangePercent != 100 {
+		t.Errorf("rate %v, previous %v, change %v; want 33.3, 16.7 and +100", g.ConversionRate, g.PreviousPeriodRate, g.ChangePercent)
+	}
+}

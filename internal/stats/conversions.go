@@ -45,9 +45,11 @@ func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) 
 	res.Goals = make([]GoalConversion, len(goals))
 	for i, g := range goals {
 		completions, converters := cur.completions[i], cur.converters[i]
-		rate, prevRate := percent(completions, cur.visitors), percent(prev.completions[i], prev.visitors)
-		res.Goals[i] = GoalConversion{Goal: g, Completions: count(completions), Converters: count(converters), Rate: rate,
-			VisitorRate: percent(converters, cur.visitors), PrevRate: prevRate, Change: percentChange(rate, prevRate)}
+		// the change compares the rates as they are, not as rounded for show
+		change := percentChange(ratio(completions, cur.visitors), ratio(prev.completions[i], prev.visitors))
+		res.Goals[i] = GoalConversion{Goal: g, Completions: count(completions), Converters: count(converters),
+			Rate: percent(completions, cur.visitors), VisitorRate: percent(converters, cur.visitors),
+			PrevRate: percent(prev.completions[i], prev.visitors), Change: change}
 	}
 	res.Meta, res.Visitors = sc.meta(), count(cur.visitors)
 	return res, nil
