@@ -554,8 +554,9 @@ func TestStatsScenario(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// only dave came with UTM parameters
-		want := []api.CampaignRow{{Value: "spring", Visitors: 1, Percentage: 100}}
+		// only dave came with UTM parameters: one visit of two pageviews
+		// (/landing, /pricing), no bounce
+		want := []api.CampaignRow{{Value: "spring", Visitors: 1, Percentage: 100, Pageviews: 2, BounceRate: 0}}
 		if diff := cmp.Diff(want, res.Data.Campaigns); diff != "" || res.Data.By != "utm_campaign" {
 			t.Errorf("campaigns by %s (-want +got):\n%s", res.Data.By, diff)
 		}

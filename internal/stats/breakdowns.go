@@ -32,12 +32,30 @@ func (s *Service) Sources(ctx context.Context, p auth.Principal, r Request) (Lis
 	return res, nil
 }
 
-// Campaigns lists the visitors who came with a UTM parameter, by its value
-// (utm_campaign unless the request names another).
+// Campaigns lists the visits that came with a UTM parameter, by its value
+// (utm_campaign unless the request names another): their visitors and
+// share of those visitors, pageviews and bounce rate, as the sources report
+// has them.
 func (s *Service) Campaigns(ctx context.Context, p auth.Principal, r Request) (Campaigns, error) {
+	res := Campaigns{By: r.UTMBy}
+	sc, err := s.resolve(ctx, p, r)
+	if err != nil {
+		return res, err
+	}
 	dim := UTMDimensions[r.UTMBy]
-	res, err := s.shares(ctx, p, r, []Dimension{dim}, func(dims []string) Share { return Share{Value: dims[0]} }, NotEq(dim, ""))
-	return Campaigns{List: res, By: r.UTMBy}, err
+	q := sc.query(Sessions, []Dimension{dim}, []Metric{Visitors, Pageviews, SessionCount, Bounces}, NotEq(dim, ""))
+	q.Order, q.Limit, q.WithTotals = []Order{ByMetric(Visitors), ByDimension(dim)}, maxRows, true
+	rows, total, err := s.rowsAndTotals(ctx, q)
+	if err != nil {
+		return res, err
+	}
+	res.Rows = make([]CampaignRow, len(rows))
+	for i, row := range rows {
+		res.Rows[i] = CampaignRow{Value: row.Dims[0], Visitors: count(row.Metrics[0]), Percentage: percent(row.Metrics[0], total[0]),
+			Pageviews: count(row.Metrics[1]), BounceRate: bounceRate(row.Metrics[2], row.Metrics[3])}
+	}
+	res.Meta = sc.meta()
+	return res, nil
 }
 
 // share is a visitors breakdown by one or two dimensions: each row with its

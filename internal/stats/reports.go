@@ -119,11 +119,20 @@ type Share struct {
 	Percentage  float64
 }
 
-// Campaigns is the campaigns report: visitors by the values of one UTM
+// Campaigns is the campaigns report: visits by the values of one UTM
 // parameter (By).
 type Campaigns struct {
-	List[Share]
+	List[CampaignRow]
 	By string
+}
+
+// CampaignRow is a row of the campaigns report: a UTM value, its visitors
+// and their share of the report's visitors, its pageviews and bounce rate.
+type CampaignRow struct {
+	Value               string
+	Visitors, Pageviews int64
+	Percentage          float64
+	BounceRate          float64
 }
 
 // EventRow is a row of the custom events report: how often the event

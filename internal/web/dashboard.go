@@ -267,10 +267,11 @@ func (s *Server) sourcesCard(c echo.Context, ctx context.Context, p auth.Princip
 		if err != nil {
 			return err
 		}
-		card.Columns = []string{card.tabLabel(), "Visitors", "Share"}
+		card.Columns = []string{card.tabLabel(), "Visitors", "Share", "Pageviews", "Bounce rate"}
 		for _, row := range head(res.Rows) {
 			card.Rows = append(card.Rows, cardRow{Label: row.Value, Link: v.link(tab, row.Value),
-				Cells: []cardCell{countCell("visitors", row.Visitors), pctCell("percentage", row.Percentage)}})
+				Cells: []cardCell{countCell("visitors", row.Visitors), pctCell("percentage", row.Percentage),
+					countCell("pageviews", row.Pageviews), pctCell("bounce_rate", row.BounceRate)}})
 		}
 		card.Empty = "No visits with UTM parameters in this range."
 		return s.renderTable(c, card)

@@ -7,8 +7,9 @@ import (
 
 // Campaigns is the body of GET /api/v1/stats/campaigns.
 func Campaigns(c stats.Campaigns) (res api.CampaignsResponse) {
-	list(c.List, &res.Data.Campaigns, &res.Meta, func(s stats.Share) api.CampaignRow {
-		return api.CampaignRow{Value: s.Value, Visitors: s.Visitors, Percentage: s.Percentage}
+	list(c.List, &res.Data.Campaigns, &res.Meta, func(r stats.CampaignRow) api.CampaignRow {
+		return api.CampaignRow{Value: r.Value, Visitors: r.Visitors, Percentage: r.Percentage, Pageviews: r.Pageviews,
+			BounceRate: r.BounceRate}
 	})
 	res.Data.By = c.By
 	return res

@@ -196,11 +196,15 @@ type CityRow struct {
 	Percentage float64 `json:"percentage"`
 }
 
-// CampaignRow is a row of the campaigns report: one value of the UTM parameter.
+// CampaignRow is a row of the campaigns report: one value of the UTM
+// parameter, its visitors and their share of the report's visitors, the
+// pageviews of those visits and their bounce rate.
 type CampaignRow struct {
 	Value      string  `json:"value"`
 	Visitors   int64   `json:"visitors"`
 	Percentage float64 `json:"percentage"`
+	Pageviews  int64   `json:"pageviews"`
+	BounceRate float64 `json:"bounce_rate"`
 }
 
 // CampaignsResponse is the body of GET /api/v1/stats/campaigns.
