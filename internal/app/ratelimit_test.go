@@ -201,6 +201,34 @@ func TestEventsAllowanceIsTheAccounts(t *testing.T) {
 	}
 }
 
+// A key that may not send events is refused (403) without spending the
+// account's Events allowance: a leaked read-only key cannot use it up.
+func TestReadOnlyKeySpendsNoEventsAllowance(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.FreeEventsPerHour = 5 }))
+	ctx := context.Background()
+	site, key := freeKey(t, h, "ro@example.com")
+	ro, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: "ro@example.com", Name: "read only",
+		Scopes: []model.Scope{model.ScopeStatsRead}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if resp := sendPageview(t, h.srv.URL, ro.Secret, site, i); resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("read-only key, event %d: %v, want 403", i+1, resp)
+		}
+	}
+	_, err = h.client(ro.Secret).Payment(ctx, api.PaymentRequest{SiteID: site, Amount: "500", Currency: "EUR"})
+	wantError(t, err, http.StatusForbidden, "forbidden", "")
+	_, err = h.client(ro.Secret).Batch(ctx, []api.CustomEventRequest{{PageviewRequest: api.PageviewRequest{SiteID: site,
+		URL: "https://example.com/"}}})
+	wantError(t, err, http.StatusForbidden, "forbidden", "")
+	for i := range 5 {
+		if resp := sendPageview(t, h.srv.URL, key, site, i); resp == nil || resp.StatusCode != http.StatusCreated {
+			t.Fatalf("the account's event %d of 5 after the read-only key's refusals: %v, want 201", i+1, resp)
+		}
+	}
+}
+
 // Spraying one password over many emails from one address is slowed too:
 // ten times the per-email attempts per address, whatever the emails.
 func TestLoginSprayLimited(t *testing.T) {

@@ -237,8 +237,20 @@ func callerKey(p auth.Principal) string {
 
 // limitEvents applies the Events API limit of the caller's plan.
 func (s *Server) limitEvents(next echo.HandlerFunc) echo.HandlerFunc {
-	return s.rateLimit(limitEventsName, s.eventsLimit)(next)
+	limited := s.rateLimit(limitEventsName, s.eventsLimit)(next)
+	return func(c echo.Context) error {
+		if !spendsEvents(principal(c)) {
+			return next(c) // refused further on, and not charged
+		}
+		return limited(c)
+	}
 }
+
+// spendsEvents reports whether p's requests count against the account's
+// Events API allowance: those of a credential that may send events. Another
+// key's requests are refused (403) without spending it, so a leaked
+// read-only key cannot use up the account's allowance.
+func spendsEvents(p auth.Principal) bool { return p.Can(model.ScopeEventsWrite) }
 
 // eventsLimit is the key and limit of the caller's Events API allowance. It
 // belongs to the account: its API keys and login tokens share it, so a
