@@ -130,8 +130,15 @@ func (s *Service) CreateKey(ctx context.Context, in NewKey) (CreatedKey, error) 
 	if err != nil {
 		return CreatedKey{}, err
 	}
-	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
-		return CreatedKey{}, errs.InvalidField("expires_at", "must be in the future")
+	if in.ExpiresAt != nil {
+		switch at := in.ExpiresAt.UTC(); {
+		case !at.After(s.now()):
+			return CreatedKey{}, errs.InvalidField("expires_at", "must be in the future")
+		case at.Year() > 9999: // what a timestamp can write
+			return CreatedKey{}, errs.InvalidField("expires_at", "must be before the year 10000 (UTC)")
+		default:
+			in.ExpiresAt = &at
+		}
 	}
 	secret, prefix, hash := auth.NewKeySecret(s.keyEnv)
 	key, err := s.store.CreateKey(ctx, model.APIKey{

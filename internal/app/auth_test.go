@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/pkg/client"
 )
@@ -155,4 +156,17 @@ func TestKeyExpiryAndScopes(t *testing.T) {
 	h.clock.Advance(time.Hour)
 	_, err = h.client(k.Secret).Verify(ctx)
 	wantError(t, err, http.StatusUnauthorized, "unauthorized", "")
+
+	// an expiry no timestamp can write (10000-01-01 01:00 UTC) is refused;
+	// one in another zone is the same instant
+	far := time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("-02", -2*3600))
+	_, err = h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: h.email, Name: "far", ExpiresAt: &far})
+	if e := (*errs.Error)(nil); !errors.As(err, &e) || e.Field != "expires_at" {
+		t.Errorf("an expiry in the year 10000 UTC: %v, want invalid expires_at", err)
+	}
+	near := time.Date(2200, 1, 1, 0, 0, 0, 0, time.FixedZone("+02", 2*3600))
+	if k, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: h.email, Name: "near", ExpiresAt: &near}); err != nil ||
+		k.Key.ExpiresAt == nil || !k.Key.ExpiresAt.Equal(near) {
+		t.Errorf("an expiry in +02: %+v, %v; want the same instant", k.Key.ExpiresAt, err)
+	}
 }
