@@ -24,7 +24,8 @@ type webUser struct {
 	t       *testing.T
 	base    string
 	cookies map[string]*http.Cookie
-	csrf    string // the last form token seen
+	csrf    string      // the last form token seen
+	header  http.Header // the last answer's headers
 }
 
 func newWebUser(t *testing.T, h *harness) *webUser {
@@ -69,6 +70,7 @@ func (w *webUser) doWith(method, path string, form url.Values, header http.Heade
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	w.header = res.Header
 	for _, ck := range res.Cookies() {
 		if ck.MaxAge < 0 {
 			delete(w.cookies, ck.Name)

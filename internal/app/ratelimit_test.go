@@ -301,6 +301,74 @@ func TestDashboardFormsLimited(t *testing.T) {
 	}
 }
 
+// Every limited answer carries X-RateLimit-Limit, -Remaining and -Reset,
+// and a 429 Retry-After: the failed-authentication limit's (as it refuses,
+// and while it keeps refusing), the dashboard's forms, cards and login.
+func TestLimitedAnswersCarryTheirHeaders(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) {
+		c.AuthFailuresPerMinute, c.ManagePerHour, c.StatsPerHour, c.LoginAttempts = 2, 1, 1, 1
+	}))
+	want := func(what string, status int, header http.Header, limit string) {
+		t.Helper()
+		if status != http.StatusTooManyRequests {
+			t.Errorf("%s: %d, want 429", what, status)
+			return
+		}
+		for _, name := range []string{"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+			if header.Get(name) == "" {
+				t.Errorf("%s: 429 without %s", what, name)
+			}
+		}
+		if header.Get("X-RateLimit-Limit") != limit || header.Get("X-RateLimit-Remaining") != "0" {
+			t.Errorf("%s: limit %q, remaining %q; want %s and 0", what, header.Get("X-RateLimit-Limit"),
+				header.Get("X-RateLimit-Remaining"), limit)
+		}
+	}
+	verify := func(key string) (int, http.Header) {
+		req, _ := http.NewRequest(http.MethodGet, h.srv.URL+"/api/v1/auth/verify", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	for i := range 2 {
+		verify(fmt.Sprintf("sk_test_%048d", i))
+	}
+	status, header := verify("sk_test_" + strings.Repeat("7", 48))
+	want("the wrong key that passes the failures' limit", status, header, "2")
+	status, header = verify("sk_test_" + strings.Repeat("8", 48))
+	want("a wrong key while the address is refused", status, header, "2")
+
+	w := newWebUser(t, h)
+	w.login(h.email)
+	site := "/sites/" + string(h.siteID)
+	for i := range 2 {
+		w.do(http.MethodGet, "/sites/new", nil)
+		status, _, _ := w.do(http.MethodPost, "/sites", url.Values{"domain": {fmt.Sprintf("h%d.example.org", i)},
+			"timezone": {"UTC"}, "currency": {"USD"}, "csrf": {w.csrf}})
+		if i == 1 {
+			want("the form past the management allowance", status, w.header, "1")
+		}
+	}
+	for i := range 2 {
+		status, _, _ := w.do(http.MethodGet, site+"/cards/devices", nil)
+		if i == 1 {
+			want("the card past the stats allowance", status, w.header, "1")
+		}
+	}
+	other := newWebUser(t, h)
+	for i := range 2 {
+		other.do(http.MethodGet, "/login", nil)
+		status, _, _ := other.do(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {"wrong"}, "csrf": {other.csrf}})
+		if i == 1 {
+			want("the login form past its attempts", status, other.header, "1")
+		}
+	}
+}
+
 // An address that keeps failing to authenticate — wrong keys, bad webhook
 // signatures — is answered 429 once past its failures per minute, before
 // any store is asked; each kind of failure has its own count.

@@ -19,7 +19,14 @@ import (
 // it through again.
 type failGuard struct {
 	mu    sync.Mutex
-	until map[string]time.Time // limit key → end of its refusal here
+	until map[string]refusal // limit key → its refusal here
+}
+
+// refusal is an address refused for failing: until when, and the limit's
+// figures for the answers' headers (its size, when it is full again).
+type refusal struct {
+	until, full time.Time
+	limit       int
 }
 
 // Kinds of authentication failures, each with its own count.
@@ -42,11 +49,12 @@ func (s *Server) refuseFailing(c echo.Context, kind string) error {
 		return nil
 	}
 	key := failKey(kind, c.RealIP())
-	until, ok := s.fails.until[key]
+	r, ok := s.fails.until[key]
 	if !ok {
 		return nil
 	}
-	if left := time.Until(until); left > 0 {
+	if left := time.Until(r.until); left > 0 {
+		SetLimitHeaders(c.Response().Header(), ratelimit.Result{Limit: r.limit, ResetAfter: time.Until(r.full)})
 		return tooManyFailures(left)
 	}
 	delete(s.fails.until, key)
@@ -66,11 +74,13 @@ func (s *Server) countFailure(c echo.Context, kind string, err error) error {
 		return err
 	}
 	s.deps.Metrics.RateLimited("auth_failures")
+	SetLimitHeaders(c.Response().Header(), res)
+	now := time.Now()
 	s.fails.mu.Lock()
 	if s.fails.until == nil || len(s.fails.until) >= maxBlockedAddresses {
-		s.fails.until = map[string]time.Time{}
+		s.fails.until = map[string]refusal{}
 	}
-	s.fails.until[key] = time.Now().Add(res.RetryAfter)
+	s.fails.until[key] = refusal{until: now.Add(res.RetryAfter), full: now.Add(res.ResetAfter), limit: res.Limit}
 	s.fails.mu.Unlock()
 	return tooManyFailures(res.RetryAfter)
 }

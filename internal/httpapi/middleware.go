@@ -211,10 +211,7 @@ func (s *Server) checkLimit(c echo.Context, name, key string, lim ratelimit.Limi
 		return nil // no headers: they would be guesses
 	}
 	s.limiterDown.OK()
-	h := c.Response().Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
+	SetLimitHeaders(c.Response().Header(), res)
 	if !res.Allowed {
 		s.deps.Metrics.RateLimited(name)
 		if name == limitEventsName || name == limitTrackerName || name == limitClientRevenueName {
@@ -224,6 +221,15 @@ func (s *Server) checkLimit(c echo.Context, name, key string, lim ratelimit.Limi
 			Message: fmt.Sprintf("rate limit of %d requests per %s exceeded; retry in %d s", lim.N, lim.Period, ceilSeconds(res.RetryAfter))}
 	}
 	return nil
+}
+
+// SetLimitHeaders writes a limit's X-RateLimit-Limit, X-RateLimit-Remaining
+// and X-RateLimit-Reset (seconds until the full limit is back), which every
+// limited answer carries, the dashboard's included.
+func SetLimitHeaders(h http.Header, res ratelimit.Result) {
+	h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
 }
 
 // callerKey names the credential a limit counts against: the API key, or

@@ -191,11 +191,17 @@ func (s *Server) limitStats(c echo.Context, p auth.Principal, n int) error {
 	}
 	n = min(n, s.deps.StatsPerHour) // a download bigger than the allowance takes all of it, not forever
 	res, err := s.deps.Limiter.AllowN(c.Request().Context(), httpapi.StatsLimitKey(p), ratelimit.PerHour(s.deps.StatsPerHour), n)
-	if err != nil || res.Allowed {
+	if err != nil {
 		return nil
 	}
-	return errs.E(errs.RateLimited, "rate_limit_exceeded", "Too many reports in the last hour; this one is back in %d s.",
+	httpapi.SetLimitHeaders(c.Response().Header(), res)
+	if res.Allowed {
+		return nil
+	}
+	e := errs.E(errs.RateLimited, "rate_limit_exceeded", "Too many reports in the last hour; this one is back in %d s.",
 		int(res.RetryAfter.Seconds())+1)
+	e.RetryAfter = res.RetryAfter
+	return e
 }
 
 type overviewCard struct {

@@ -96,6 +96,9 @@ func (s *Server) requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 			// a form counts against the user's management allowance
 			key := httpapi.ManageLimitKey(auth.Principal{UserID: u.user.ID})
 			res, err := s.deps.Limiter.AllowN(c.Request().Context(), key, ratelimit.PerHour(s.deps.ManagePerHour), 1)
+			if err == nil {
+				httpapi.SetLimitHeaders(c.Response().Header(), res)
+			}
 			if err == nil && !res.Allowed {
 				return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter,
 					Message: "Too many changes in the last hour; try again in a few minutes."}
@@ -151,6 +154,8 @@ func (s *Server) login(c echo.Context) error {
 	ctx := c.Request().Context()
 	for _, l := range httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts) {
 		if res, err := s.deps.Limiter.AllowN(ctx, l.Key, l.Limit, 1); err == nil && !res.Allowed {
+			httpapi.SetLimitHeaders(c.Response().Header(), res)
+			httpapi.SetRetryAfter(c.Response().Header(), &errs.Error{RetryAfter: res.RetryAfter})
 			p.Error = "Too many attempts; try again in a few minutes."
 			return s.renderLogin(c, http.StatusTooManyRequests, p)
 		}

@@ -178,6 +178,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	case status == http.StatusServiceUnavailable:
 		s.unavailable.Fail(1, err, "route", c.Path())
 		httpapi.SetRetryAfter(c.Response().Header(), err)
+	case status == http.StatusTooManyRequests:
+		httpapi.SetRetryAfter(c.Response().Header(), err)
 	case status >= 500:
 		s.deps.Log.Error("dashboard request failed", "method", c.Request().Method, "route", c.Path(), "err", err)
 	}
