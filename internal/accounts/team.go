@@ -124,5 +124,5 @@ func (t *Team) SetSecret(ctx context.Context, user model.UserID, site model.Site
 	if err := t.manager(ctx, user, site); err != nil {
 		return err
 	}
-	return t.svc.SetProviderSecret(ctx, site, p, strings.TrimSpace(secret))
+	return t.svc.SetProviderSecret(ctx, site, p, secret)
 }

@@ -8,16 +8,19 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -332,5 +335,27 @@ func TestRunningRefundTotalsAtOnce(t *testing.T) {
 	wg.Wait()
 	if refunded := refundedOf(t, h, site); refunded != 1000 {
 		t.Errorf("refunds recorded: %d, want 1000, the largest running total", refunded)
+	}
+}
+
+// A secret pasted with the end of its line is the secret without it (the
+// provider signs with that), wherever it is set; control characters are no
+// secret.
+func TestWebhookSecretAsPasted(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	const secret = "whsec_pasted_with_a_newline"
+	if err := h.app.Accounts.SetProviderSecret(ctx, h.siteID, "provider_a", "  "+secret+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Set(time.Now().UTC().Truncate(time.Second))
+	body := fixture(t, "provider_a", "charge.refunded.json")
+	if status, res := postWebhook(t, h, "provider_a", string(h.siteID), body,
+		webhookSigners["provider_a"](secret, body, h.clock.Now())); status != 200 || !res.Received {
+		t.Errorf("a notification signed with the secret: %d %+v, want 200", status, res)
+	}
+	err := h.app.Accounts.SetProviderSecret(ctx, h.siteID, "provider_a", strings.Repeat("\x00", 9))
+	if e := (*errs.Error)(nil); !errors.As(err, &e) || e.Field != "secret" {
+		t.Errorf("a secret of NULs: %v, want invalid secret", err)
 	}
 }
