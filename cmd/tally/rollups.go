@@ -29,9 +29,10 @@ func newRollupsRebuildCmd() *cobra.Command {
 		Use:   "rebuild [--site SITE_ID] [--from YYYY-MM-DD]",
 		Short: "Rebuild the rollups of the reports from the raw events and sessions",
 		Long: `rebuild rewrites the rollups the reports read (clickhouse/0005_page_rollups.sql
-and 0008_rollups.sql to 0013: the pages, the overview, sources, campaigns,
-devices, locations, entry and exit pages, custom events, bots; and the
-funnels' copy of the events, 0014_events_by_path.sql) from the raw rows, for
+and 0008_rollups.sql to 0017, as those leave them: the pages, the overview,
+sources, campaigns, devices, locations and their visitor blocks, entry and
+exit pages, custom events, bots; and the funnels' copy of the events,
+0014_events_by_path.sql) from the raw rows, for
 one site (--site) or every site, from --from (a UTC day; default: the day of
 the earliest stored row) up to the start of yesterday, UTC.
 
