@@ -32,9 +32,9 @@ func newRollupsRebuildCmd() *cobra.Command {
 and 0008_rollups.sql to 0017, as those leave them: the pages, the overview,
 sources, campaigns, devices, locations and their visitor blocks, entry and
 exit pages, custom events, bots; and the funnels' copy of the events,
-0014_events_by_path.sql) from the raw rows, for
-one site (--site) or every site, from --from (a UTC day; default: the day of
-the earliest stored row) up to the start of yesterday, UTC.
+0014_events_by_path.sql) from the raw rows, for one site (--site) or every
+site, from --from (a UTC day; default: the day of the earliest stored row) up
+to the start of yesterday, UTC.
 
 Materialised views keep the rollups in step with every insert; an insert
 whose views failed halfway leaves them short, and this mends them. Each
