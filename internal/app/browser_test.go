@@ -100,8 +100,11 @@ analytics('event', 'Early', {props: {queued: true}});</script>
 	for _, js := range []string{
 		`history.pushState({}, '', '/pricing')`,
 		`history.pushState({}, '', '/signup')`,
-		`analytics('event', 'Signup', {props: {plan: 'pro'}})`,
-		`analytics('event', 'Purchase', {revenue: {amount: 49.99, currency: 'EUR'}})`,
+		`history.replaceState({}, '', '/welcome')`, // a router's redirect shows a page too
+		`history.replaceState({}, '', '/welcome?step=2')`, // a filter written into the query does not
+		`tally('event', 'Signup', {props: {plan: 'pro'}})`,
+		// a sum in JavaScript: 55.980000000000004
+		`analytics('event', 'Purchase', {revenue: {amount: 49.99 + 5.99, currency: 'EUR'}})`,
 	} {
 		if _, err := chromedp.Run(b, chromedp.Evaluate[any](js)); err != nil {
 			t.Fatalf("%s: %v", js, err)
@@ -115,7 +118,7 @@ analytics('event', 'Early', {props: {queued: true}});</script>
 	if err := chromedp.Do(b, chromedp.Navigate(origin+"/?session_id=cs_test_1"), chromedp.WaitReady(chromedp.ID("pricing"))); err != nil {
 		t.Fatal(err)
 	}
-	waitEvents(4, "name = 'pageview'")
+	waitEvents(5, "name = 'pageview'")
 	ignoredCookie, err := chromedp.Run(b, chromedp.Evaluate[string](
 		`localStorage.setItem('tally_ignore', 'true'); history.pushState({}, '', '/ignored'); analytics('event', 'Ignored'); document.cookie`))
 	if err != nil {
@@ -126,10 +129,10 @@ analytics('event', 'Early', {props: {queued: true}});</script>
 		t.Fatalf("analytics_vid %q (cookie %q): want 32 hex characters in localStorage and the cookie", vid, ignoredCookie)
 	}
 	visitor := ingest.FromClientID(site.ID, vid)
-	if n := events("name = 'pageview' AND visitor_id = ?", visitor); n != 4 {
-		t.Errorf("%d pageviews carry the browser's analytics_vid, want 4 (/, /pricing, /signup, / again)", n)
+	if n := events("name = 'pageview' AND visitor_id = ?", visitor); n != 5 {
+		t.Errorf("%d pageviews carry the browser's analytics_vid, want 5 (/, /pricing, /signup, /welcome, / again)", n)
 	}
-	for _, path := range []string{"/", "/pricing", "/signup"} {
+	for _, path := range []string{"/", "/pricing", "/signup", "/welcome"} {
 		if n := events("name = 'pageview' AND pathname = ?", path); n < 1 {
 			t.Errorf("no pageview of %s", path)
 		}
@@ -140,8 +143,8 @@ analytics('event', 'Early', {props: {queued: true}});</script>
 	if n := events("name = 'Early' AND props_keys = ['queued'] AND props_values = ['true'] AND visitor_id = ?", visitor); n != 2 {
 		t.Errorf("the call queued before the script loaded: %d events, want 2 (one per page load)", n)
 	}
-	if n := events("name = 'Purchase' AND revenue_amount = 4999 AND revenue_currency = 'EUR'"); n != 1 {
-		t.Errorf("Purchase with 49.99 EUR = 4999 cents: %d, want 1", n)
+	if n := events("name = 'Purchase' AND revenue_amount = 5598 AND revenue_currency = 'EUR'"); n != 1 {
+		t.Errorf("Purchase with 49.99 + 5.99 EUR = 5598 cents: %d, want 1", n)
 	}
 	got, err := h.app.PG.CheckoutVisitor(ctx, site.ID, "cs_test_1")
 	if err != nil || got != visitor {

@@ -3,7 +3,7 @@
    analytics('event', 'Signup', {props: {plan: 'pro'}, revenue: {amount: 49, currency: 'USD'}}) */
 (function (w, d) {
   'use strict';
-  var s = d.currentScript, site, api, vid, queued, last;
+  var s = d.currentScript, site, api, vid, ref = d.referrer, queued, last;
   function noop() {}
   function store(k, v) {
     try { if (v === undefined) return w.localStorage.getItem(k); w.localStorage.setItem(k, v); } catch (e) {}
@@ -23,7 +23,8 @@
     }
     store('analytics_vid', v);
     cookie('analytics_vid', v);
-    return v;
+    // none if not kept (the server's daily hash then)
+    return store('analytics_vid') || cookie('analytics_vid') || undefined;
   }
   function off() {
     return store('tally_ignore') === 'true' ||
@@ -32,15 +33,18 @@
   function send(name, opts) {
     try {
       if (!site || off()) return;
-      var b = { site_id: site, event_name: name, url: w.location.href, referrer: d.referrer || undefined, visitor_id: vid };
+      vid = vid || visitor(); // kept only for a browser that sends
+      var b = { site_id: site, event_name: name, url: w.location.href, referrer: ref || undefined, visitor_id: vid };
       if (name === 'pageview') {
         var q = new URLSearchParams(w.location.search), cs = q.get('session_id') || q.get('checkout_session_id');
         if (!/^[\x21-\x7e]{1,255}$/.test(cs)) cs = null; // a page's own session_id, not a checkout's
         if (cs) store('tally_checkout_session', cs);
         b.checkout_session_id = cs || undefined;
       } else if (opts) {
+        var r = opts.revenue;
         b.props = opts.props;
-        b.revenue = opts.revenue;
+        // 49.99 + 5.99 = 55.980000000000004
+        b.revenue = r && typeof r.amount == 'number' ? { amount: +r.amount.toPrecision(15), currency: r.currency } : r;
       }
       var body = JSON.stringify(b);
       if (w.navigator.sendBeacon && w.navigator.sendBeacon(api, new Blob([body], { type: 'text/plain' }))) return;
@@ -51,6 +55,7 @@
     if (last === w.location.pathname + w.location.search) return;
     last = w.location.pathname + w.location.search;
     send('pageview');
+    ref = w.location.href; // the next page's referrer
   }
   function analytics(cmd, name, opts) {
     if (cmd === 'event' && typeof name === 'string') send(name, opts);
@@ -59,13 +64,26 @@
     if (!s) return;
     site = s.getAttribute('data-site');
     api = s.getAttribute('data-api') || new URL(s.src).origin + '/e';
-    vid = visitor();
     queued = (w.analytics && w.analytics.q) || [];
-    w.analytics = analytics;
-    var push = w.history.pushState;
-    w.history.pushState = function () { var r = push.apply(this, arguments); pageview(); return r; };
+    // unless another tool's (Segment's) is there
+    if (!w.analytics || typeof w.analytics == 'function') w.analytics = analytics;
+    w.tally = analytics;
+    // a replaced entry counts if its path changes
+    ['pushState', 'replaceState'].forEach(function (m) {
+      var f = w.history[m];
+      w.history[m] = function () {
+        var p = w.location.pathname, r = f.apply(this, arguments);
+        if (m == 'pushState' || p != w.location.pathname) pageview();
+        return r;
+      };
+    });
     w.addEventListener('popstate', pageview);
-    pageview();
-    for (var i = 0; i < queued.length; i++) analytics.apply(null, queued[i]);
+    var start = function () {
+      pageview();
+      for (var i = 0; i < queued.length; i++) analytics.apply(null, queued[i]);
+    };
+    // a prerendered page counts once shown
+    if (d.prerendering) d.addEventListener('prerenderingchange', start, { once: true });
+    else start();
   } catch (e) {}
 })(window, document);
