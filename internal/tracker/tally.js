@@ -38,7 +38,6 @@
       if (name === 'pageview') {
         var q = new URLSearchParams(w.location.search), cs = q.get('session_id') || q.get('checkout_session_id');
         if (!/^[\x21-\x7e]{1,255}$/.test(cs)) cs = null; // a page's own session_id, not a checkout's
-        if (cs) store('tally_checkout_session', cs);
         b.checkout_session_id = cs || undefined;
       } else if (opts) {
         var r = opts.revenue;
