@@ -100,7 +100,7 @@ analytics('event', 'Early', {props: {queued: true}});</script>
 	for _, js := range []string{
 		`history.pushState({}, '', '/pricing')`,
 		`history.pushState({}, '', '/signup')`,
-		`history.replaceState({}, '', '/welcome')`, // a router's redirect shows a page too
+		`history.replaceState({}, '', '/welcome')`,        // a router's redirect shows a page too
 		`history.replaceState({}, '', '/welcome?step=2')`, // a filter written into the query does not
 		`tally('event', 'Signup', {props: {plan: 'pro'}})`,
 		// a sum in JavaScript: 55.980000000000004
