@@ -152,7 +152,8 @@ func TestClientRevenueKeptApart(t *testing.T) {
 }
 
 // The cap is in the site's base currency: revenue in another currency is
-// converted at the latest known rate first, and refused when no rate is known.
+// converted at the latest known rate first, however old, and refused when no
+// rate is known.
 func TestClientRevenueCapConverts(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
@@ -174,6 +175,11 @@ func TestClientRevenueCapConverts(t *testing.T) {
 	}
 	if status, e := trackRevenue(t, h, "a", "10", "GBP"); status != http.StatusBadRequest || e.Error.Field != "revenue.currency" {
 		t.Errorf("GBP without a rate: %d %+v, want 400 on revenue.currency", status, e.Error)
+	}
+	// the latest known rate however old: two weeks without an import
+	h.clock.Set(time.Date(2026, 8, 17, 9, 0, 0, 0, time.UTC))
+	if status, e := trackRevenue(t, h, "a", "80.00", "EUR"); status != http.StatusAccepted {
+		t.Errorf("80.00 EUR at the rate of two weeks ago: %d %+v, want 202", status, e.Error)
 	}
 }
 

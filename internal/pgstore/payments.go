@@ -29,6 +29,7 @@ func scanPayment(row interface{ Scan(...any) error }) (model.Payment, error) {
 		return p, err
 	}
 	p.SiteID, p.Kind, p.VisitorID = model.SiteID(site), model.PaymentKind(kind), uint64(visitor)
+	p.OccurredAt, p.CreatedAt = p.OccurredAt.UTC(), p.CreatedAt.UTC() // pgx reads them in the process's zone
 	if len(attribution) > 0 {
 		var a model.PaymentAttribution
 		if err := json.Unmarshal(attribution, &a); err != nil {

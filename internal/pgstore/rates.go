@@ -19,6 +19,14 @@ func (s *Store) UpsertRates(ctx context.Context, rates []model.Rate) error {
 	return translate("pgstore: upsert rates", s.pool.SendBatch(ctx, batch).Close())
 }
 
+// LatestRate is the latest rate of a currency on or before day (its UTC
+// date), however old; errs.ErrNotFound when it has none.
+func (s *Store) LatestRate(ctx context.Context, currency string, day time.Time) (rate string, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT rate::text FROM exchange_rates WHERE currency = $1 AND day <= $2::date
+		ORDER BY day DESC LIMIT 1`, currency, day.UTC().Format(time.DateOnly)).Scan(&rate)
+	return rate, translate("pgstore: latest rate", err)
+}
+
 // RateOn finds the rate of a currency for day: the rate of that day or of
 // the latest of the seven days before it. settled reports whether a later
 // day already has a rate, that is, whether day itself will never get one

@@ -56,8 +56,8 @@ func (s *Service) PurgeClientRevenue(ctx context.Context, sites Sites, p auth.Pr
 	return n, nil
 }
 
-// estimate converts amount at the latest rates known (of the last seven
-// days); ok is false when a currency has none.
+// estimate converts amount at the latest rates known, however old; ok is
+// false when a currency has none.
 func (s *Service) estimate(ctx context.Context, amount int64, from, to string) (int64, bool, error) {
 	if from == to {
 		return amount, true, nil
@@ -103,7 +103,7 @@ func (s *Service) latestRate(ctx context.Context, cur string) (string, bool, err
 	if ok && now.Sub(c.fetched) < rateTTL {
 		return c.rate, c.rate != "", nil
 	}
-	rate, _, _, err := s.ledger.RateOn(ctx, cur, now)
+	rate, err := s.ledger.LatestRate(ctx, cur, now)
 	if err != nil && !errors.Is(err, errs.ErrNotFound) {
 		return "", false, fmt.Errorf("revenue: rate of %s: %w", cur, err)
 	}

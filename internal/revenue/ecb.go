@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/big"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +55,10 @@ func parseECB(data []byte) ([]model.Rate, []string, error) {
 	if len(header) < 2 || !strings.EqualFold(strings.TrimSpace(header[0]), "Date") {
 		return nil, nil, errors.New(`ecb: the first column must be "Date"`)
 	}
+	width := len(header) // the cells a row has: the ECB's files end their lines with a comma
+	for width > 1 && strings.TrimSpace(header[width-1]) == "" {
+		width--
+	}
 	var rates []model.Rate
 	skipped := map[string]bool{}
 	for line := 2; ; line++ {
@@ -72,6 +76,9 @@ func parseECB(data []byte) ([]model.Rate, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("ecb: line %d: %w", line, err)
 		}
+		if len(rec) < width {
+			return nil, nil, fmt.Errorf("ecb: line %d: %d cells where the header has %d (a file cut short?)", line, len(rec), width)
+		}
 		for i := 1; i < len(rec) && i < len(header); i++ {
 			cur, val := strings.ToUpper(strings.TrimSpace(header[i])), strings.TrimSpace(rec[i])
 			if cur == "" || val == "" || strings.EqualFold(val, "N/A") || cur == "EUR" {
@@ -81,14 +88,18 @@ func parseECB(data []byte) ([]model.Rate, []string, error) {
 				skipped[cur] = true
 				continue
 			}
-			if q, ok := new(big.Rat).SetString(val); !ok || q.Sign() <= 0 {
-				return nil, nil, fmt.Errorf("ecb: line %d: %s rate %q is not a positive number", line, cur, val)
+			if !ecbRate.MatchString(val) || strings.Trim(val, "0.") == "" {
+				return nil, nil, fmt.Errorf("ecb: line %d: %s rate %q is not a positive decimal number (at most 14 digits, and 10 decimals)", line, cur, val)
 			}
 			rates = append(rates, model.Rate{Currency: cur, Day: day, Rate: val})
 		}
 	}
 	return rates, slices.Sorted(maps.Keys(skipped)), nil
 }
+
+// ecbRate is a rate as the ECB writes it, and as the ledger's numeric(24,10)
+// keeps it exactly: a plain decimal number.
+var ecbRate = regexp.MustCompile(`^[0-9]{1,14}(\.[0-9]{1,10})?$`)
 
 func parseECBDate(s string) (time.Time, error) {
 	for _, layout := range []string{time.DateOnly, "2 January 2006", "02 January 2006"} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -53,6 +54,16 @@ func TestParseECB(t *testing.T) {
 		"bad date":       "Date,USD\n05/08/2026,1.1\n",
 		"bad rate":       "Date,USD\n2026-05-08,abc\n",
 		"negative rate":  "Date,USD\n2026-05-08,-1\n",
+		"zero rate":      "Date,USD\n2026-05-08,0.000\n",
+		// numbers Go reads but the ledger's decimal column does not take as written
+		"fraction":          "Date,USD\n2026-05-08,1/3\n",
+		"hexadecimal":       "Date,USD\n2026-05-08,0x10\n",
+		"binary":            "Date,USD\n2026-05-08,0b1\n",
+		"digit separator":   "Date,USD\n2026-05-08,1_0\n",
+		"exponent":          "Date,USD\n2026-05-08,1e3\n",
+		"11 decimals":       "Date,USD\n2026-05-08,1.12345678901\n",
+		"a row cut short":   "Date,USD,JPY,GBP,\n2026-05-08,1.1512,181.03,0.8665,\n2026-05-07,1.14",
+		"a row of one cell": "Date,USD,JPY,\n2026-05-08\n",
 	} {
 		if _, err := ParseECB([]byte(bad)); err == nil {
 			t.Errorf("%s: parsed without error", name)
@@ -101,5 +112,39 @@ func TestRatesClientRedirects(t *testing.T) {
 		if _, err := FetchECB(context.Background(), client, srv.URL+path); err == nil || !strings.Contains(err.Error(), "refused") {
 			t.Errorf("%s: %v, want the redirect refused", path, err)
 		}
+	}
+}
+
+// ratesLedger answers rates by their UTC day; the rest of the ledger is nil.
+type ratesLedger struct {
+	Ledger
+	rates map[string]string // "USD 2026-05-07" → rate
+}
+
+func (l ratesLedger) RateOn(_ context.Context, cur string, day time.Time) (string, time.Time, bool, error) {
+	if r, ok := l.rates[cur+" "+day.Format(time.DateOnly)]; ok {
+		return r, day, true, nil
+	}
+	return "", time.Time{}, false, errs.ErrNotFound
+}
+
+// A payment is converted at the rate of its UTC day, whatever the location
+// of its time: a payment read back from Postgres comes in the process's
+// zone (2026-05-07 23:30 UTC is Friday 01:30 in Berlin).
+func TestRatesOfThePaymentsUTCDay(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewService(ratesLedger{rates: map[string]string{"USD 2026-05-07": "1.10", "USD 2026-05-08": "1.20"}}, nil, nil, time.Now, nil)
+	at := time.Date(2026, 5, 7, 23, 30, 0, 0, time.UTC).In(berlin)
+	f, err := s.ratesFor(context.Background(), "USD", "EUR", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, rate, ok, err := f.amount(1100)
+	if err != nil || !ok || base != 1000 || f.day.Format(time.DateOnly) != "2026-05-07" {
+		t.Errorf("11.00 USD on 2026-05-07 (UTC): %d cents at %s of %s (%v, %v); want 1000 at 2026-05-07's 1.10",
+			base, rate, f.day.Format(time.DateOnly), ok, err)
 	}
 }

@@ -37,6 +37,9 @@ type Ledger interface {
 	PendingPayments(ctx context.Context, after model.Payment, limit int) ([]model.Payment, error)
 	SetConversion(ctx context.Context, id string, baseAmount int64, rate string, day time.Time) error
 	RateOn(ctx context.Context, currency string, day time.Time) (string, time.Time, bool, error)
+	// LatestRate is the latest rate of a currency on or before day,
+	// however old (errs.ErrNotFound when it has none).
+	LatestRate(ctx context.Context, currency string, day time.Time) (string, error)
 	CheckoutVisitor(ctx context.Context, site model.SiteID, checkoutSession string) (uint64, error)
 	CheckoutClaims(ctx context.Context, site model.SiteID, checkoutSession string, since time.Time) ([]model.CheckoutClaim, error)
 	RememberCheckout(ctx context.Context, site model.SiteID, checkoutSession string, visitor uint64, at time.Time) error
@@ -353,8 +356,10 @@ func (f fx) amount(amount int64) (base int64, rate string, ok bool, err error) {
 	return base, rate, true, nil
 }
 
-// ratesFor reads the ECB rates of the day of at that convert from into to.
+// ratesFor reads the ECB rates of the day of at (in UTC, whatever at's
+// location) that convert from into to.
 func (s *Service) ratesFor(ctx context.Context, from, to string, at time.Time) (fx, error) {
+	at = at.UTC()
 	f := fx{from: from, to: to, rateFrom: "1", rateTo: "1", day: time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)}
 	if from == to {
 		f.ok = true
