@@ -37,7 +37,8 @@ operators. No account is needed and no limit applies.
 The days are days of --timezone, else of the site's time zone, as in the
 statistics; --to may equal --from (one day). Records hold the event id, its
 UTC timestamp, name, pathname, hostname, referrer, source and source type,
-the UTM fields, device, browser, OS, country, region and city, props,
+the UTM fields, device, browser and OS with their versions, country,
+region (code and name) and city, props,
 revenue (amount in minor units and currency) and opaque session and
 visitor ids; never an IP address or a user agent, which tally does not
 store.
@@ -45,7 +46,8 @@ store.
   ndjson  one JSON object per line (the default)
   csv     a header row and a row per event (RFC 4180, CRLF); props is one
           column holding a JSON object; text a spreadsheet would run as a
-          formula (=, +, -, @ first) starts with a single quote
+          formula (=, +, -, @, a tab or a carriage return first) starts
+          with a single quote
 
 Progress (records written, rate) goes to stderr, then a summary. On a
 failure the output stops where it failed and the exit status is 1.`,
