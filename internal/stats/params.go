@@ -159,8 +159,8 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		return r, errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
 	}
 	r.SiteID = model.SiteID(site)
-	if e.NoDates { // the realtime view: who is on the site, whatever they came by
-		return r, refuseFilters(v)
+	if e.NoDates {
+		return r, nil
 	}
 	var err error
 	if r.DateFrom, err = parseDate(v, "date_from"); err != nil {
@@ -185,8 +185,10 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		r.Timezone = tz
 	}
 	if e.NoFilters {
-		if err := refuseFilters(v); err != nil {
-			return r, err
+		for _, f := range FilterParams {
+			if _, ok := v[f.Param]; ok {
+				return r, errs.InvalidField(f.Param, "this endpoint takes no filters")
+			}
 		}
 	} else if r.Filters, err = ParseFilters(v); err != nil {
 		return r, err
@@ -240,17 +242,6 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		}
 	}
 	return r, nil
-}
-
-// refuseFilters is the 400 of an endpoint that takes no filters, naming the
-// first one given.
-func refuseFilters(v url.Values) error {
-	for _, f := range FilterParams {
-		if _, ok := v[f.Param]; ok {
-			return errs.InvalidField(f.Param, "this endpoint takes no filters")
-		}
-	}
-	return nil
 }
 
 // LoadLocation loads an IANA time zone (model.LoadZone).
