@@ -153,12 +153,15 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 	}
 	var stored model.Payment
 	var inserted bool
-	if settle == nil {
+	switch {
+	case settle == nil && p.Amount <= 0:
+		err = errNothingNew
+	case settle == nil:
 		if err := fx.convert(&p); err != nil {
 			return Recorded{}, err
 		}
 		stored, inserted, err = s.ledger.InsertPayment(ctx, p)
-	} else {
+	default:
 		stored, inserted, err = s.ledger.InsertRefund(ctx, p, func(refunded int64) (model.Payment, error) {
 			q := p
 			if err := settle(&q, refunded); err != nil {
@@ -195,8 +198,9 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 var errNothingNew = errors.New("the refund adds nothing to those recorded")
 
 // linkRefund finds the refunded payment (found: tally has it); the refund
-// inherits its visitor and attribution, none when it has none. A refund keeps the provider's id of its payment, so that a
-// running total is counted once even when tally never saw the payment. When
+// inherits its visitor and attribution, none when it has none. A refund
+// keeps the provider's id of its payment, so that a running total is
+// counted once even when tally never saw the payment. When
 // what is refunded already matters, linkRefund returns settle, which the
 // ledger calls with that sum: a cumulative amount becomes this refund's
 // share, and a refund sent through the payments API is checked against its
