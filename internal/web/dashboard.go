@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"html/template"
 	"math"
 	"net/http"
@@ -194,14 +195,7 @@ func (s *Server) limitStats(c echo.Context, p auth.Principal, n int) error {
 	if err != nil {
 		return nil
 	}
-	httpapi.SetLimitHeaders(c.Response().Header(), res)
-	if res.Allowed {
-		return nil
-	}
-	e := errs.E(errs.RateLimited, "rate_limit_exceeded", "Too many reports in the last hour; this one is back in %d s.",
-		int(res.RetryAfter.Seconds())+1)
-	e.RetryAfter = res.RetryAfter
-	return e
+	return limited(c, res, fmt.Sprintf("Too many reports in the last hour; this one is back in %d s.", int(res.RetryAfter.Seconds())+1))
 }
 
 type overviewCard struct {

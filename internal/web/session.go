@@ -97,15 +97,23 @@ func (s *Server) requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 			key := httpapi.ManageLimitKey(auth.Principal{UserID: u.user.ID})
 			res, err := s.deps.Limiter.AllowN(c.Request().Context(), key, ratelimit.PerHour(s.deps.ManagePerHour), 1)
 			if err == nil {
-				httpapi.SetLimitHeaders(c.Response().Header(), res)
-			}
-			if err == nil && !res.Allowed {
-				return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter,
-					Message: "Too many changes in the last hour; try again in a few minutes."}
+				if err := limited(c, res, "Too many changes in the last hour; try again in a few minutes."); err != nil {
+					return err
+				}
 			}
 		}
 		return next(c)
 	}
+}
+
+// limited writes a limit's headers on the answer, and is its refusal (429,
+// with the time until a request passes) when res refused one; nil else.
+func limited(c echo.Context, res ratelimit.Result, message string) error {
+	httpapi.SetLimitHeaders(c.Response().Header(), res)
+	if res.Allowed {
+		return nil
+	}
+	return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter, Message: message}
 }
 
 func sameToken(a, b string) bool {
@@ -154,9 +162,9 @@ func (s *Server) login(c echo.Context) error {
 	ctx := c.Request().Context()
 	for _, l := range httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts) {
 		if res, err := s.deps.Limiter.AllowN(ctx, l.Key, l.Limit, 1); err == nil && !res.Allowed {
-			httpapi.SetLimitHeaders(c.Response().Header(), res)
-			httpapi.SetRetryAfter(c.Response().Header(), &errs.Error{RetryAfter: res.RetryAfter})
-			p.Error = "Too many attempts; try again in a few minutes."
+			refused := limited(c, res, "Too many attempts; try again in a few minutes.")
+			httpapi.SetRetryAfter(c.Response().Header(), refused) // the page is answered here, not by handleError
+			p.Error = refused.Error()
 			return s.renderLogin(c, http.StatusTooManyRequests, p)
 		}
 	}
