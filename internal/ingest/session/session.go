@@ -121,8 +121,7 @@ func sessionID(eventID string) uint64 {
 
 // DeleteSite forgets the sessions and the realtime state of a site.
 func (m *Manager) DeleteSite(ctx context.Context, site model.SiteID) error {
-	seen, current := realtime.Keys(m.prefix, site)
-	if err := m.rdb.Del(ctx, seen, current).Err(); err != nil {
+	if err := realtime.Forget(ctx, m.rdb, m.prefix, site, m.now()); err != nil {
 		return fmtErr("delete site", err)
 	}
 	buckets := m.rdb.Scan(ctx, 0, m.prefix+"sb:*", 1000).Iterator()
