@@ -20,13 +20,26 @@ local target = tonumber(ARGV[1])
 local fields = {}
 for i = 4, #ARGV, 3 do fields[#fields + 1] = ARGV[i] end
 
+-- Each bucket is asked only for the fields no newer bucket holds, and a
+-- bucket that does not exist (the next one, mostly) not at all.
 local cur, at = {}, {}
+local left = {}
+for j = 1, #fields do left[j] = j end
 for b = 1, buckets do
-  local vals = redis.call('HMGET', KEYS[b], unpack(fields))
-  for j = 1, #fields do
-    if cur[j] == nil and vals[j] then
-      cur[j], at[j] = vals[j], b
+  if #left == 0 then break end
+  if redis.call('EXISTS', KEYS[b]) == 1 then
+    local names = {}
+    for k = 1, #left do names[k] = fields[left[k]] end
+    local vals = redis.call('HMGET', KEYS[b], unpack(names))
+    local still = {}
+    for k = 1, #left do
+      if vals[k] then
+        cur[left[k]], at[left[k]] = vals[k], b
+      else
+        still[#still + 1] = left[k]
+      end
     end
+    left = still
   end
 end
 

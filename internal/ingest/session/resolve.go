@@ -103,8 +103,8 @@ func (m *Manager) appliedKey(tag uint64) string {
 // states and recording its outcome can wait for its replay.
 const appliedTTL = 7 * 24 * time.Hour
 
-// read takes the snapshot of a new batch: the states of its visitors, in
-// one HMGET per bucket and 2,000 visitors (pipelined), and a fresh tag.
+// read takes the snapshot of a new batch: the states of its visitors, and a
+// fresh tag.
 func (m *Manager) read(ctx context.Context, evs []*model.EventRow) (*Snapshot, error) {
 	seen := map[visitor]bool{}
 	var vs []visitor
@@ -126,37 +126,71 @@ func (m *Manager) read(ctx context.Context, evs []*model.EventRow) (*Snapshot, e
 	return snap, nil
 }
 
-// get reads the stored values of vs (nil where there is none).
+// get reads the stored values of vs (nil where there is none). A state's
+// value is the one in the newest bucket holding it, so the buckets are read
+// newest first, each for the states no newer one held (one HMGET per 2,000
+// of them, pipelined), and only the buckets that exist: most states are
+// found in the first bucket read, and the next quarter's seldom exists.
 func (m *Manager) get(ctx context.Context, vs []visitor) ([][]byte, error) {
 	if len(vs) == 0 {
 		return nil, nil
 	}
-	buckets := m.buckets(m.now())
+	buckets, err := m.existing(ctx, m.buckets(m.now()))
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(vs))
+	left := make([]int, len(vs)) // indexes in vs of the states not found yet
+	for i := range left {
+		left[i] = i
+	}
+	for _, b := range buckets {
+		if len(left) == 0 {
+			break
+		}
+		pipe := m.rdb.Pipeline()
+		var cmds []*redis.SliceCmd
+		for i := 0; i < len(left); i += keysPerCall {
+			chunk := left[i:min(i+keysPerCall, len(left))]
+			fields := make([]string, len(chunk))
+			for j, k := range chunk {
+				fields[j] = vs[k].field()
+			}
+			cmds = append(cmds, pipe.HMGet(ctx, b, fields...))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, fmtErr("read states", err)
+		}
+		still := left[:0]
+		for c, cmd := range cmds {
+			for j, v := range cmd.Val() {
+				k := left[c*keysPerCall+j]
+				if s, ok := v.(string); ok {
+					out[k] = []byte(s)
+				} else {
+					still = append(still, k)
+				}
+			}
+		}
+		left = still
+	}
+	return out, nil
+}
+
+// existing keeps the buckets that exist, in order.
+func (m *Manager) existing(ctx context.Context, buckets []string) ([]string, error) {
 	pipe := m.rdb.Pipeline()
-	var cmds [][]*redis.SliceCmd // per chunk, per bucket (newest first)
-	for i := 0; i < len(vs); i += keysPerCall {
-		chunk := vs[i:min(i+keysPerCall, len(vs))]
-		fields := make([]string, len(chunk))
-		for j, v := range chunk {
-			fields[j] = v.field()
-		}
-		var per []*redis.SliceCmd
-		for _, b := range buckets {
-			per = append(per, pipe.HMGet(ctx, b, fields...))
-		}
-		cmds = append(cmds, per)
+	cmds := make([]*redis.IntCmd, len(buckets))
+	for i, b := range buckets {
+		cmds[i] = pipe.Exists(ctx, b)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmtErr("read states", err)
 	}
-	out := make([][]byte, len(vs))
-	for c, per := range cmds {
-		for _, cmd := range per { // the newest bucket holding a state has its current value
-			for j, v := range cmd.Val() {
-				if s, ok := v.(string); ok && out[c*keysPerCall+j] == nil {
-					out[c*keysPerCall+j] = []byte(s)
-				}
-			}
+	var out []string
+	for i, b := range buckets {
+		if cmds[i].Val() == 1 {
+			out = append(out, b)
 		}
 	}
 	return out, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -507,5 +508,43 @@ func TestDeleteSiteForgetsItsStates(t *testing.T) {
 	}
 	if b, _ := bucketed(t, rdb, prefix, "s2:42"); b == "" {
 		t.Error("the other site's state is gone too")
+	}
+}
+
+// A state is read from the newest bucket holding it, whichever buckets exist
+// and whatever an older bucket still holds.
+func TestStatesAcrossBuckets(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	r := newResolver(t, rdb, prefix)
+	ctx := context.Background()
+	other := ev("o1", 0, "/x", model.Attribution{})
+	other.VisitorID = 43
+	first := r.batch(ev("b1", 0, "/a", model.Attribution{}), other)
+	s1 := sid(t, first, 0)
+	bucket, v1 := bucketed(t, rdb, prefix, "s1:42")
+	n, err := strconv.ParseInt(strings.TrimPrefix(bucket, prefix+"sb:"), 10, 64)
+	if err != nil {
+		t.Fatalf("bucket %q: %v", bucket, err)
+	}
+	older := prefix + "sb:" + strconv.FormatInt(n-1, 10)
+
+	// The state only in the bucket before (the newer one holds visitor 43).
+	if err := rdb.HDel(ctx, bucket, "s1:42").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, older, "s1:42", v1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out := r.batch(ev("b2", 40*time.Second, "/b", model.Attribution{}))
+	if sid(t, out, 0) != s1 || len(out.Rows) != 2 || out.Rows[1].Version != 2 || out.Events[0].PrevPath != "/a" {
+		t.Fatalf("from the older bucket: session %d rows %+v, want session %d's version 2 after /a", sid(t, out, 0), out.Rows, s1)
+	}
+	// The state moved on into the newer bucket; the older one keeps version 1.
+	if v, err := rdb.HGet(ctx, bucket, "s1:42").Result(); err != nil || v == v1 {
+		t.Fatalf("the newer bucket holds %q (%v), want the new state", v, err)
+	}
+	out = r.batch(ev("b3", 80*time.Second, "/c", model.Attribution{}))
+	if sid(t, out, 0) != s1 || len(out.Rows) != 2 || out.Rows[0].Version != 2 || out.Rows[1].Version != 3 || out.Events[0].PrevPath != "/b" {
+		t.Errorf("with a stale copy in the older bucket: session %d rows %+v, want version 2 cancelled and 3 after /b", sid(t, out, 0), out.Rows)
 	}
 }
