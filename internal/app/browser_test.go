@@ -155,3 +155,61 @@ analytics('event', 'Early', {props: {queued: true}});</script>
 		t.Errorf("%d events sent after opting out", n)
 	}
 }
+
+// A hash-routed app tagged data-hash: each route is a page of its own, a
+// query written into the route is not, and the script included twice counts
+// each page once.
+func TestTrackerHashRoutes(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Set(time.Now().UTC())
+	ctx := context.Background()
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := `<script defer data-site="` + string(site.ID) + `" data-hash data-allow-localhost src="` + h.srv.URL + `/js/tally.js"></script>`
+	page := `<!doctype html><html><head><title>app</title>` + tag + tag + `</head><body><p id="app">app</p></body></html>`
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, page)
+	}))
+	defer app.Close()
+	origin := strings.Replace(app.URL, "127.0.0.1", "localhost", 1)
+
+	b := browser(t)
+	pageviews := func(where string, args ...any) int64 {
+		return h.count("SELECT count() FROM events WHERE site_id = ? AND name = 'pageview' AND "+where,
+			append([]any{string(site.ID)}, args...)...)
+	}
+	if err := chromedp.Do(b, chromedp.Navigate(origin+"/#/home"), chromedp.WaitReady(chromedp.ID("app"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, js := range []string{
+		`location.hash = '#/pricing'`,
+		`location.hash = '#/pricing?tab=2'`, // the same route
+		`history.pushState({}, '', '/#/signup')`,
+		`analytics('event', 'Done')`, // the last thing sent: every pageview is in before it
+	} {
+		if _, err := chromedp.Run(b, chromedp.Evaluate[any](js)); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		time.Sleep(100 * time.Millisecond) // hashchange fires after the script returns
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for h.count("SELECT count() FROM events WHERE site_id = ? AND name = 'Done'", string(site.ID)) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the last event never arrived")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a second copy's pageviews would have arrived by now
+	for _, path := range []string{"/#/home", "/#/pricing", "/#/signup"} {
+		if n := pageviews("pathname = ?", path); n != 1 {
+			t.Errorf("%d pageviews of %s, want 1", n, path)
+		}
+	}
+	if n := pageviews("1"); n != 3 || t.Failed() {
+		t.Logf("pageviews of /: %d; with a #: %d", pageviews("pathname = '/'"), pageviews("position(pathname, '#') > 0"))
+		t.Errorf("%d pageviews in all, want 3", n)
+	}
+}

@@ -73,6 +73,7 @@ type eventField struct {
 	props *map[string]any
 	rev   **api.Revenue
 	num   *api.Number
+	flag  *bool
 }
 
 // eventDecoder reads a body from b[i:]. Its methods report false where the
@@ -116,7 +117,8 @@ func (d *eventDecoder) trackerFields(r *api.TrackerEvent) []eventField {
 		eventField{name: "visitor_id", str: &r.VisitorID},
 		eventField{name: "props", props: &r.Props},
 		eventField{name: "revenue", rev: &r.Revenue},
-		eventField{name: "checkout_session_id", str: &r.CheckoutSessionID})
+		eventField{name: "checkout_session_id", str: &r.CheckoutSessionID},
+		eventField{name: "hash_routes", flag: &r.HashRoutes})
 }
 
 // batch reads {"events": [event, …]} (other fields skipped as
@@ -251,6 +253,17 @@ func (d *eventDecoder) field(f *eventField) bool {
 		n, ok := d.number()
 		*f.num = api.Number(n)
 		return ok
+	case f.flag != nil:
+		switch d.peek() {
+		case 'n':
+			return d.literal("null") // null leaves a bool as it is
+		case 't':
+			*f.flag = true
+			return d.literal("true")
+		case 'f':
+			*f.flag = false
+			return d.literal("false")
+		}
 	}
 	return false
 }

@@ -78,12 +78,15 @@ var eventBodies = []string{
 	`{"site_id":"s","revenue":{"amount":1,"currency":"EUR"},"revenue":{"amount":2}}`,
 	`{"site_id":"s","revenue":null,"props":{}}`,
 	`{"site_id":"s","checkout_session_id":"cs_1","event_name":"pageview"}`,
+	`{"site_id":"s","hash_routes":true,"url":"https://example.com/#/a"}`,
+	`{"site_id":"s","hash_routes":true,"hash_routes":null}`, `{"hash_routes":false}`,
 	`{"events":[{"site_id":"s1","url":"https://example.com/"},{"site_id":"s1","url":"https://example.com/","event_name":"Signup","props":{"plan":"pro","n":1.5}}]}`,
 	`{"events":[]}`, `{"events":null}`, `{"other":1,"events":[{}]}`, `{}`,
 	// what encoding/json decides: a case, an escape in a name, a wrong type,
 	// a surrogate, invalid UTF-8, trailing data, bad JSON
 	`{"Site_ID":"s"}`, `{"site\u005fid":"s"}`, `{"site_id":5}`, `{"site_id":"\ud83d\ude00"}`,
 	"{\"site_id\":\"\xff\"}", `{"site_id":"s"} {}`, `{"site_id":"s"}]`, `{"site_id":"s",}`, `{"props":{"a":[1]}}`,
+	`{"hash_routes":"true"}`, `{"hash_routes":1}`, `{"hash_routes":tru}`,
 	`{"props":{"a":{"b":1}}}`, `{"revenue":{"amount":"9.99"}}`, `{"revenue":{"Amount":1}}`, `{"events":[null]}`,
 	`{"events":[{}],"events":[{}]}`, `{"events":{}}`, `[]`, `null`, `{"site_id":"a\x01"}`, `{"n":01}`, `{"n":1.}`,
 	`{"n":-}`, `{"n":"\x"}`, `{"n":"\u12"}`, `{"site_id":"s"`, `{"site_id" "s"}`, `{"events":[{"site_id":"s"}`,
@@ -108,7 +111,8 @@ func TestDecodeEventsTakesWhatClientsSend(t *testing.T) {
 		{eventBodies[2], new(api.TrackerEvent)},
 		{eventBodies[3], new(api.PageviewRequest)},
 		{eventBodies[4], new(api.PageviewRequest)},
-		{eventBodies[11], new(api.BatchRequest)},
+		{eventBodies[11], new(api.TrackerEvent)},
+		{eventBodies[14], new(api.BatchRequest)},
 	} {
 		if !decodeEvents([]byte(c.body), c.v) {
 			t.Errorf("%T of %s: fell back to encoding/json", c.v, c.body)
@@ -118,7 +122,7 @@ func TestDecodeEventsTakesWhatClientsSend(t *testing.T) {
 	if !decodeEvents([]byte(eventBodies[3]), &r) || r.URL != "https://example.com/café?q=\"a\"\\b\n" || r.Referrer != "https://bücher.de/straße" {
 		t.Errorf("escapes: %+v", r)
 	}
-	for _, body := range eventBodies[16:] {
+	for _, body := range eventBodies[19:] {
 		if n := sameAsStd(t, []byte(body)); n == 4 {
 			t.Errorf("%q: taken for every type; it is there to be left to encoding/json", body)
 		}

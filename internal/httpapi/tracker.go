@@ -75,7 +75,7 @@ func (s *Server) trackerEvent(c echo.Context) error {
 	in := ingest.Input{Pageview: req.EventName == ingest.PageviewName, SiteID: req.SiteID, URL: req.URL, Referrer: req.Referrer,
 		VisitorID: req.VisitorID, EventName: req.EventName, Props: req.Props, CheckoutSession: req.CheckoutSessionID,
 		UserAgent: c.Request().UserAgent(), IPAddress: c.RealIP(), Revenue: revenueInput(req.Revenue),
-		AcceptsLanguage: c.Request().Header.Get("Accept-Language") != ""}
+		AcceptsLanguage: c.Request().Header.Get("Accept-Language") != "", HashRoutes: req.HashRoutes}
 	markIngested(c)
 	if _, err := s.deps.Ingest.TrackBrowser(c.Request().Context(), in); err != nil {
 		return err

@@ -48,16 +48,23 @@ func (e *Enricher) enrich(ctx context.Context, d *draft) error {
 	return e.visitor(ctx, d)
 }
 
-// page takes the host name, the path (no query string or fragment) and the
-// UTM parameters from the event's URL.
+// page takes the host name, the path (no query string or fragment, but the
+// route of a hash-routed page) and the UTM parameters from the event's URL.
 func (e *Enricher) page(d *draft) {
 	u := d.ev.url
 	d.attr.Hostname = strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
 	d.pathname = u.Path
+	route, _, _ := strings.Cut(u.Fragment, "?") // #/pricing?plan=pro is /pricing's page
+	if d.ev.hashRoutes && route != "" {
+		d.pathname += "#" + route
+	}
 	if !utf8.ValidString(d.pathname) {
 		// percent-encoded bytes that are no UTF-8 (a Latin-1 "%E9") stay
 		// encoded: text that every report and export can carry as it is
 		d.pathname = u.EscapedPath()
+		if route, _, _ := strings.Cut(u.EscapedFragment(), "?"); d.ev.hashRoutes && route != "" {
+			d.pathname += "#" + route
+		}
 	}
 	if d.pathname == "" {
 		d.pathname = "/"

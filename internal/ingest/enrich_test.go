@@ -117,6 +117,24 @@ func TestEnrich(t *testing.T) {
 			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
 		},
 		{
+			name:     "a hash-routed page: the fragment up to its query string",
+			ev:       event{url: mustURL("https://example.com/app/#/pricing?plan=pro"), hashRoutes: true},
+			wantPath: "/app/#/pricing",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
+			name:     "a hash-routed page without a fragment",
+			ev:       event{url: mustURL("https://example.com/app"), hashRoutes: true},
+			wantPath: "/app",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
+			name:     "a hash route with bytes that are no UTF-8 stays encoded",
+			ev:       event{url: mustURL("https://example.com/caf%E9#/men%C3%BC"), hashRoutes: true},
+			wantPath: "/caf%E9#/men%C3%BC",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
 			name:    "bot",
 			ev:      event{url: mustURL("https://example.com/"), userAgent: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"},
 			wantBot: true,

@@ -62,6 +62,9 @@ type Input struct {
 	// browser sends with the script's requests; a tracker request without it
 	// is a bot.
 	AcceptsLanguage bool
+	// HashRoutes keeps the URL's fragment in the path, up to its query
+	// string: the page of an app that routes by the hash (/#/pricing).
+	HashRoutes bool
 }
 
 // Revenue is an amount in major units ("49.99") and its currency.
@@ -88,6 +91,7 @@ type event struct {
 	checkoutSession string
 	browser         bool
 	acceptsLanguage bool
+	hashRoutes      bool
 	// params are the first values of the page's query parameters tally
 	// reads (queryParams), from one walk of its query string
 	params [len(queryParams)]string
@@ -147,7 +151,8 @@ func Validate(in Input) error {
 // validate checks every rule and returns the first violation as an
 // invalid_request (or invalid_props) error naming its field.
 func validate(in Input) (event, error) {
-	ev := event{pageview: in.Pageview, visitorID: in.VisitorID, browser: in.Browser, acceptsLanguage: in.AcceptsLanguage}
+	ev := event{pageview: in.Pageview, visitorID: in.VisitorID, browser: in.Browser, acceptsLanguage: in.AcceptsLanguage,
+		hashRoutes: in.HashRoutes}
 	site := strings.TrimSpace(in.SiteID)
 	if site == "" {
 		return ev, errs.InvalidField("site_id", "site_id is required")

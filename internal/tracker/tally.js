@@ -3,7 +3,7 @@
    analytics('event', 'Signup', {props: {plan: 'pro'}, revenue: {amount: 49, currency: 'USD'}}) */
 (function (w, d) {
   'use strict';
-  var s = d.currentScript, site, api, vid, ref = d.referrer, queued, last;
+  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last;
   function noop() {}
   function store(k, v) {
     try { if (v === undefined) return w.localStorage.getItem(k); w.localStorage.setItem(k, v); } catch (e) {}
@@ -34,7 +34,8 @@
     try {
       if (!site || off()) return;
       vid = vid || visitor(); // kept only for a browser that sends
-      var b = { site_id: site, event_name: name, url: w.location.href, referrer: ref || undefined, visitor_id: vid };
+      var b = { site_id: site, event_name: name, url: w.location.href, referrer: ref || undefined, visitor_id: vid,
+        hash_routes: hash || undefined };
       if (name === 'pageview') {
         var q = new URLSearchParams(w.location.search), cs = q.get('session_id') || q.get('checkout_session_id');
         if (!/^[\x21-\x7e]{1,255}$/.test(cs)) cs = null; // a page's own session_id, not a checkout's
@@ -50,9 +51,13 @@
       w.fetch(api, { method: 'POST', body: body, keepalive: true, headers: { 'Content-Type': 'text/plain' } }).catch(noop);
     } catch (e) {}
   }
+  // the page: its path, and its route in a hash-routed app
+  function at() {
+    return w.location.pathname + (hash ? w.location.hash.split('?')[0] : '');
+  }
   function pageview() {
-    if (last === w.location.pathname + w.location.search) return;
-    last = w.location.pathname + w.location.search;
+    if (last === at() + w.location.search) return;
+    last = at() + w.location.search;
     send('pageview');
     ref = w.location.href; // the next page's referrer
   }
@@ -62,6 +67,11 @@
   try {
     if (!s) return;
     site = s.getAttribute('data-site');
+    // a site's script included twice counts once
+    var on = analytics.on = (w.tally && w.tally.on) || {};
+    if (on[site]) return;
+    on[site] = 1;
+    hash = s.hasAttribute('data-hash');
     api = s.getAttribute('data-api') || new URL(s.src).origin + '/e';
     queued = (w.analytics && w.analytics.q) || [];
     // unless another tool's (Segment's) is there
@@ -71,12 +81,13 @@
     ['pushState', 'replaceState'].forEach(function (m) {
       var f = w.history[m];
       w.history[m] = function () {
-        var p = w.location.pathname, r = f.apply(this, arguments);
-        if (m == 'pushState' || p != w.location.pathname) pageview();
+        var p = at(), r = f.apply(this, arguments);
+        if (m == 'pushState' || p != at()) pageview();
         return r;
       };
     });
     w.addEventListener('popstate', pageview);
+    if (hash) w.addEventListener('hashchange', pageview);
     var start = function () {
       pageview();
       for (var i = 0; i < queued.length; i++) analytics.apply(null, queued[i]);

@@ -101,6 +101,9 @@ type TrackerEvent struct {
 	Revenue   *Revenue       `json:"revenue,omitempty"`
 	// CheckoutSessionID is session_id or checkout_session_id from the page URL.
 	CheckoutSessionID string `json:"checkout_session_id,omitempty"`
+	// HashRoutes says the page's fragment is part of its path: an app that
+	// routes by the hash (#/pricing), tagged data-hash.
+	HashRoutes bool `json:"hash_routes,omitempty"`
 }
 
 // BatchRequest is the body of POST /api/v1/events/batch: 1 to 1,000 events.
