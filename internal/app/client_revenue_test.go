@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,10 +43,11 @@ func trackRevenue(t *testing.T, h *harness, visitor, amount, currency string) (i
 // Revenue the tracking script reports is unsigned: before, one anonymous
 // POST /e with "revenue": {"amount": 1000000000, "currency": "USD"} added a
 // billion dollars to the site's revenue, and nothing could turn it off or
-// take it out. Now it is capped per event, limited per site, kept apart from
-// verified revenue unless the site counts it in, and can be purged.
+// take it out. Now it is capped per event, limited per site (see
+// TestClientRevenueAllowanceSpentByValidEvents), kept apart from verified
+// revenue unless the site counts it in, and can be purged.
 func TestClientRevenueKeptApart(t *testing.T) {
-	h := newHarnessWith(t, testenvConfigWith(t, func(c *config.Config) { c.ClientRevenuePerHour = 4 }))
+	h := newHarness(t)
 	ctx := context.Background()
 	c := h.client(h.key)
 	site := string(h.siteID)
@@ -115,19 +117,6 @@ func TestClientRevenueKeptApart(t *testing.T) {
 	negative := int64(-1)
 	_, err = c.UpdateSite(ctx, site, api.SiteRequest{ClientRevenue: &api.ClientRevenueRequest{Cap: &negative}})
 	wantError(t, err, http.StatusBadRequest, "invalid_request", "client_revenue.cap")
-
-	// the per-site limit: 4 tracker events with revenue per hour were counted
-	// (three above, one more here); the next is 429, events without revenue pass
-	status, _ = trackRevenue(t, h, "buyer", "1.00", "USD")
-	if status != http.StatusBadRequest { // the 4th: counted, then refused by the cap of 0
-		t.Errorf("4th event with revenue: %d, want 400", status)
-	}
-	if status, _ := trackRevenue(t, h, "buyer", "1.00", "USD"); status != http.StatusTooManyRequests {
-		t.Errorf("5th event with revenue in the hour: %d, want 429", status)
-	}
-	if resp := postE(t, h, `{"site_id":"`+site+`","event_name":"pageview","url":"https://example.com/"}`); resp.StatusCode != http.StatusAccepted {
-		t.Errorf("a pageview after the site's revenue limit: %d, want 202", resp.StatusCode)
-	}
 
 	// purge: the client-reported payment goes, the verified one stays
 	n, err := c.PurgeClientRevenue(ctx, site)
@@ -257,4 +246,66 @@ func viewerKey(t *testing.T, h *harness) string {
 		t.Fatal(err)
 	}
 	return k.Secret
+}
+
+// Only a tracker event with revenue that passes every check spends the
+// site's hourly allowance (2 here): one refused afterwards with a 400 would
+// otherwise use it up for the events that follow. Three refused events (an
+// amount above the default cap, a currency with no known rate, a page on
+// another domain), then two accepted (49.99 and 5.00 USD) and a third
+// refused with 429, while a pageview still passes: the accepted two are
+// stored, 4,999 + 500 = 5,499 cents, and the refusals counted once each by
+// reason.
+func TestClientRevenueAllowanceSpentByValidEvents(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *config.Config) { c.ClientRevenuePerHour = 2 }))
+	ctx := context.Background()
+	c := h.client(h.key)
+	site := string(h.siteID)
+	h.clock.Set(time.Date(2026, 8, 3, 9, 0, 0, 0, time.UTC))
+
+	var got []int
+	for _, ev := range []struct{ amount, currency string }{{"1000000000", "USD"}, {"10", "GBP"}} {
+		status, _ := trackRevenue(t, h, "buyer", ev.amount, ev.currency)
+		got = append(got, status)
+	}
+	elsewhere := `{"site_id":"` + site + `","event_name":"Purchase","url":"https://elsewhere.net/thanks","visitor_id":"buyer",` +
+		`"revenue":{"amount":1,"currency":"USD"}}`
+	got = append(got, postE(t, h, elsewhere).StatusCode)
+	for _, amount := range []string{"49.99", "5.00", "1.00"} {
+		status, _ := trackRevenue(t, h, "buyer", amount, "USD")
+		got = append(got, status)
+	}
+	want := []int{400, 400, 400, 202, 202, 429}
+	if !slices.Equal(got, want) {
+		t.Fatalf("statuses %v, want %v", got, want)
+	}
+	if resp := postE(t, h, `{"site_id":"`+site+`","event_name":"pageview","url":"https://example.com/"}`); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("a pageview after the site's revenue limit: %d, want 202", resp.StatusCode)
+	}
+
+	h.waitCount(2, "SELECT count() FROM payments WHERE site_id = ?", site)
+	h.waitCount(3, "SELECT count() FROM events WHERE site_id = ?", site)
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-08-03", DateTo: "2026-08-04", Timezone: "UTC"}
+	rep, err := c.Revenue(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Data.Totals.ClientReported != 5499 {
+		t.Errorf("client-reported %d, want 5499", rep.Data.Totals.ClientReported)
+	}
+	if err := h.app.Ingest.FlushRefusals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	health, err := c.Ingestion(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHealth := api.IngestionReport{
+		Totals: api.IngestionCounts{Accepted: 3, Refused: 4},
+		RefusedByReason: []api.RefusalCount{{Reason: "invalid_payload", Count: 2}, {Reason: "host_mismatch", Count: 1},
+			{Reason: "rate_limited", Count: 1}, {Reason: "invalid_props"}, {Reason: "body_too_large"},
+			{Reason: "over_wal_budget"}, {Reason: "unavailable"}},
+		Timeseries: []api.IngestionPoint{{Date: "2026-08-03", Accepted: 3, Refused: 4}, {Date: "2026-08-04"}},
+	}
+	assertJSONEqual(t, "tracking health", health.Data, wantHealth)
 }

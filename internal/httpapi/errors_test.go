@@ -44,7 +44,7 @@ func (f failingIngest) Track(context.Context, auth.Principal, ingest.Input) (str
 	return "", f.err
 }
 
-func (f failingIngest) TrackBrowser(ctx context.Context, in ingest.Input) (string, error) {
+func (f failingIngest) TrackBrowser(ctx context.Context, in ingest.Input, _ ingest.RevenueAllowance) (string, error) {
 	return f.Track(ctx, auth.Principal{}, in)
 }
 

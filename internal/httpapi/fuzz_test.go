@@ -21,7 +21,7 @@ func (validating) Track(_ context.Context, _ auth.Principal, in ingest.Input) (s
 	return "id", ingest.Validate(in)
 }
 
-func (validating) TrackBrowser(_ context.Context, in ingest.Input) (string, error) {
+func (validating) TrackBrowser(_ context.Context, in ingest.Input, _ ingest.RevenueAllowance) (string, error) {
 	in.Browser = true
 	return "id", ingest.Validate(in)
 }

@@ -33,7 +33,7 @@ type Authenticator interface {
 type Ingester interface {
 	Track(ctx context.Context, p auth.Principal, in ingest.Input) (string, error)
 	TrackBatch(ctx context.Context, p auth.Principal, ins []ingest.Input) ([]ingest.Result, error)
-	TrackBrowser(ctx context.Context, in ingest.Input) (string, error)
+	TrackBrowser(ctx context.Context, in ingest.Input, spend ingest.RevenueAllowance) (string, error)
 	// RefusedRequest counts, for tracking health, the events of a request
 	// refused before they reached the service (see countRefusals).
 	RefusedRequest(p *auth.Principal, sites []string, err error)

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/ingest"
+	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/tracker"
 	"github.com/tally-analytics/tally/pkg/api"
@@ -65,19 +66,17 @@ func (s *Server) trackerEvent(c echo.Context) error {
 	if err := decodeJSON(c, &req, "text/plain"); err != nil {
 		return err
 	}
-	if req.Revenue != nil {
-		// unsigned revenue: a site takes a bounded number per hour
-		key := "client-revenue:" + hashed(req.SiteID)
-		if err := s.checkLimit(c, limitClientRevenueName, key, ratelimit.PerHour(s.deps.Limits.ClientRevenuePerHour), 1); err != nil {
-			return err
-		}
+	// unsigned revenue: a site takes a bounded number per hour
+	spend := func(site model.SiteID) error {
+		key := "client-revenue:" + hashed(string(site))
+		return s.checkLimit(c, limitClientRevenueName, key, ratelimit.PerHour(s.deps.Limits.ClientRevenuePerHour), 1)
 	}
 	in := ingest.Input{Pageview: req.EventName == ingest.PageviewName, SiteID: req.SiteID, URL: req.URL, Referrer: req.Referrer,
 		VisitorID: req.VisitorID, EventName: req.EventName, Props: req.Props, CheckoutSession: req.CheckoutSessionID,
 		UserAgent: c.Request().UserAgent(), IPAddress: c.RealIP(), Revenue: revenueInput(req.Revenue),
 		AcceptsLanguage: c.Request().Header.Get("Accept-Language") != "", HashRoutes: req.HashRoutes}
 	markIngested(c)
-	if _, err := s.deps.Ingest.TrackBrowser(c.Request().Context(), in); err != nil {
+	if _, err := s.deps.Ingest.TrackBrowser(c.Request().Context(), in, spend); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusAccepted)

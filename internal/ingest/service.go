@@ -52,6 +52,11 @@ type ClientRevenue interface {
 	CheckClientRevenue(ctx context.Context, site model.Site, amount int64, currency string) error
 }
 
+// RevenueAllowance spends one of a site's allowance of tracking-script
+// events with revenue, or refuses the event (errs.RateLimited). The API
+// holds it, as it holds every limit, and answers with its headers.
+type RevenueAllowance func(site model.SiteID) error
+
 // Service is the ingest pipeline.
 type Service struct {
 	access    SiteAccess
@@ -124,8 +129,9 @@ func (s *Service) Track(ctx context.Context, p auth.Principal, in Input) (string
 
 // TrackBrowser accepts one event from the tracking script. There is no
 // credential: the site must exist and the page must be on its domain (or a
-// subdomain), like Plausible's /api/event.
-func (s *Service) TrackBrowser(ctx context.Context, in Input) (string, error) {
+// subdomain), like Plausible's /api/event. An event with revenue spends one
+// of the site's allowance, once it passed every check.
+func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllowance) (string, error) {
 	in.Browser = true
 	ev, err := validate(in)
 	if err != nil {
@@ -144,6 +150,12 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input) (string, error) {
 	if ev.revenueAmount > 0 {
 		if err := s.revenue.CheckClientRevenue(ctx, site, ev.revenueAmount, ev.revenueCurrency); err != nil {
 			return "", s.refusedAt(site.ID, "", err, 1)
+		}
+		// spent last: an event refused by a check must leave the allowance
+		// to the events that follow
+		if err := spend(site.ID); err != nil {
+			s.countAt(site.ID, "", err, 1) // the limit counts it in the metrics
+			return "", err
 		}
 	}
 	return s.acceptOne(ctx, site, ev)
