@@ -36,7 +36,7 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (Ov
 	res := Overview{Metrics: cur.metrics, Series: cur.series, Bots: botTraffic(bots)}
 	if r.Compare {
 		res.Comparison = &Comparison{From: prevFrom, To: prevTo, Metrics: prev.metrics, Series: prev.series,
-			Change: change(cur.metrics, prev.metrics)}
+			Change: change(cur, prev)}
 	}
 	res.Meta = sc.meta()
 	return res, nil
@@ -66,6 +66,8 @@ func botTraffic(rows []Row) BotTraffic {
 type periodStats struct {
 	metrics Metrics
 	series  []DayCount
+	// the sums the metrics come from, unrounded: the change compares them
+	visitors, pageviews, sessions, bounces, durationSum float64
 }
 
 // period computes the metrics and series of the inclusive dates first..last.
@@ -93,7 +95,7 @@ func (s *Service) period(ctx context.Context, sc scope, first, last time.Time) (
 		Pageviews:     count(totals[1]),
 		BounceRate:    bounceRate(sessions[0], sessions[1]),
 		VisitDuration: meanSeconds(sessions[2], sessions[0]),
-	}}
+	}, visitors: totals[0], pageviews: totals[1], sessions: sessions[0], bounces: sessions[1], durationSum: sessions[2]}
 	byDay := map[string]Row{}
 	for _, r := range daily {
 		byDay[r.Dims[0]] = r
@@ -109,12 +111,14 @@ func (s *Service) period(ctx context.Context, sc scope, first, last time.Time) (
 }
 
 // change compares cur with prev: the percent change of each metric, the
-// bounce rate in points.
-func change(cur, prev Metrics) Change {
+// bounce rate in points. It compares the figures as they are, not as
+// rounded for show: 16.67 % → 33.33 % is 16.7 points, where the rounded
+// rates would give 33.3 - 16.7 = 16.6.
+func change(cur, prev periodStats) Change {
 	return Change{
-		Visitors:      percentChange(float64(cur.Visitors), float64(prev.Visitors)),
-		Pageviews:     percentChange(float64(cur.Pageviews), float64(prev.Pageviews)),
-		BounceRate:    round1(cur.BounceRate - prev.BounceRate),
-		VisitDuration: percentChange(cur.VisitDuration, prev.VisitDuration),
+		Visitors:      percentChange(cur.visitors, prev.visitors),
+		Pageviews:     percentChange(cur.pageviews, prev.pageviews),
+		BounceRate:    round1(bounceShare(cur.sessions, cur.bounces) - bounceShare(prev.sessions, prev.bounces)),
+		VisitDuration: percentChange(ratio(cur.durationSum, cur.sessions), ratio(prev.durationSum, prev.sessions)),
 	}
 }

@@ -451,9 +451,18 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// bounceRate is the rule of every bounce rate: the share of sessions (of a
-// range, a source, an entry page) that bounced (model.Bounce), in percent.
-func bounceRate(sessions, bounces float64) float64 { return percent(bounces, sessions) }
+// bounceShare is the rule of every bounce rate: the share of sessions (of a
+// range, a source, an entry page) that bounced (model.Bounce), in percent,
+// unrounded (0 without sessions).
+func bounceShare(sessions, bounces float64) float64 {
+	if sessions <= 0 {
+		return 0
+	}
+	return bounces / sessions * 100
+}
+
+// bounceRate is a bounce rate as reported: bounceShare with one decimal.
+func bounceRate(sessions, bounces float64) float64 { return round1(bounceShare(sessions, bounces)) }
 
 func count(x float64) int64 { return int64(math.Round(x)) }
 
