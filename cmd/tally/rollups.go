@@ -29,7 +29,7 @@ func newRollupsRebuildCmd() *cobra.Command {
 		Use:   "rebuild [--site SITE_ID] [--from YYYY-MM-DD]",
 		Short: "Rebuild the rollups of the reports from the raw events and sessions",
 		Long: `rebuild rewrites the rollups the reports read (clickhouse/0005_page_rollups.sql
-and 0008_rollups.sql to 0017, as those leave them: the pages, the overview,
+and 0008_rollups.sql to 0018, as those leave them: the pages, the overview,
 sources, campaigns, devices, locations and their visitor blocks, entry and
 exit pages, custom events, bots; and the funnels' copy of the events,
 0014_events_by_path.sql) from the raw rows, for one site (--site) or every

@@ -149,7 +149,8 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 		// by days, not by times (a 7-day range read all 30 days)
 		s.add(" AND toDate(ts) >= toDate(?) AND toDate(ts) <= toDate(?)", q.From.UTC(), end)
 	}
-	s.add(" AND ts >= ? AND ts < ?", q.From.UTC(), end)
+	// nobody's events (knownVisitor) enter no funnel
+	s.add(" AND ts >= ? AND ts < ? AND "+knownVisitor, q.From.UTC(), end)
 	// by name, which both tables' keys hold: the custom events' steps read
 	// only their names' rows (on 10M demo events over 30 days, half the
 	// rows the query read were pageviews this branch then dropped)
@@ -242,6 +243,6 @@ func propDigests(props map[string]string) []string {
 func (q FunnelQuery) payments(s *sqlb) {
 	m := revenueMetrics(q.ClientRevenue) // revenue, then refunds
 	s.add("SELECT visitor_id, toUInt64(0) AS e, toInt64("+m[0].exprs[Payments]+" - "+m[1].exprs[Payments]+") AS net FROM payments"+
-		" WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND base_currency = ? AND visitor_id != 0 GROUP BY visitor_id",
+		" WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND base_currency = ? AND "+knownVisitor+" GROUP BY visitor_id",
 		string(q.Site), q.From.UTC(), q.To.UTC(), q.BaseCurrency)
 }

@@ -20,7 +20,7 @@ func TestBuild(t *testing.T) {
 		{
 			name: "totals",
 			q:    Query{Table: Events, Site: "s1", From: from, To: to, Metrics: []Metric{Visitors, Pageviews}},
-			wantSQL: "SELECT toFloat64(uniqCombined(visitor_id)) AS m0, toFloat64(sum(is_pageview)) AS m1 FROM events " +
+			wantSQL: "SELECT toFloat64(uniqCombinedIf(visitor_id, visitor_id != 0)) AS m0, toFloat64(sum(is_pageview)) AS m1 FROM events " +
 				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1",
 			wantArgs: []any{"s1", from, to, from, to},
 		},
@@ -28,7 +28,7 @@ func TestBuild(t *testing.T) {
 			name: "daily series in a time zone, filtered, sampled",
 			q: Query{Table: Events, Site: "s1", From: from, To: to, Dimensions: []Dimension{Day("Asia/Tokyo")},
 				Metrics: []Metric{Visitors}, Filters: []Filter{Eq(UTMSource, "x'); DROP"), NotEq(EventName, "pageview"), Eq(IsPageview, 0)}, SamplePercent: 25},
-			wantSQL: "SELECT toString(toDate(ts, ?)) AS d0, toFloat64(uniqCombined(visitor_id)) AS m0 FROM events SAMPLE 25/100 " +
+			wantSQL: "SELECT toString(toDate(ts, ?)) AS d0, toFloat64(uniqCombinedIf(visitor_id, visitor_id != 0)) AS m0 FROM events SAMPLE 25/100 " +
 				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND utm_source = ? AND name != ? AND is_pageview = ? GROUP BY d0",
 			wantArgs: []any{"Asia/Tokyo", "s1", from, to, from, to, "x'); DROP", "pageview", 0},
 		},

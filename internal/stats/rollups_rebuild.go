@@ -147,7 +147,7 @@ func (r rollup) rollUp(days bool, span time.Duration, lead string, metrics []rol
 		case m.uniq && days:
 			expr = "uniqCombinedMergeState(17)(" + m.column + ")"
 		case m.uniq:
-			expr = visitorState
+			expr = visitorState(r.source)
 		}
 		sel = append(sel, expr+" AS "+m.column)
 	}
@@ -222,7 +222,7 @@ func (r rollup) blocksViewSQL() string {
 	}
 	for _, m := range r.metrics {
 		if m.uniq {
-			sel = append(sel, visitorState+" AS "+m.column)
+			sel = append(sel, visitorState(r.source)+" AS "+m.column)
 		}
 	}
 	return "SELECT " + strings.Join(sel, ", ") + " FROM " + string(r.source) + " WHERE sign = 1 AND " + late +

@@ -72,9 +72,19 @@ type Metric struct {
 // for uniq and far more for uniqExact, whose grouped states grow without bound.
 const uniqVisitors = "uniqCombined(visitor_id)"
 
+// knownVisitor is the condition of a row that has a visitor. A payment sent
+// without one is stored with visitor id 0, and so is the event it names:
+// that event counts as an event and a conversion, but 0 is nobody, never a
+// visitor. Sessions always have one (such an event has no session).
+const knownVisitor = "visitor_id != 0"
+
+// uniqEventVisitors counts the distinct visitors of events (uniqVisitors of
+// the rows with a known visitor).
+const uniqEventVisitors = "uniqCombinedIf(visitor_id, " + knownVisitor + ")"
+
 // The metric vocabulary.
 var (
-	Visitors     = Metric{Name: "visitors", count: true, exprs: map[Table]string{Events: uniqVisitors, Sessions: uniqVisitors}}
+	Visitors     = Metric{Name: "visitors", count: true, exprs: map[Table]string{Events: uniqEventVisitors, Sessions: uniqVisitors}}
 	Pageviews    = Metric{Name: "pageviews", count: true, exprs: map[Table]string{Events: "sum(is_pageview)", Sessions: "sum(sign * pageviews)"}}
 	EventCount   = Metric{Name: "events", count: true, exprs: map[Table]string{Events: "count()", BotEvents: "count()", Refusals: "sum(events)"}}
 	SessionCount = Metric{Name: "sessions", count: true, exprs: map[Table]string{Sessions: "sum(sign)"}}
@@ -165,7 +175,7 @@ func Completions(g model.Goal) Metric {
 func Converters(g model.Goal) Metric {
 	cond, args := goalCondition(g)
 	return Metric{Name: "converters:" + string(g.ID), count: true,
-		exprs: map[Table]string{Events: "uniqCombinedIf(visitor_id, " + cond + ")"}, args: args}
+		exprs: map[Table]string{Events: "uniqCombinedIf(visitor_id, " + knownVisitor + " AND " + cond + ")"}, args: args}
 }
 
 // Revenue metrics, in minor units of the base currency. Revenue,
@@ -179,8 +189,8 @@ var (
 	PaymentCount    = paymentMetric("payments", "countIf(kind = 'payment'%s)", "")
 	VerifiedCount   = paymentMetric("payments", "countIf(kind = 'payment'%s)", verified)
 	RefundCount     = Metric{Name: "refund_count", exprs: map[Table]string{Payments: "countIf(kind = 'refund')"}}
-	PayingVisitors  = paymentMetric("paying_visitors", "uniqCombinedIf(visitor_id, kind = 'payment' AND visitor_id != 0%s)", "")
-	VerifiedPaying  = paymentMetric("paying_visitors", "uniqCombinedIf(visitor_id, kind = 'payment' AND visitor_id != 0%s)", verified)
+	PayingVisitors  = paymentMetric("paying_visitors", "uniqCombinedIf(visitor_id, kind = 'payment' AND "+knownVisitor+"%s)", "")
+	VerifiedPaying  = paymentMetric("paying_visitors", "uniqCombinedIf(visitor_id, kind = 'payment' AND "+knownVisitor+"%s)", verified)
 	ClientReported  = paymentMetric("client_reported", "sumIf(base_amount, kind = 'payment'%s)", " AND provider = '"+model.ProviderTracker+"'")
 	// BaseCurrency is the currency payments were converted into.
 	BaseCurrency = Dimension{Name: "base_currency", exprs: map[Table]string{Payments: "base_currency"}}
