@@ -106,3 +106,51 @@ func TestAnonymousPaymentIsNoVisitor(t *testing.T) {
 		t.Errorf("funnel: steps %+v; want nobody in either", steps)
 	}
 }
+
+// The (none) row of a breakdown gathers the payments without a value and
+// those whose value is "(none)" itself, and counts each of their payers
+// once. June 10: V comes from Google with utm_campaign=(none) and pays
+// 30.00; June 11: V comes from Twitter without a campaign and pays 20.00,
+// W from Google without one and pays 10.00. By campaign: one row, (none),
+// of 60.00 in 3 payments by 2 paying visitors (V, W).
+func TestNoneRowCountsEachPayerOnce(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	c := h.client(h.key)
+	site := string(h.siteID)
+	for i, v := range []struct {
+		day            int
+		visitor, query string
+		referrer       string
+		amount         string
+	}{
+		{10, "V", "?utm_campaign=(none)", "https://www.google.com/", "3000"},
+		{11, "V", "", "https://t.co/x", "2000"},
+		{11, "W", "", "https://www.google.com/", "1000"},
+	} {
+		h.clock.Set(time.Date(2026, 6, v.day, 9, i, 0, 0, time.UTC))
+		if _, err := c.Pageview(ctx, api.PageviewRequest{SiteID: site, URL: "https://example.com/" + v.query, Referrer: v.referrer,
+			UserAgent: chromeUA, VisitorID: v.visitor}); err != nil {
+			t.Fatal(err)
+		}
+		h.waitCount(int64(i+1), "SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", site)
+		h.clock.Set(time.Date(2026, 6, v.day, 9, i, 30, 0, time.UTC))
+		pay := payment(site, v.amount, "USD")
+		pay.VisitorID, pay.TransactionID = v.visitor, fmt.Sprintf("ord-%d", i)
+		if _, err := c.Payment(ctx, pay); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-06-10", DateTo: "2026-06-11", Timezone: "UTC"}
+	waitRevenue(t, h, p, 6000)
+	got, err := c.RevenueBy(ctx, p, "campaign", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]revenueCells{{"(none)", 6000, 0, 6000, 3, 0, 2}}, cells(got.Data.Breakdown)); diff != "" {
+		t.Errorf("revenue by campaign (-want +got):\n%s", diff)
+	}
+	if got.Data.Totals.PayingVisitors != 2 {
+		t.Errorf("paying visitors %d, want 2", got.Data.Totals.PayingVisitors)
+	}
+}

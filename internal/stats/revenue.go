@@ -61,7 +61,7 @@ func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (Rev
 		},
 	}
 	if r.Breakdown != "" {
-		bq := sc.query(Payments, []Dimension{Attributed, RevenueBy(r.Breakdown, r.Attribution)}, metrics, base)
+		bq := sc.query(Payments, []Dimension{RevenueBy(r.Breakdown, r.Attribution)}, metrics, base)
 		fns = append(fns, func(ctx context.Context) (err error) { rows, err = s.rows(ctx, bq); return err })
 	}
 	if err := parallel(ctx, fns...); err != nil {
@@ -153,31 +153,15 @@ func revenueSummary(t RevenueTotals, visitors int64) RevenueSummary {
 	return out
 }
 
-// revenueRows labels and orders a breakdown: by revenue, then net, then value.
+// revenueRows orders a breakdown (labelled by RevenueBy): by revenue, then
+// net, then value.
 func revenueRows(rows []Row, want bool) []RevenueRow {
 	out := make([]RevenueRow, 0, len(rows))
 	if !want {
 		return out
 	}
-	merged := map[string]int{}
 	for _, row := range rows {
-		value := row.Dims[1]
-		switch {
-		case row.Dims[0] == "0":
-			value = UnattributedLabel
-		case value == "":
-			value = NoneLabel
-		}
-		t := revenueTotals(row.Metrics)
-		if i, ok := merged[value]; ok { // (none) of attributed rows is one row
-			o := &out[i].RevenueTotals
-			o.Revenue, o.Refunds, o.Net = o.Revenue+t.Revenue, o.Refunds+t.Refunds, o.Net+t.Net
-			o.Payments, o.RefundCount, o.PayingVisitors = o.Payments+t.Payments, o.RefundCount+t.RefundCount, o.PayingVisitors+t.PayingVisitors
-			o.ClientReported += t.ClientReported
-			continue
-		}
-		merged[value] = len(out)
-		out = append(out, RevenueRow{Value: value, RevenueTotals: t})
+		out = append(out, RevenueRow{Value: row.Dims[0], RevenueTotals: revenueTotals(row.Metrics)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Revenue != out[j].Revenue {

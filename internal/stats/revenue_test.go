@@ -70,14 +70,18 @@ func TestRevenueColumnsByModel(t *testing.T) {
 		from := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 		q := Query{Table: Payments, Site: "s", From: from, To: from.AddDate(0, 0, 1),
 			Dimensions: []Dimension{RevenueBy("source", model)}, Metrics: []Metric{Revenue}, Filters: fs}
-		sql, _, err := q.Build()
+		sql, args, err := q.Build()
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantSQL := "SELECT toString(" + want[0] + ") AS d0, toFloat64(sumIf(base_amount, kind = 'payment')) AS m0 FROM payments " +
+		wantSQL := "SELECT toString(multiIf(attributed = 0, ?, " + want[0] + " = '', ?, " + want[0] + ")) AS d0, " +
+			"toFloat64(sumIf(base_amount, kind = 'payment')) AS m0 FROM payments " +
 			"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND " + want[1] + " = ? GROUP BY d0"
 		if sql != wantSQL {
 			t.Errorf("%s:\n got %s\nwant %s", model, sql, wantSQL)
+		}
+		if len(args) < 2 || args[0] != UnattributedLabel || args[1] != NoneLabel {
+			t.Errorf("%s: arguments %v, want the labels first", model, args)
 		}
 	}
 }

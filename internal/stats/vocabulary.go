@@ -194,8 +194,6 @@ var (
 	ClientReported  = paymentMetric("client_reported", "sumIf(base_amount, kind = 'payment'%s)", " AND provider = '"+model.ProviderTracker+"'")
 	// BaseCurrency is the currency payments were converted into.
 	BaseCurrency = Dimension{Name: "base_currency", exprs: map[Table]string{Payments: "base_currency"}}
-	// Attributed is 1 for payments tally could tie to a visit.
-	Attributed = Dimension{Name: "attributed", exprs: map[Table]string{Payments: "attributed"}}
 )
 
 // verified leaves out payments the tracking script reported.
@@ -241,10 +239,15 @@ var RevenueBreakdowns = map[string]string{
 }
 
 // RevenueBy is the dimension of a breakdown (a key of RevenueBreakdowns) for
-// an attribution model.
+// an attribution model, as the breakdown's rows are labelled: the payments
+// tally could tie to no visit (attributed 0) are UnattributedLabel, those of
+// a visit without a value NoneLabel. The payments of one label are grouped
+// in the query, so that a row counts each paying visitor once, however many
+// of its payments had another value or none.
 func RevenueBy(breakdown, attribution string) Dimension {
 	col := attributionColumn(attribution, RevenueBreakdowns[breakdown])
-	return Dimension{Name: "revenue_" + breakdown, exprs: map[Table]string{Payments: col}}
+	return Dimension{Name: "revenue_" + breakdown, args: []any{UnattributedLabel, NoneLabel},
+		exprs: map[Table]string{Payments: "multiIf(attributed = 0, ?, " + col + " = '', ?, " + col + ")"}}
 }
 
 // pathKeyRange is what a page path pattern leaves of a sorted column of
