@@ -49,18 +49,38 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// localhostSite makes a site on the domain localhost, where the pages of
+// servePage are, with the harness's clock at the real time (the browser's).
+func localhostSite(t *testing.T, h *harness) model.Site {
+	t.Helper()
+	h.clock.Set(time.Now().UTC())
+	site, err := h.app.Accounts.CreateSite(context.Background(), accounts.NewSite{OwnerEmail: h.email, Domain: "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return site
+}
+
+// servePage serves page at every path and returns its origin on localhost,
+// a page on the domain of localhostSite's sites.
+func servePage(t *testing.T, page string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, page)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+}
+
 // The whole tracker in a real browser: a page loads the script, calls made
 // before it loaded are replayed, client-side navigation is counted, custom
 // and revenue events are sent, a checkout session id in the URL is kept, and
 // the opt-out works.
 func TestTrackerInABrowser(t *testing.T) {
 	h := newHarness(t)
-	h.clock.Set(time.Now().UTC())
 	ctx := context.Background()
-	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "localhost"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := localhostSite(t, h)
 	// the EUR purchase below is held to the USD site's cap at the latest rate
 	if err := h.app.PG.UpsertRates(ctx, []model.Rate{{Currency: "USD", Day: h.clock.Now(), Rate: "1.08"}}); err != nil {
 		t.Fatal(err)
@@ -70,12 +90,7 @@ func TestTrackerInABrowser(t *testing.T) {
 analytics('event', 'Early', {props: {queued: true}});</script>
 <script defer data-site="` + string(site.ID) + `" data-allow-localhost src="` + h.srv.URL + `/js/tally.js"></script>
 </head><body><a id="pricing" href="/pricing">Pricing</a></body></html>`
-	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, page)
-	}))
-	defer shop.Close()
-	origin := strings.Replace(shop.URL, "127.0.0.1", "localhost", 1) // a page on the site's domain
+	origin := servePage(t, page)
 
 	b := browser(t)
 	events := func(where string, args ...any) int64 {
@@ -161,20 +176,10 @@ analytics('event', 'Early', {props: {queued: true}});</script>
 // each page once.
 func TestTrackerHashRoutes(t *testing.T) {
 	h := newHarness(t)
-	h.clock.Set(time.Now().UTC())
-	ctx := context.Background()
-	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "localhost"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	site := localhostSite(t, h)
 	tag := `<script defer data-site="` + string(site.ID) + `" data-hash data-allow-localhost src="` + h.srv.URL + `/js/tally.js"></script>`
 	page := `<!doctype html><html><head><title>app</title>` + tag + tag + `</head><body><p id="app">app</p></body></html>`
-	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, page)
-	}))
-	defer app.Close()
-	origin := strings.Replace(app.URL, "127.0.0.1", "localhost", 1)
+	origin := servePage(t, page)
 
 	b := browser(t)
 	pageviews := func(where string, args ...any) int64 {
