@@ -145,6 +145,13 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 	}
 	out.Rows = make([]model.SessionRow, 0, rows)
 	out.writes = make([]write, 0, len(order))
+	perSite := map[model.SiteID]int{} // a batch holds a few sites: each one's slice at its size
+	for _, k := range order {
+		perSite[tracks[k].v.site]++
+	}
+	for site, n := range perSite {
+		out.active[site] = make([]realtime.Active, 0, n)
+	}
 	values := make([]byte, 0, 128*len(order)) // the new states, one after another
 	for _, k := range order {
 		tr := &tracks[k]
