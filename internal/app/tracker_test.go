@@ -186,3 +186,30 @@ func TestTrackerKeepsPageviewsWithOddContext(t *testing.T) {
 	}
 	h.waitCount(int64(len(bodies)), "SELECT count() FROM events WHERE site_id = ?", site)
 }
+
+// A hash-routed page keeps its route, never the parameters a sign-in puts
+// in the fragment (an OAuth or magic-link redirect's access token): those
+// are not a route, and no token may reach ClickHouse.
+func TestTrackerHashRouteKeepsNoToken(t *testing.T) {
+	h := newHarness(t)
+	site := string(h.siteID)
+	for _, url := range []string{
+		"https://example.com/callback#access_token=SECRETTOKEN1&token_type=bearer&expires_in=3600",
+		"https://example.com/#/login/access_token=SECRETTOKEN2",
+		"https://example.com/app#/pricing",
+	} {
+		body := `{"site_id":"` + site + `","event_name":"pageview","url":"` + url + `","visitor_id":"abc","hash_routes":true}`
+		if resp := postE(t, h, body); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("%s: status %d", url, resp.StatusCode)
+		}
+	}
+	h.waitCount(3, "SELECT count() FROM events WHERE site_id = ?", site)
+	if n := h.count("SELECT count() FROM events WHERE site_id = ? AND position(pathname, 'SECRETTOKEN') > 0", site); n != 0 {
+		t.Errorf("%d events keep a token of the URL's fragment in their path", n)
+	}
+	for _, path := range []string{"/callback", "/#/login", "/app#/pricing"} {
+		if n := h.count("SELECT count() FROM events WHERE site_id = ? AND pathname = ?", site, path); n != 1 {
+			t.Errorf("%d pageviews of %s, want 1", n, path)
+		}
+	}
+}

@@ -54,7 +54,7 @@ func (e *Enricher) page(d *draft) {
 	u := d.ev.url
 	d.attr.Hostname = strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
 	d.pathname = u.Path
-	route, _, _ := strings.Cut(u.Fragment, "?") // #/pricing?plan=pro is /pricing's page
+	route := hashRoute(u.Fragment)
 	if d.ev.hashRoutes && route != "" {
 		d.pathname += "#" + route
 	}
@@ -62,7 +62,7 @@ func (e *Enricher) page(d *draft) {
 		// percent-encoded bytes that are no UTF-8 (a Latin-1 "%E9") stay
 		// encoded: text that every report and export can carry as it is
 		d.pathname = u.EscapedPath()
-		if route, _, _ := strings.Cut(u.EscapedFragment(), "?"); d.ev.hashRoutes && route != "" {
+		if route := hashRoute(u.EscapedFragment()); d.ev.hashRoutes && route != "" {
 			d.pathname += "#" + route
 		}
 	}
@@ -73,6 +73,19 @@ func (e *Enricher) page(d *draft) {
 	utm := func(i int) string { return truncateUTF8(strings.TrimSpace(d.ev.params[i]), maxUTMLen) }
 	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm(paramUTMSource), utm(paramUTMMedium), utm(paramUTMCampaign)
 	d.attr.UTMContent, d.attr.UTMTerm = utm(paramUTMContent), utm(paramUTMTerm)
+}
+
+// hashRoute is the route of a hash-routed page: its fragment up to its
+// query string (#/pricing?plan=pro is /pricing's page) and up to its
+// parameters, which are no route: a sign-in's redirect puts its access token
+// there (#access_token=…&token_type=bearer), and it must not be stored. The
+// route ends at the last "/" before the first "=".
+func hashRoute(fragment string) string {
+	route, _, _ := strings.Cut(fragment, "?")
+	if i := strings.IndexByte(route, '='); i >= 0 {
+		route = route[:max(strings.LastIndexByte(route[:i], '/'), 0)]
+	}
+	return route
 }
 
 // userAgent sets device, browser and OS, and recognises bots. A tracker

@@ -123,6 +123,18 @@ func TestEnrich(t *testing.T) {
 			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
 		},
 		{
+			name:     "a sign-in's token in the fragment is no route",
+			ev:       event{url: mustURL("https://example.com/callback#access_token=abc&token_type=bearer"), hashRoutes: true},
+			wantPath: "/callback",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
+			name:     "a hash route ends before its parameters",
+			ev:       event{url: mustURL("https://example.com/#/login/token=abc"), hashRoutes: true},
+			wantPath: "/#/login",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
 			name:     "a hash-routed page without a fragment",
 			ev:       event{url: mustURL("https://example.com/app"), hashRoutes: true},
 			wantPath: "/app",
