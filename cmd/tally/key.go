@@ -46,7 +46,7 @@ Production servers (TALLY_ENV=production) make and accept sk_live_ keys, others 
 			}
 			k, err := svc.CreateKey(cmd.Context(), in)
 			if err != nil {
-				return err
+				return ownerFlag(err)
 			}
 			return e.print(asJSON, map[string]string{"key_id": string(k.Key.ID), "key": k.Secret},
 				fmt.Sprintf("created key %s\n%s\n(store it now: it is not shown again)", k.Key.ID, k.Secret))
@@ -103,7 +103,7 @@ func newKeyListCmd() *cobra.Command {
 		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			keys, err := svc.ListKeys(cmd.Context(), owner)
 			if err != nil {
-				return err
+				return ownerFlag(err)
 			}
 			views := make([]keyView, 0, len(keys))
 			var b strings.Builder

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -87,6 +88,16 @@ func siteNamed(ctx context.Context, pg *pgstore.Store, id model.SiteID, flag str
 		return site, errs.E(errs.NotFound, "site_not_found", "site %s not found", id).WithField(flag)
 	}
 	return site, err
+}
+
+// ownerFlag names --owner in the error of a command that finds the owning
+// user by that flag: the accounts service names the user's email field.
+func ownerFlag(err error) error {
+	var e *errs.Error
+	if errors.As(err, &e) && e.Field == "email" {
+		return e.WithField("owner")
+	}
+	return err
 }
 
 // accounts opens what account administration needs; close releases it.

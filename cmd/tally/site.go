@@ -26,7 +26,7 @@ func newSiteCreateCmd() *cobra.Command {
 		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			site, err := svc.CreateSite(cmd.Context(), in)
 			if err != nil {
-				return err
+				return ownerFlag(err)
 			}
 			return e.print(asJSON, map[string]string{"site_id": string(site.ID)},
 				fmt.Sprintf("created site %s (%s, %s, %s)", site.ID, site.Domain, site.Timezone, site.BaseCurrency))
