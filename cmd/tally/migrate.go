@@ -21,9 +21,11 @@ func newMigrateCmd() *cobra.Command {
 and ClickHouse (creating the ClickHouse database if needed). It is safe to run
 repeatedly. Run it once, before tally servers start or are upgraded: a
 migration that builds rollups or copies from the stored rows (0005_page_rollups,
-0008_rollups to 0010, 0013_country_days, 0014_events_by_path) would count events
-inserted while it runs twice. Such a migration reads every stored event in one
-statement: migrate waits up to 6 hours for each (not TALLY_CLICKHOUSE_TIMEOUT).
+0008_rollups, 0009_site_days, 0010_visitor_blocks, 0011_small_granules,
+0013_country_days, 0014_events_by_path, 0015_day_sums, 0018_known_visitors)
+would count events inserted while it runs twice. Such a migration reads every
+stored event in one statement: migrate waits up to 6 hours for each (not
+TALLY_CLICKHOUSE_TIMEOUT).
 
 It also seals again, with TALLY_SECRETS_KEY, every webhook signing secret
 stored before secrets were sealed or sealed with a key now listed in
