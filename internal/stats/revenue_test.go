@@ -124,3 +124,29 @@ func TestRevenueSummary(t *testing.T) {
 		})
 	}
 }
+
+// The revenue report filters by what a payment knows of its visit (source,
+// UTM parameters, country, device) and refuses the other filters, naming
+// each, as the README says.
+func TestRevenueFilters(t *testing.T) {
+	refused := map[string]bool{"pathname": true, "region": true, "city": true, "browser": true, "os": true}
+	values := map[string]string{"pathname": "/a", "country": "US", "region": "US-CA", "device": "Mobile"}
+	for _, p := range FilterParams {
+		v := values[p.Param]
+		if v == "" {
+			v = "x"
+		}
+		fs, err := ParseFilters(url.Values{p.Param: {v}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = paymentFilters(fs, LastNonDirect)
+		var e *errs.Error
+		switch {
+		case refused[p.Param] && (!errors.As(err, &e) || e.Kind != errs.Invalid || e.Field != p.Param):
+			t.Errorf("%s: %v; want it refused, naming %s", p.Param, err, p.Param)
+		case !refused[p.Param] && err != nil:
+			t.Errorf("%s: %v; want it applied", p.Param, err)
+		}
+	}
+}
