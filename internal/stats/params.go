@@ -70,18 +70,18 @@ var FilterParams = []struct {
 	parse func(string) (string, bool)
 	rule  string
 }{
-	{"utm_source", UTMSource, plain, "1 to 256 characters"},
-	{"utm_medium", UTMMedium, plain, "1 to 256 characters"},
-	{"utm_campaign", UTMCampaign, plain, "1 to 256 characters"},
-	{"utm_content", UTMContent, plain, "1 to 256 characters"},
-	{"source", Source, plain, "1 to 256 characters"},
+	{"utm_source", UTMSource, plain, "1 to 256 bytes"},
+	{"utm_medium", UTMMedium, plain, "1 to 256 bytes"},
+	{"utm_campaign", UTMCampaign, plain, "1 to 256 bytes"},
+	{"utm_content", UTMContent, plain, "1 to 256 bytes"},
+	{"source", Source, plain, "1 to 256 bytes"},
 	{"pathname", Pathname, pagePath, "a path starting with /"},
 	{"country", Country, countryParam, "an ISO 3166-1 alpha-2 code such as US"},
 	{"region", Region, regionParam, "an ISO 3166-2 code such as US-CA"},
-	{"city", City, plain, "1 to 256 characters"},
+	{"city", City, plain, "1 to 256 bytes"},
 	{"device", Device, canonicalDevice, "Desktop, Mobile, Tablet, TV or Console"},
-	{"browser", Browser, plain, "1 to 256 characters"},
-	{"os", OS, plain, "1 to 256 characters"},
+	{"browser", Browser, plain, "1 to 256 bytes"},
+	{"os", OS, plain, "1 to 256 bytes"},
 }
 
 func plain(s string) (string, bool) { return s, s != "" && len(s) <= maxParamLen }
