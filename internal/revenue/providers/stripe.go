@@ -3,10 +3,13 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tally-analytics/tally/internal/money"
 )
 
 // provider_a is Stripe.
@@ -66,8 +69,44 @@ func (stripe) Parse(body []byte) (Notification, error) {
 	default:
 		n = unsubscribed(ev.Type)
 	}
+	if err == nil && !n.Ignored {
+		err = stripeMinorUnits(&n)
+	}
 	n.EventID = ev.ID
 	return n, err
+}
+
+// stripeExponents are the currencies whose amounts Stripe writes with
+// another number of decimals than tally's minor units (ISO 4217's) have
+// (https://docs.stripe.com/currencies#special-cases and #zero-decimal): the
+// Icelandic króna and the Ugandan shilling, which have none, with two
+// decimals that are always 00 (500 is 5 kr), and the Malagasy ariary, which
+// has two, with none (1000 is 1,000 Ar).
+var stripeExponents = map[string]int{"ISK": 2, "UGX": 2, "MGA": 0}
+
+// stripeMinorUnits turns the amount and tax of n, as Stripe wrote them, into
+// minor units of their currency.
+func stripeMinorUnits(n *Notification) error {
+	exp, ok := stripeExponents[n.Currency]
+	if !ok {
+		return nil
+	}
+	digits, _ := money.Digits(n.Currency)
+	for _, v := range []*int64{&n.Amount, &n.Tax} {
+		for d := int(digits); d < exp; d++ {
+			if *v%10 != 0 {
+				return payloadErr(stripeName, "%s: %d %s has decimals Stripe never writes", n.Kind, n.Amount, n.Currency)
+			}
+			*v /= 10
+		}
+		for d := exp; d < int(digits); d++ {
+			if *v > math.MaxInt64/10 || *v < math.MinInt64/10 {
+				return payloadErr(stripeName, "%s: %d %s is too large", n.Kind, n.Amount, n.Currency)
+			}
+			*v *= 10
+		}
+	}
+	return nil
 }
 
 // stripeID is an expandable field: an id, an expanded object with an id, or null.

@@ -225,3 +225,40 @@ func FuzzVerifyStripe(f *testing.F) {
 		checkVerifyError(t, p.Verify(stripeHeader(header), body, stripeSecret, now), stripeSecret)
 	})
 }
+
+// Stripe writes the króna and the shilling with two decimals of zeros and
+// the ariary with none: each becomes minor units of its currency (ISO 4217),
+// the tax and a refund's running total too.
+func TestStripeSpecialCurrencies(t *testing.T) {
+	checkout := string(fixture(t, stripeName, "checkout.session.completed.json"))
+	refund := string(fixture(t, stripeName, "charge.refunded.json"))
+	for _, c := range []struct {
+		name, body        string
+		amount, tax       int64
+		currency, wantErr string
+	}{
+		{name: "500 kr", body: strings.NewReplacer(`"amount_total": 2198`, `"amount_total": 50000`, `"currency": "usd"`, `"currency": "isk"`,
+			`"amount_tax": 0`, `"amount_tax": 8000`).Replace(checkout), amount: 500, tax: 80, currency: "ISK"},
+		{name: "1,000 Ar", body: strings.NewReplacer(`"amount_total": 2198`, `"amount_total": 1000`, `"currency": "usd"`, `"currency": "mga"`).Replace(checkout),
+			amount: 100000, currency: "MGA"},
+		{name: "21.98 USD as written", body: checkout, amount: 2198, currency: "USD"},
+		{name: "300 kr refunded in all", body: strings.NewReplacer(`"amount_refunded": 1000`, `"amount_refunded": 30000`, `"currency": "usd"`, `"currency": "isk"`).Replace(refund),
+			amount: 300, currency: "ISK"},
+		{name: "1,000 USh", body: strings.NewReplacer(`"amount_total": 2198`, `"amount_total": 100000`, `"currency": "usd"`, `"currency": "ugx"`).Replace(checkout),
+			amount: 1000, currency: "UGX"},
+		{name: "a fraction of a króna", body: strings.NewReplacer(`"amount_total": 2198`, `"amount_total": 50050`, `"currency": "usd"`, `"currency": "isk"`).Replace(checkout),
+			wantErr: "decimals"},
+	} {
+		n, err := stripe{}.Parse([]byte(c.body))
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s: %v, want an error with %q", c.name, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || n.Ignored || n.Amount != c.amount || n.Tax != c.tax || n.Currency != c.currency {
+			t.Errorf("%s: %d (tax %d) %s, ignored %v, %v; want %d (tax %d) %s", c.name, n.Amount, n.Tax, n.Currency, n.Ignored, err,
+				c.amount, c.tax, c.currency)
+		}
+	}
+}
