@@ -73,3 +73,22 @@ func show(v *int64) string {
 	}
 	return strconv.FormatInt(*v, 10)
 }
+
+// A notification of more money than a payment may be (the payments API's
+// 10^12 minor units) is refused as a client's error, records nothing, and
+// is no server error even where its conversion would overflow.
+func TestWebhookAmountTooLarge(t *testing.T) {
+	h := newHarness(t)
+	site, checkout := stripeSite(t, h, "huge.example.com", "JPY", map[string]string{"USD": "1.10", "JPY": "160"})
+	for _, amount := range []string{"9000000000000000000", "1000000000001"} {
+		body := checkout(amount, "usd")
+		status, res := postWebhook(t, h, "provider_a", string(site), body,
+			webhookSigners["provider_a"](webhookSecrets["provider_a"], body, h.clock.Now()))
+		if status != 400 {
+			t.Errorf("a checkout of %s cents: %d %+v, want 400", amount, status, res)
+		}
+	}
+	if n := ledgerCount(t, h, string(site), "true"); n != 0 {
+		t.Errorf("the ledger holds %d rows, want none", n)
+	}
+}

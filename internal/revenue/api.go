@@ -94,9 +94,6 @@ func (s *Service) validateAPI(in PaymentInput) (Incoming, error) {
 		return inc, errs.InvalidField("type", "must be payment or refund")
 	}
 	inc.Amount = max(amount, -amount)
-	if inc.Amount > maxRevenueMinor {
-		return inc, errs.InvalidField("amount", "must be at most 10^12 minor units")
-	}
 	inc.OccurredAt = s.now()
 	if in.Timestamp != "" {
 		t, err := time.Parse(time.RFC3339, in.Timestamp)
@@ -134,9 +131,6 @@ func (s *Service) validateAPI(in PaymentInput) (Incoming, error) {
 	}
 	return inc, nil
 }
-
-// maxRevenueMinor bounds one payment (10^12 minor units).
-const maxRevenueMinor = 1_000_000_000_000
 
 // metadata keeps the free-form metadata (a JSON object) and reads the
 // visitor id a checkout may carry in it.

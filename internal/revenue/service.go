@@ -81,6 +81,11 @@ func NewService(ledger Ledger, warehouse Warehouse, events EventWriter, now func
 // ErrNothingToRefund: a refund of a payment whose refunds are all recorded.
 var ErrNothingToRefund = errs.InvalidField("amount", "the payment has no amount left to refund")
 
+// maxRevenueMinor bounds one payment or refund, from any source: 10^12 minor
+// units, far below what converting it or summing a site's payments could
+// overflow.
+const maxRevenueMinor = 1_000_000_000_000
+
 // AttributionWindow is how far back a payment looks for the visits that led to it.
 const AttributionWindow = 90 * 24 * time.Hour
 
@@ -123,6 +128,9 @@ type Recorded struct {
 // refund to its payment, attributes, converts, and inserts into the ledger
 // (a duplicate returns the first copy).
 func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
+	if in.Amount > maxRevenueMinor {
+		return Recorded{}, errs.InvalidField("amount", "must be at most 10^12 minor units")
+	}
 	p := model.Payment{SiteID: in.Site.ID, Provider: in.Provider, TransactionID: in.TransactionID, Kind: in.Kind,
 		Amount: in.Amount, Currency: in.Currency, OccurredAt: in.OccurredAt.UTC().Truncate(time.Second),
 		PaymentRef: in.PaymentRef, EventName: in.EventName, Metadata: in.Metadata, BaseCurrency: in.Site.BaseCurrency}
