@@ -37,12 +37,16 @@ const MaxPendingRefusals = 2000
 // unknown site, or for a site of another account, is counted for any site,
 // and a request pays for a refusal only a map update.
 type refusals struct {
-	mu      sync.Mutex
-	pending map[refusalKey]uint64
-	callers map[string]auth.Principal // by refusalKey.caller
-	dropped int64                     // counts dropped since the last flush (pending full)
-	failed  *outage.Reporter
-	log     *slog.Logger
+	// flushing is held through a flush: a flush asked for while another
+	// runs (the periodic one) waits for it, so that it returns only once
+	// every count gathered before it was stored or given back
+	flushing sync.Mutex
+	mu       sync.Mutex
+	pending  map[refusalKey]uint64
+	callers  map[string]auth.Principal // by refusalKey.caller
+	dropped  int64                     // counts dropped since the last flush (pending full)
+	failed   *outage.Reporter
+	log      *slog.Logger
 }
 
 type refusalKey struct {
@@ -186,6 +190,8 @@ func (s *Service) RefusedRequest(p *auth.Principal, sites []string, err error) {
 // the sites their callers could send to. Counts that cannot be stored wait
 // for the next flush.
 func (s *Service) FlushRefusals(ctx context.Context) error {
+	s.refusals.flushing.Lock()
+	defer s.refusals.flushing.Unlock()
 	pending, callers, dropped := s.refusals.take()
 	if dropped > 0 {
 		s.log.Warn("ingest: refusal counts dropped: too many distinct sites refused within one flush interval",

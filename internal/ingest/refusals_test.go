@@ -78,7 +78,7 @@ func (s *rowSink) InsertRefusals(_ context.Context, rows []model.RefusalRow) err
 	return nil
 }
 
-func refusalService(book *siteBook, sink *rowSink, now time.Time) *Service {
+func refusalService(book *siteBook, sink RefusalSink, now time.Time) *Service {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	return &Service{access: book, refusals: newRefusals(log), refusalSink: sink, now: func() time.Time { return now }, log: log}
 }
@@ -145,5 +145,48 @@ func TestRefusalsBounded(t *testing.T) {
 	pending, _, dropped := s.refusals.take()
 	if len(pending) != MaxPendingRefusals || dropped != 50 {
 		t.Errorf("%d pending, %d dropped; want %d and 50", len(pending), dropped, MaxPendingRefusals)
+	}
+}
+
+// slowSink holds each insert until released.
+type slowSink struct {
+	rowSink
+	entered, release chan struct{}
+}
+
+func (s *slowSink) InsertRefusals(ctx context.Context, rows []model.RefusalRow) error {
+	s.entered <- struct{}{}
+	<-s.release
+	return s.rowSink.InsertRefusals(ctx, rows)
+}
+
+// A flush asked for while the periodic one is storing the counts returns
+// only once they are stored: its caller (shutdown, a test) then reads them.
+func TestFlushWaitsForTheFlushUnderWay(t *testing.T) {
+	ctx := context.Background()
+	book := &siteBook{sites: map[model.SiteID]model.KeyID{"a": "key-a"}}
+	sink := &slowSink{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	s := refusalService(book, sink, time.Date(2026, 7, 1, 10, 52, 30, 0, time.UTC))
+	s.countRefused(nil, "a", errs.InvalidField("url", "bad"), 2)
+
+	under := make(chan error, 1)
+	go func() { under <- s.FlushRefusals(ctx) }()
+	<-sink.entered // the first flush took the counts and is storing them
+	second := make(chan error, 1)
+	go func() { second <- s.FlushRefusals(ctx) }()
+	select {
+	case err := <-second:
+		t.Fatalf("the second flush returned (%v) while the first was storing the counts", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(sink.release)
+	if err := <-under; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.rows) != 1 || sink.rows[0].Events != 2 {
+		t.Errorf("stored %+v, want one row of 2 events", sink.rows)
 	}
 }
