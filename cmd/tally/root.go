@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,6 +130,21 @@ func (e *env) print(asJSON bool, v any, text string) error {
 
 func jsonFlag(cmd *cobra.Command, v *bool) {
 	cmd.Flags().BoolVar(v, "json", false, "print the result as JSON (for scripts)")
+}
+
+// fromStdin replaces a secret flag's value "-" with the first line of the
+// standard input, so that the secret stays out of the process list and the
+// shell's history (printf '%s\n' "$SECRET" | tally … --secret -).
+func fromStdin(cmd *cobra.Command, v *string) error {
+	if *v != "-" {
+		return nil
+	}
+	line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("reading standard input: %w", err)
+	}
+	*v = strings.TrimRight(line, "\r\n")
+	return nil
 }
 
 func requireFlags(cmd *cobra.Command, names ...string) {

@@ -48,8 +48,13 @@ func newSiteSecretCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "secret --site SITE_ID --provider provider_a|provider_b|provider_c|provider_d --secret S",
 		Short: "Set a site's webhook signing secret for a payment provider",
-		Args:  cobra.NoArgs,
+		Example: `  tally site secret --site SITE_ID --provider provider_a --secret whsec_...
+  printf '%s\n' "$STRIPE_WEBHOOK_SECRET" | tally site secret --site SITE_ID --provider provider_a --secret -`,
+		Args: cobra.NoArgs,
 		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
+			if err := fromStdin(cmd, &secret); err != nil {
+				return err
+			}
 			if err := svc.SetProviderSecret(cmd.Context(), model.SiteID(site), model.Provider(provider), secret); err != nil {
 				return err
 			}
@@ -60,7 +65,7 @@ func newSiteSecretCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&site, "site", "", "site id")
 	f.StringVar(&provider, "provider", "", "provider_a (Stripe), provider_b (Lemon Squeezy), provider_c (Paddle) or provider_d (Polar)")
-	f.StringVar(&secret, "secret", "", "the provider's webhook signing secret")
+	f.StringVar(&secret, "secret", "", "the provider's webhook signing secret; - reads it from the first line of standard input")
 	requireFlags(cmd, "site", "provider", "secret")
 	jsonFlag(cmd, &asJSON)
 	return cmd

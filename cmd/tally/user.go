@@ -26,6 +26,9 @@ func newUserCreateCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
 			in.Plan = model.Plan(plan)
+			if err := fromStdin(cmd, &in.Password); err != nil {
+				return err
+			}
 			u, err := svc.CreateUser(cmd.Context(), in)
 			if err != nil {
 				return err
@@ -36,7 +39,7 @@ func newUserCreateCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&in.Email, "email", "", "email address (login name)")
-	f.StringVar(&in.Password, "password", "", "password, 8 to 256 characters")
+	f.StringVar(&in.Password, "password", "", "password, 8 to 256 characters; - reads it from the first line of standard input")
 	f.StringVar(&in.Name, "name", "", "display name")
 	f.StringVar(&plan, "plan", "free", "plan: free, pro or enterprise (sets the events rate limit)")
 	f.IntVar(&in.EventsPerHour, "events-per-hour", 0, "custom events rate limit (enterprise only)")
