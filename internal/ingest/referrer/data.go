@@ -79,7 +79,13 @@ func newClassifier(entries []hostEntry) *Classifier {
 			}
 		}
 	}
-	// Networks, messengers and apps the list misses (it wins where it names one).
+	// Search engines, networks, messengers and apps the list misses (it wins
+	// where it names one).
+	for host, name := range searchHosts {
+		if _, listed := hosts[host]; !listed {
+			hosts[host] = Source{Name: name, Type: Search}
+		}
+	}
 	for host, name := range socialHosts {
 		if _, listed := hosts[host]; !listed {
 			hosts[host] = Source{Name: name, Type: Social}

@@ -3,9 +3,9 @@
 // host or a utm_source parameter.
 //
 // The host list is the one Ghost maintains for its own analytics (vendored
-// under data/, MIT licensed), plus what it misses, kept in Go: AI
-// assistants (ai.go); social networks, messengers, their country domains and
-// their Android apps (social.go).
+// under data/, MIT licensed), plus what it misses, kept in Go: search
+// engines (search.go); AI assistants (ai.go); social networks, messengers,
+// their country domains and their Android apps (social.go).
 package referrer
 
 import "strings"
