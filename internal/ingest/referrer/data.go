@@ -98,7 +98,13 @@ func newClassifier(entries []hostEntry) *Classifier {
 	for host, name := range aiAssistants {
 		hosts[host] = Source{Name: name, Type: Referral}
 	}
-	return &Classifier{hosts: hosts, names: sourceNames(hosts), suffixes: publicSuffixes(hosts)}
+	names := sourceNames(hosts)
+	for value, name := range socialUTMSources {
+		if _, known := names[value]; !known {
+			names[value] = Source{Name: name, Type: Social}
+		}
+	}
+	return &Classifier{hosts: hosts, names: names, suffixes: publicSuffixes(hosts)}
 }
 
 // publicSuffixes returns the listed hosts that are public suffixes, which

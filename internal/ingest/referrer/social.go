@@ -34,6 +34,15 @@ var socialHosts = map[string]string{
 	"xiaohongshu.com": "Xiaohongshu",
 }
 
+// socialUTMSources are the utm_source values Meta's ads write for its
+// networks (the {{site_source_name}} parameter of an ad's URL: fb, ig, msg),
+// by the names dashboards show. A name or host the lists know wins.
+var socialUTMSources = map[string]string{
+	"fb":  "Facebook",
+	"ig":  "Instagram",
+	"msg": "Messenger",
+}
+
 // socialBrands are networks that serve one site under many country domains
 // (pinterest.de, pinterest.com.au): any host whose registrable domain is
 // the brand on a public suffix is that network.
