@@ -58,12 +58,12 @@ func loadEnv(cmd *cobra.Command) (*env, error) {
 }
 
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+	level, err := cfg.SlogLevel()
+	if err != nil {
 		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if strings.EqualFold(cfg.LogFormat, "json") {
+	if cfg.LogJSON() {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))

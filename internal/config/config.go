@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
@@ -213,6 +214,16 @@ func (c *Config) DrainTimeout() time.Duration {
 	return c.ShutdownTimeout - c.HTTPStopGrace() - c.InsertTimeout()
 }
 
+// SlogLevel is the log level of LogLevel (validated by Load).
+func (c *Config) SlogLevel() (slog.Level, error) {
+	var level slog.Level
+	err := level.UnmarshalText([]byte(c.LogLevel))
+	return level, err
+}
+
+// LogJSON reports whether logs are written as JSON (LogFormat json).
+func (c *Config) LogJSON() bool { return strings.EqualFold(c.LogFormat, "json") }
+
 // Production reports whether the server runs in production mode.
 func (c *Config) Production() bool { return c.Env == EnvProduction }
 
@@ -376,6 +387,12 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.ClickHouseTimeout <= 0 {
 		problems = append(problems, errors.New("TALLY_CLICKHOUSE_TIMEOUT must be positive"))
+	}
+	if _, err := c.SlogLevel(); err != nil {
+		problems = append(problems, fmt.Errorf("TALLY_LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel))
+	}
+	if !c.LogJSON() && !strings.EqualFold(c.LogFormat, "text") {
+		problems = append(problems, fmt.Errorf("TALLY_LOG_FORMAT must be text or json, not %q", c.LogFormat))
 	}
 	return warnings, errors.Join(problems...)
 }
