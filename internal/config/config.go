@@ -373,6 +373,9 @@ func (c *Config) validate() ([]string, error) {
 			problems = append(problems, fmt.Errorf("%s must be positive", name))
 		}
 	}
+	if c.UACacheSize <= 0 {
+		problems = append(problems, errors.New("TALLY_UA_CACHE_SIZE must be positive"))
+	}
 	if c.TrackerPerMinute <= 0 {
 		problems = append(problems, errors.New("TALLY_TRACKER_PER_MINUTE must be positive"))
 	}

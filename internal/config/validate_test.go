@@ -14,6 +14,8 @@ func TestRefusedValues(t *testing.T) {
 		{"TALLY_LOG_LEVEL", "trace"},
 		{"TALLY_LOG_FORMAT", "xml"},
 		{"TALLY_LOG_FORMAT", "logfmt"},
+		{"TALLY_UA_CACHE_SIZE", "0"},
+		{"TALLY_UA_CACHE_SIZE", "-1"},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			t.Setenv(c.name, c.value)
