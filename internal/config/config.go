@@ -407,6 +407,9 @@ func (c *Config) String() string {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if !f.IsExported() {
+			continue // state of this process, no variable
+		}
 		val := fmt.Sprint(v.Field(i).Interface())
 		switch f.Tag.Get("secret") {
 		case "true":

@@ -39,3 +39,40 @@ func TestRefusedValues(t *testing.T) {
 		})
 	}
 }
+
+// The configuration prints every variable with its secrets hidden, a
+// development server's made-up secrets key included.
+func TestStringRedacts(t *testing.T) {
+	t.Setenv("TALLY_ENV", EnvDevelopment)
+	t.Setenv("TALLY_SECRETS_KEY", "")
+	t.Setenv("TALLY_JWT_SECRET", "jwt-secret-jwt-secret-jwt-secret-jwt")
+	t.Setenv("TALLY_POSTGRES_URL", "postgres://tally:pg-password@db:5432/tally")
+	t.Setenv("TALLY_REDIS_URL", "redis://:redis-password@redis:6379/0")
+	t.Setenv("TALLY_CLICKHOUSE_PASSWORD", "ch-password")
+	cfg, _, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("String panicked: %v", r)
+			}
+		}()
+		out = cfg.String()
+	}()
+	for _, secret := range []string{"pg-password", "redis-password", "ch-password", "jwt-secret", cfg.SecretsKey} {
+		if strings.Contains(out, secret) {
+			t.Errorf("String shows %q:\n%s", secret, out)
+		}
+	}
+	for _, line := range []string{"TALLY_ENV=development\n", "TALLY_CLICKHOUSE_PASSWORD=[redacted]\n", "TALLY_SECRETS_KEY=[redacted]\n"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("String has no line %q:\n%s", line, out)
+		}
+	}
+	if strings.Contains(out, "\n=") || strings.HasPrefix(out, "=") {
+		t.Errorf("String prints a setting without a variable:\n%s", out)
+	}
+}
