@@ -49,3 +49,45 @@ func TestMetricsLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// A production server redirects plain HTTP to HTTPS, but not /metrics: a
+// scraper on loopback (or one with the token) reaches tally itself, which
+// serves no TLS, and a token sent over plain HTTP was sent before any
+// redirect could help.
+func TestMetricsNotRedirected(t *testing.T) {
+	deps := Deps{Auth: stubAuth{}, Ingest: validating{}, Stats: struct{ Stats }{}, Goals: struct{ Goals }{},
+		Limiter: allowAll{}, Log: discardLog(), MaxEventBody: 1024, Metrics: metrics.New(), ForceHTTPS: true}
+	loopback := New(deps)
+	deps.MetricsToken = "metrics-token"
+	withToken := New(deps)
+	for _, tc := range []struct {
+		s              *Server
+		remote, bearer string
+		status         int
+	}{
+		{loopback, "127.0.0.1:5000", "", 200},
+		{loopback, "192.0.2.7:5000", "", 403},
+		{withToken, "192.0.2.7:5000", "metrics-token", 200},
+		{withToken, "192.0.2.7:5000", "wrong", 401},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://tally.internal:8080/metrics", nil)
+		req.RemoteAddr = tc.remote
+		if tc.bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.bearer)
+		}
+		rec := httptest.NewRecorder()
+		tc.s.Handler().ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Errorf("plain HTTP from %s (token %q): %d (Location %q), want %d", tc.remote, tc.bearer, rec.Code,
+				rec.Header().Get("Location"), tc.status)
+		}
+	}
+	// every other API path still goes to HTTPS
+	req := httptest.NewRequest(http.MethodGet, "http://tally.internal:8080/api/v1/auth/verify", nil)
+	req.RemoteAddr = "127.0.0.1:5000"
+	rec := httptest.NewRecorder()
+	loopback.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusPermanentRedirect {
+		t.Errorf("plain HTTP to the API: %d, want 308", rec.Code)
+	}
+}

@@ -49,12 +49,14 @@ func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // redirectHTTPS answers a plain-HTTP request with 308 to the same URL over
-// HTTPS. X-Forwarded-Proto counts only from a trusted proxy. /health stays
-// reachable over HTTP for local health checks.
+// HTTPS. X-Forwarded-Proto counts only from a trusted proxy. /health and
+// /metrics stay reachable over HTTP for local health checks and scrapers:
+// tally itself serves no TLS, and a metrics token sent over plain HTTP was
+// sent before any redirect.
 func (s *Server) redirectHTTPS(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if !s.deps.ForceHTTPS || !plainHTTP(r, s.deps.TrustedProxies) || r.URL.Path == "/health" {
+		if !s.deps.ForceHTTPS || !plainHTTP(r, s.deps.TrustedProxies) || r.URL.Path == "/health" || r.URL.Path == "/metrics" {
 			return next(c)
 		}
 		return c.Redirect(http.StatusPermanentRedirect, "https://"+r.Host+r.URL.RequestURI())
