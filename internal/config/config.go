@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -385,6 +386,15 @@ func (c *Config) validate() ([]string, error) {
 	if c.FunnelSampleAboveEvents < 0 {
 		problems = append(problems, errors.New("TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS must be 0 or positive"))
 	}
+	if addrs := ClickHouseAddrs(c.ClickHouseAddr); len(addrs) == 0 {
+		problems = append(problems, errors.New("TALLY_CLICKHOUSE_ADDR must name a node as host:port, e.g. clickhouse:9000"))
+	} else {
+		for _, a := range addrs {
+			if _, port, err := net.SplitHostPort(a); err != nil || !validPort(port) {
+				problems = append(problems, fmt.Errorf("TALLY_CLICKHOUSE_ADDR: %q is not a host:port such as clickhouse:9000", a))
+			}
+		}
+	}
 	if c.ClickHouseCluster != "" && !clusterName.MatchString(c.ClickHouseCluster) {
 		problems = append(problems, errors.New("TALLY_CLICKHOUSE_CLUSTER must be a ClickHouse identifier (letters, digits, _)"))
 	}
@@ -460,6 +470,12 @@ func ClickHouseAddrs(list string) []string {
 		}
 	}
 	return out
+}
+
+// validPort reports whether port is a TCP port number (1-65535).
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // loopback reports whether host names this machine.

@@ -16,6 +16,10 @@ func TestRefusedValues(t *testing.T) {
 		{"TALLY_LOG_FORMAT", "logfmt"},
 		{"TALLY_UA_CACHE_SIZE", "0"},
 		{"TALLY_UA_CACHE_SIZE", "-1"},
+		{"TALLY_CLICKHOUSE_ADDR", "clickhouse"},
+		{"TALLY_CLICKHOUSE_ADDR", "ch1:9000,ch2"},
+		{"TALLY_CLICKHOUSE_ADDR", ","},
+		{"TALLY_CLICKHOUSE_ADDR", "ch1:nine"},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			t.Setenv(c.name, c.value)
@@ -30,6 +34,9 @@ func TestRefusedValues(t *testing.T) {
 		{"TALLY_LOG_LEVEL", "error"},
 		{"TALLY_LOG_FORMAT", "json"},
 		{"TALLY_LOG_FORMAT", "text"},
+		{"TALLY_CLICKHOUSE_ADDR", "clickhouse:9000"},
+		{"TALLY_CLICKHOUSE_ADDR", "ch1:9000, ch2:9000,"},
+		{"TALLY_CLICKHOUSE_ADDR", "[::1]:9000"},
 	} {
 		t.Run(c.name+"="+c.value, func(t *testing.T) {
 			t.Setenv(c.name, c.value)
