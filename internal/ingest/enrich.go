@@ -60,10 +60,12 @@ func (e *Enricher) page(d *draft) {
 	}
 	if !utf8.ValidString(d.pathname) {
 		// percent-encoded bytes that are no UTF-8 (a Latin-1 "%E9") stay
-		// encoded: text that every report and export can carry as it is
+		// encoded: text that every report and export can carry as it is;
+		// the route is cut from the decoded fragment, so that a
+		// percent-encoded "=" or "?" ends it as the plain one does
 		d.pathname = u.EscapedPath()
-		if route := hashRoute(u.EscapedFragment()); d.ev.hashRoutes && route != "" {
-			d.pathname += "#" + route
+		if d.ev.hashRoutes && route != "" {
+			d.pathname += "#" + (&url.URL{Fragment: route}).EscapedFragment()
 		}
 	}
 	if d.pathname == "" {

@@ -147,6 +147,24 @@ func TestEnrich(t *testing.T) {
 			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
 		},
 		{
+			name:     "a percent-encoded token in the fragment is no route either, beside bytes that are no UTF-8",
+			ev:       event{url: mustURL("https://example.com/caf%E9#access_token%3DSECRET&token_type%3Dbearer"), hashRoutes: true},
+			wantPath: "/caf%E9",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
+			name:     "a hash route with bytes that are no UTF-8 ends before its percent-encoded parameters",
+			ev:       event{url: mustURL("https://example.com/cb#/x%E9/login/token%3DSECRET"), hashRoutes: true},
+			wantPath: "/cb#/x%E9/login",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
+			name:     "a hash route with bytes that are no UTF-8 ends before its percent-encoded query string",
+			ev:       event{url: mustURL("https://example.com/caf%E9#/pricing%3Fplan"), hashRoutes: true},
+			wantPath: "/caf%E9#/pricing",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
 			name:    "bot",
 			ev:      event{url: mustURL("https://example.com/"), userAgent: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"},
 			wantBot: true,
