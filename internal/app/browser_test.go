@@ -218,3 +218,49 @@ func TestTrackerHashRoutes(t *testing.T) {
 		t.Errorf("%d pageviews in all, want 3", n)
 	}
 }
+
+// A sign-in's redirect to a hash-routed app puts its token in the fragment,
+// and the app then takes it out of the address: that is the same page, as
+// the server stores it, and counts once.
+func TestTrackerHashRouteTokenRemovedCountsOnce(t *testing.T) {
+	h := newHarness(t)
+	site := localhostSite(t, h)
+	page := `<!doctype html><html><head><title>app</title><script defer data-site="` + string(site.ID) +
+		`" data-hash data-allow-localhost src="` + h.srv.URL + `/js/tally.js"></script></head><body><p id="app">app</p></body></html>`
+	origin := servePage(t, page)
+
+	b := browser(t)
+	pageviews := func(where string, args ...any) int64 {
+		return h.count("SELECT count() FROM events WHERE site_id = ? AND name = 'pageview' AND "+where,
+			append([]any{string(site.ID)}, args...)...)
+	}
+	if err := chromedp.Do(b, chromedp.Navigate(origin+"/callback#access_token=SECRET&token_type=bearer"), chromedp.WaitReady(chromedp.ID("app"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, js := range []string{
+		`history.replaceState(null, '', location.pathname)`, // the token taken out: the same page
+		`location.hash = '#/settings/token=abc'`,
+		`location.hash = '#/settings'`, // the same route
+		`analytics('event', 'Done')`,   // the last thing sent: every pageview is in before it
+	} {
+		if _, err := chromedp.Run(b, chromedp.Evaluate[any](js)); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		time.Sleep(100 * time.Millisecond) // hashchange fires after the script returns
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for h.count("SELECT count() FROM events WHERE site_id = ? AND name = 'Done'", string(site.ID)) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the last event never arrived")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, path := range []string{"/callback", "/callback#/settings"} {
+		if n := pageviews("pathname = ?", path); n != 1 {
+			t.Errorf("%d pageviews of %s, want 1", n, path)
+		}
+	}
+	if n := pageviews("1"); n != 2 {
+		t.Errorf("%d pageviews in all, want 2", n)
+	}
+}

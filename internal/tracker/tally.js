@@ -51,9 +51,12 @@
       w.fetch(api, { method: 'POST', body: body, keepalive: true, headers: { 'Content-Type': 'text/plain' } }).catch(noop);
     } catch (e) {}
   }
-  // the page: its path, and its route in a hash-routed app
+  // the page: its path, and its route in a hash-routed app as the server
+  // cuts it (#/a?q, #/a/token=… and #token=… are #/a, #/a and none)
   function at() {
-    return w.location.pathname + (hash ? w.location.hash.split('?')[0] : '');
+    var r = hash ? w.location.hash.slice(1).split('?')[0] : '', i = r.indexOf('=');
+    if (i >= 0) r = r.slice(0, Math.max(r.lastIndexOf('/', i), 0));
+    return w.location.pathname + (r && '#' + r);
   }
   function pageview() {
     if (last === at() + w.location.search) return;
