@@ -87,6 +87,9 @@ func hashRoute(fragment string) string {
 	if i := strings.IndexByte(route, '='); i >= 0 {
 		route = route[:max(strings.LastIndexByte(route[:i], '/'), 0)]
 	}
+	if route == "/" || route == "!" || route == "!/" {
+		return "" // the app's root: a hash router writes #/ on the page it lands on
+	}
 	return route
 }
 

@@ -135,6 +135,18 @@ func TestEnrich(t *testing.T) {
 			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
 		},
 		{
+			name:     "a hash router's root is the page's path",
+			ev:       event{url: mustURL("https://example.com/app/#/"), hashRoutes: true},
+			wantPath: "/app/",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
+			name:     "a hashbang route",
+			ev:       event{url: mustURL("https://example.com/#!/pricing"), hashRoutes: true},
+			wantPath: "/#!/pricing",
+			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
 			name:     "a hash-routed page without a fragment",
 			ev:       event{url: mustURL("https://example.com/app"), hashRoutes: true},
 			wantPath: "/app",

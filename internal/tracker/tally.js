@@ -51,11 +51,11 @@
       w.fetch(api, { method: 'POST', body: body, keepalive: true, headers: { 'Content-Type': 'text/plain' } }).catch(noop);
     } catch (e) {}
   }
-  // the page: its path, and its route in a hash-routed app as the server
-  // cuts it (#/a?q, #/a/token=… and #token=… are #/a, #/a and none)
+  // path and hash route, cut as the server cuts them
   function at() {
     var r = hash ? w.location.hash.slice(1).split('?')[0] : '', i = r.indexOf('=');
     if (i >= 0) r = r.slice(0, Math.max(r.lastIndexOf('/', i), 0));
+    if (/^!?\/?$/.test(r)) r = '';
     return w.location.pathname + (r && '#' + r);
   }
   function pageview() {
