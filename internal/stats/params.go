@@ -19,6 +19,11 @@ const (
 	MaxPage       = 100_000
 	MaxRangeYears = 5
 	maxParamLen   = 256
+	// FirstYear and LastYear bound a report's dates. ClickHouse's DateTime
+	// ends in February 2106: a later day could hold no event, and a range
+	// reaching it would read as empty rather than be refused.
+	FirstYear = 2000
+	LastYear  = 2105
 	// DefaultUTMBy is the UTM parameter of the campaigns report when the
 	// request names none.
 	DefaultUTMBy = "utm_campaign"
@@ -253,6 +258,9 @@ func LoadLocation(name string) (*time.Location, error) {
 	return loc, nil
 }
 
+// InYears reports whether the date d is within FirstYear..LastYear.
+func InYears(d time.Time) bool { return d.Year() >= FirstYear && d.Year() <= LastYear }
+
 func parseDate(v url.Values, name string) (time.Time, error) {
 	s := v.Get(name)
 	if s == "" {
@@ -262,8 +270,8 @@ func parseDate(v url.Values, name string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, errs.InvalidField(name, "must be a date in the form YYYY-MM-DD")
 	}
-	if d.Year() < 2000 || d.Year() > 2200 {
-		return time.Time{}, errs.InvalidField(name, "must be a date between 2000 and 2200")
+	if !InYears(d) {
+		return time.Time{}, errs.InvalidField(name, "must be a date between %d and %d", FirstYear, LastYear)
 	}
 	return d, nil
 }

@@ -68,7 +68,7 @@ func parseView(q url.Values, site model.Site, now time.Time) (view, error) {
 		if v.To.Before(v.From) {
 			return v, errs.InvalidField("to", "the end date must not be before the start date")
 		}
-		if v.To.After(v.From.AddDate(stats.MaxRangeYears, 0, 0)) || v.From.Year() < 2000 || v.To.Year() > 2200 {
+		if v.To.After(v.From.AddDate(stats.MaxRangeYears, 0, 0)) || !stats.InYears(v.From) || !stats.InYears(v.To) {
 			return v, errs.InvalidField("to", "a range spans at most %d years", stats.MaxRangeYears)
 		}
 	default:
