@@ -252,3 +252,90 @@ func TestTrackerHashRouteTokenRemovedCountsOnce(t *testing.T) {
 		t.Errorf("%d pageviews in all, want 2", n)
 	}
 }
+
+// Clicks the script counts: an element tagged data-tally-event (its
+// data-tally-event-* attributes as props), and, where the tag asks for
+// them, links to other sites and links to files, sent without their query
+// or fragment.
+func TestTrackerClicks(t *testing.T) {
+	h := newHarness(t)
+	site := localhostSite(t, h)
+	body := `<body><script>['click', 'auxclick'].forEach(function (k) { document.addEventListener(k, function (e) { e.preventDefault() }) })</script>
+<a id="out" href="https://example.org/path?email=a%40b.c#top">out</a>
+<a id="file" href="/files/Report.PDF?token=1">report</a>
+<a id="dl" href="/export" download>export</a>
+<a id="zip" href="/a/archive.zip">archive</a>
+<a id="internal" href="/pricing">pricing</a>
+<button id="signup" data-tally-event="Signup" data-tally-event-plan="pro"><span id="inner">Sign up</span></button>
+<a id="partner" data-tally-event="Partner" href="https://partner.example/x?ref=1">partner</a>
+</body></html>`
+	head := func(attrs string) string {
+		return `<!doctype html><html><head><title>links</title><script defer data-site="` + string(site.ID) + `" data-allow-localhost ` +
+			attrs + ` src="` + h.srv.URL + `/js/tally.js"></script></head>`
+	}
+	all := servePage(t, head(`data-outbound-links data-file-downloads`)+body)
+	zips := servePage(t, head(`data-file-downloads="zip, .epub"`)+body)
+	clicks := []string{
+		`document.getElementById('out').dispatchEvent(new MouseEvent('auxclick', {bubbles: true, button: 1}))`, // a new tab
+		`document.getElementById('out').dispatchEvent(new MouseEvent('auxclick', {bubbles: true, button: 2}))`, // the context menu
+		`document.getElementById('file').click()`,
+		`document.getElementById('dl').click()`,
+		`document.getElementById('zip').click()`,
+		`document.getElementById('internal').click()`,
+		`document.getElementById('inner').click()`,
+		`document.getElementById('partner').click()`,
+	}
+	b := browser(t)
+	for i, origin := range []string{all, zips} {
+		page := fmt.Sprintf("/page-%d", i)
+		if err := chromedp.Do(b, chromedp.Navigate(origin+page), chromedp.WaitReady(chromedp.ID("out")),
+			chromedp.Click(chromedp.ID("out"))); err != nil {
+			t.Fatal(err)
+		}
+		runHashApp(t, h, b, site, clicks...)
+		h.clock.Set(time.Now().UTC())
+	}
+	events := func(where string, args ...any) int64 {
+		return h.count("SELECT count() FROM events WHERE site_id = ? AND "+where, append([]any{string(site.ID)}, args...)...)
+	}
+	for _, c := range []struct {
+		page, name, url string
+		want            int64
+	}{
+		// the click and the middle-click; the partner's link
+		{"/page-0", "Outbound Link: Click", "https://example.org/path", 2},
+		{"/page-0", "Outbound Link: Click", "https://partner.example/x", 1},
+		// the extension in any case; the download attribute; a default extension
+		{"/page-0", "File Download", all + "/files/Report.PDF", 1},
+		{"/page-0", "File Download", all + "/export", 1},
+		{"/page-0", "File Download", all + "/a/archive.zip", 1},
+		// no data-outbound-links; files: zip and epub only, and downloads
+		{"/page-1", "Outbound Link: Click", "", 0},
+		{"/page-1", "File Download", zips + "/files/Report.PDF", 0},
+		{"/page-1", "File Download", zips + "/export", 1},
+		{"/page-1", "File Download", zips + "/a/archive.zip", 1},
+	} {
+		where := "pathname = ? AND name = ?"
+		args := []any{c.page, c.name}
+		if c.url != "" {
+			where += " AND props_keys = ['url'] AND props_values = [?]"
+			args = append(args, c.url)
+		}
+		if n := events(where, args...); n != c.want {
+			t.Errorf("%s on %s, url %q: %d events, want %d", c.name, c.page, c.url, n, c.want)
+		}
+	}
+	// each page: the tagged button (clicked inside it) and the tagged link
+	if n := events("name = 'Signup' AND props_keys = ['plan'] AND props_values = ['pro']"); n != 2 {
+		t.Errorf("%d Signup events with plan=pro, want 2", n)
+	}
+	if n := events("name = 'Partner' AND empty(props_keys)"); n != 2 {
+		t.Errorf("%d Partner events, want 2", n)
+	}
+	if n := events("name NOT IN ('pageview', 'Done', 'Signup', 'Partner', 'Outbound Link: Click', 'File Download')"); n != 0 {
+		t.Errorf("%d other events, want 0", n)
+	}
+	if n := events("name = 'File Download'"); n != 5 {
+		t.Errorf("%d file downloads in all, want 5", n)
+	}
+}

@@ -1,9 +1,12 @@
-/* tally tracker: https://github.com/tally-analytics/tally
-   <script defer data-site="SITE_ID" src="https://HOST/js/tally.js"></script>
-   analytics('event', 'Signup', {props: {plan: 'pro'}, revenue: {amount: 49, currency: 'USD'}}) */
+// tally tracker: https://github.com/tally-analytics/tally
+// <script defer data-site="SITE_ID" src="https://HOST/js/tally.js"></script>
+// analytics('event', 'Signup', {props: {plan: 'pro'}, revenue: {amount: 49, currency: 'USD'}})
+//
+// Served without its comments and indentation (tracker.go): every comment
+// sits on a line of its own.
 (function (w, d) {
   'use strict';
-  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last;
+  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last, outbound, files;
   function noop() {}
   function store(k, v) {
     try { if (v === undefined) return w.localStorage.getItem(k); w.localStorage.setItem(k, v); } catch (e) {}
@@ -33,12 +36,14 @@
   function send(name, opts) {
     try {
       if (!site || off()) return;
-      vid = vid || visitor(); // kept only for a browser that sends
+      // kept only for a browser that sends
+      vid = vid || visitor();
       var b = { site_id: site, event_name: name, url: w.location.href, referrer: ref || undefined, visitor_id: vid,
         hash_routes: hash || undefined };
       if (name === 'pageview') {
         var q = new URLSearchParams(w.location.search), cs = q.get('session_id') || q.get('checkout_session_id');
-        if (!/^[\x21-\x7e]{1,255}$/.test(cs)) cs = null; // a page's own session_id, not a checkout's
+        // a page's own session_id, not a checkout's
+        if (!/^[\x21-\x7e]{1,255}$/.test(cs)) cs = null;
         b.checkout_session_id = cs || undefined;
       } else if (opts) {
         var r = opts.revenue;
@@ -62,7 +67,30 @@
     if (last === at() + w.location.search) return;
     last = at() + w.location.search;
     send('pageview');
-    ref = w.location.href; // the next page's referrer
+    // the next page's referrer
+    ref = w.location.href;
+  }
+  // a click on an element tagged data-tally-event, on a link to a file or
+  // to another site; a link's query and fragment are never sent
+  function click(e) {
+    // the main button's click, or a middle-click's auxclick (a new tab)
+    if (e.button > 1) return;
+    var t = e.target, tag, a, p = {}, x;
+    for (; t && t.getAttribute; t = t.parentNode) {
+      tag = tag || (t.getAttribute('data-tally-event') && t);
+      a = a || (t.tagName == 'A' && /^https?:$/.test(t.protocol) && t);
+    }
+    if (tag) {
+      [].forEach.call(tag.attributes, function (x) {
+        if (!x.name.indexOf('data-tally-event-')) p[x.name.slice(17)] = x.value;
+      });
+      send(tag.getAttribute('data-tally-event'), { props: p });
+    }
+    if (!a) return;
+    x = { props: { url: a.origin + a.pathname } };
+    if (files && (a.hasAttribute('download') || files.indexOf(a.pathname.split('.').pop().toLowerCase()) >= 0))
+      send('File Download', x);
+    else if (outbound && a.host != w.location.host) send('Outbound Link: Click', x);
   }
   function analytics(cmd, name, opts) {
     if (cmd === 'event' && typeof name === 'string') send(name, opts);
@@ -76,6 +104,10 @@
     on[site] = 1;
     hash = s.hasAttribute('data-hash');
     api = s.getAttribute('data-api') || new URL(s.src).origin + '/e';
+    outbound = s.hasAttribute('data-outbound-links');
+    files = s.getAttribute('data-file-downloads');
+    files = files != null && (files || 'pdf,xlsx,docx,pptx,ppt,pps,key,txt,rtf,csv,zip,rar,7z,gz,dmg,pkg,exe,msi,apk,mp3,wav,wma,midi,mp4,mov,avi,wmv,mpeg')
+      .toLowerCase().split(/[\s,.]+/);
     queued = (w.analytics && w.analytics.q) || [];
     // unless another tool's (Segment's) is there
     if (!w.analytics || typeof w.analytics == 'function') w.analytics = analytics;
@@ -90,6 +122,8 @@
       };
     });
     w.addEventListener('popstate', pageview);
+    d.addEventListener('click', click, true);
+    d.addEventListener('auxclick', click, true);
     if (hash) w.addEventListener('hashchange', pageview);
     var start = function () {
       pageview();

@@ -16,3 +16,23 @@ func TestScriptIsSmall(t *testing.T) {
 		t.Errorf("tally.js is %d bytes gzipped, want < 2 KB", b.Len())
 	}
 }
+
+// The served script drops comment lines only: a comment after code would
+// be sent, or, if it were ever cut, cut with a string that holds "//".
+func TestCommentsOnLinesOfTheirOwn(t *testing.T) {
+	for i, line := range bytes.Split(source, []byte("\n")) {
+		code := bytes.TrimSpace(line)
+		if bytes.HasPrefix(code, []byte("//")) {
+			continue
+		}
+		if bytes.Contains(code, []byte(" //")) || bytes.Contains(code, []byte("\t//")) {
+			t.Errorf("tally.js:%d: a comment after code: %s", i+1, code)
+		}
+	}
+	if bytes.Contains(Script, []byte("\n//")) || bytes.Contains(Script, []byte("\n ")) {
+		t.Error("the served script still has comment lines or indentation")
+	}
+	if !bytes.Contains(Script, []byte("'data-tally-event-'")) || !bytes.HasSuffix(Script, []byte("})(window, document);\n")) {
+		t.Error("the served script lost code")
+	}
+}
