@@ -62,10 +62,10 @@ func TestStripeVerify(t *testing.T) {
 
 func TestStripeParse(t *testing.T) {
 	const (
-		cs    = "cs_test_a11YYufWQzNY63zpQ6QSNRQhkUpVph4WRmzW0zWJO2znZKdVujZ0N0S22u"
+		cs    = "cs_live_a11YYufWQzNY63zpQ6QSNRQhkUpVph4WRmzW0zWJO2znZKdVujZ0N0S22u"
 		pi    = "pi_3MtwBwLkdIwHu7ix28a3tqPa"
 		sub   = "sub_1PvTp6LkdIwHu7ixZr3F0aYn"
-		subCS = "cs_test_b1qBn5rQjVd0cHkF3Xo8sTzWmL2aYpE7uN4gR6iC9vJ0wKxD1hM5fA3tS8"
+		subCS = "cs_live_b1qBn5rQjVd0cHkF3Xo8sTzWmL2aYpE7uN4gR6iC9vJ0wKxD1hM5fA3tS8"
 	)
 	testParse(t, stripeName, []parseCase{
 		{"checkout.session.completed.json", Notification{
@@ -81,14 +81,14 @@ func TestStripeParse(t *testing.T) {
 		{"checkout.session.completed.unpaid.json", Notification{
 			Kind: "checkout.session.completed", EventID: "evt_1PvTr1LkdIwHu7ixN8eQc5Vb", Type: Payment,
 			Ignored: true, IgnoreReason: `checkout payment_status is "unpaid", not paid`,
-			VisitorID: "v_7f3c2a9e1b", CheckoutSession: "cs_test_c7Hk2LmN9pQrS4tUvW1xYz3AbCdE5fGh8IjK0lMnO2pQrS6tUvW9xYz1AbCd",
+			VisitorID: "v_7f3c2a9e1b", CheckoutSession: "cs_live_c7Hk2LmN9pQrS4tUvW1xYz3AbCdE5fGh8IjK0lMnO2pQrS6tUvW9xYz1AbCd",
 		}},
 		// the SEPA checkout above, paid two days later
 		{"checkout.session.async_payment_succeeded.json", Notification{
 			Kind: "checkout.session.async_payment_succeeded", EventID: "evt_1PvXa4LkdIwHu7ixR2cTq8Wm", Type: Payment,
 			TransactionID: "pi_3PvTr0LkdIwHu7ix1Gm4Hs2T", PaymentRef: "pi_3PvTr0LkdIwHu7ix1Gm4Hs2T", Amount: 2198, Currency: "EUR",
 			OccurredAt: time.Unix(1763893453, 0).UTC(), VisitorID: "v_7f3c2a9e1b",
-			CheckoutSession: "cs_test_c7Hk2LmN9pQrS4tUvW1xYz3AbCdE5fGh8IjK0lMnO2pQrS6tUvW9xYz1AbCd",
+			CheckoutSession: "cs_live_c7Hk2LmN9pQrS4tUvW1xYz3AbCdE5fGh8IjK0lMnO2pQrS6tUvW9xYz1AbCd",
 		}},
 		{"invoice.paid.json", Notification{
 			Kind: "invoice.paid", EventID: "evt_1PvTp9LkdIwHu7ixTq6uB0Xe", Type: Payment,
