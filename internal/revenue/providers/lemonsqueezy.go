@@ -22,6 +22,11 @@ import (
 // tally does not subscribe to); order_refunded, sent for every full or
 // partial refund (https://docs.lemonsqueezy.com/help/webhooks/event-types),
 // is a refund carrying the order's running refunded_amount.
+//
+// Test mode: a store's test mode sends webhooks as live mode does, with
+// test_mode true in the body's meta and in the order or invoice itself
+// (https://docs.lemonsqueezy.com/help/webhooks, https://docs.lemonsqueezy.com/api/orders).
+// Either one makes the event acknowledged and ignored, whatever its kind.
 const lemonSqueezyName = "provider_b"
 
 type lemonSqueezy struct{}
@@ -50,6 +55,7 @@ type lemonSqueezyEvent struct {
 	Meta struct {
 		EventName  string          `json:"event_name"`
 		CustomData json.RawMessage `json:"custom_data"`
+		TestMode   bool            `json:"test_mode"`
 	} `json:"meta"`
 	Data struct {
 		Type       string `json:"type"`
@@ -67,6 +73,7 @@ type lemonSqueezyEvent struct {
 			// subscription invoices
 			SubscriptionID json.Number `json:"subscription_id"`
 			BillingReason  string      `json:"billing_reason"`
+			TestMode       bool        `json:"test_mode"`
 		} `json:"attributes"`
 	} `json:"data"`
 }
@@ -79,6 +86,9 @@ func (lemonSqueezy) Parse(body []byte) (Notification, error) {
 	kind := ev.Meta.EventName
 	if kind == "" {
 		return Notification{}, payloadErr(lemonSqueezyName, "no meta.event_name")
+	}
+	if ev.Meta.TestMode || ev.Data.Attributes.TestMode {
+		return testMode(kind, ""), nil
 	}
 	switch kind {
 	case "order_created", "order_refunded", "subscription_payment_success", "subscription_payment_refunded":

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const lemonSqueezySecret = "ls-signing-secret-42"
@@ -117,6 +119,41 @@ func TestLemonSqueezyParseVariants(t *testing.T) {
 			func(m map[string]any) { lemonSqueezyAttributes(m)["currency"] = "eur" },
 			func(n *Notification) { n.Currency = "EUR" }},
 	})
+}
+
+// A webhook of a Lemon Squeezy store's test mode says so in its meta and in
+// the order or invoice it carries; either one makes it acknowledged and
+// recorded as nothing, whatever its kind. The same webhook live counts.
+func TestLemonSqueezyTestMode(t *testing.T) {
+	meta := func(m map[string]any) { m["meta"].(map[string]any)["test_mode"] = true }
+	object := func(m map[string]any) { lemonSqueezyAttributes(m)["test_mode"] = true }
+	both := func(m map[string]any) { meta(m); object(m) }
+	for _, c := range []struct {
+		name, file, kind string
+		patch            func(m map[string]any)
+	}{
+		{"order_created", "order_created.json", "order_created", both},
+		{"order_refunded", "order_refunded.json", "order_refunded", both},
+		{"subscription_payment_success", "subscription_payment_success.json", "subscription_payment_success", both},
+		{"subscription_payment_refunded", "subscription_payment_refunded.json", "subscription_payment_refunded", both},
+		{"order_created, test mode in meta only", "order_created.json", "order_created", meta},
+		{"order_created, test mode in the order only", "order_created.json", "order_created", object},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			live := fixture(t, lemonSqueezyName, c.file)
+			if n, err := (lemonSqueezy{}).Parse(live); err != nil || n.Ignored || n.TestMode || n.Amount <= 0 {
+				t.Fatalf("live: %+v, %v; want it counted", n, err)
+			}
+			got, err := lemonSqueezy{}.Parse(patchJSON(t, live, c.patch))
+			if err != nil {
+				t.Fatalf("test mode: %v", err)
+			}
+			want := Notification{Kind: c.kind, Ignored: true, IgnoreReason: "test mode: not counted as revenue", TestMode: true}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("test mode (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestLemonSqueezyParseErrors(t *testing.T) {

@@ -69,12 +69,19 @@ type Notification struct {
 	// EventID is the provider's id of the event when the body carries one
 	// (Stripe evt_…, Paddle evt_…); Lemon Squeezy and Polar bodies have none.
 	EventID string
-	// Ignored: an unsubscribed kind, or a subscribed kind that must not count
-	// (IgnoreReason says why). The ids and attribution hints below are still
+	// Ignored: an unsubscribed kind, a subscribed kind that must not count
+	// (IgnoreReason says why), or an event of the provider's test mode.
+	// Except in test mode, the ids and attribution hints below are still
 	// filled where the payload has them, so a caller can link a checkout to
 	// the subscription it created; the money fields are then zero.
 	Ignored      bool
 	IgnoreReason string
+	// TestMode: the provider says the notification comes from its test
+	// mode (Stripe's livemode false, Lemon Squeezy's test_mode true). It is
+	// Ignored and carries no ids or hints: a test payment is no revenue, and
+	// a test subscription never bills in live mode, so there is nothing to
+	// link either.
+	TestMode bool
 
 	Type Type
 	// TransactionID is the deduplication id of this money movement; tally
@@ -194,6 +201,16 @@ func firstTime(values ...string) time.Time {
 
 func ignored(kind, reason string) Notification {
 	return Notification{Kind: kind, Ignored: true, IgnoreReason: reason}
+}
+
+// testModeReason is the answer to every notification of a provider's test
+// mode.
+const testModeReason = "test mode: not counted as revenue"
+
+// testMode is the notification of a test-mode event of kind: acknowledged
+// (a provider retries a delivery it sees refused) and recorded as nothing.
+func testMode(kind, eventID string) Notification {
+	return Notification{Kind: kind, EventID: eventID, Ignored: true, IgnoreReason: testModeReason, TestMode: true}
 }
 
 func unsubscribed(kind string) Notification {

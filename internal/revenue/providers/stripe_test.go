@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const stripeSecret = "whsec_5WbX5kEWLlfzsGNjH64I8lOOqUB6e8FH"
@@ -191,10 +193,63 @@ func TestStripeParseVariants(t *testing.T) {
 				pay["payment_intent"] = "pi_preview"
 			},
 			func(n *Notification) { n.PaymentRef = "pi_preview" }},
+		{"event without livemode (none from Stripe) is read as live", checkout,
+			func(m map[string]any) { delete(m, "livemode") },
+			func(n *Notification) {}},
 		{"invoice without payments in the payload (basil default)", invoice,
 			func(m map[string]any) { delete(dataObject(m), "payments") },
 			func(n *Notification) { n.PaymentRef = "" }},
 	})
+}
+
+// An event of Stripe's test mode (livemode false on the event and its
+// object, as a test-mode endpoint receives it) is acknowledged and recorded
+// as nothing, whatever its kind: no money, and no ids, so a test checkout
+// links no subscription either. The same event live counts.
+func TestStripeTestMode(t *testing.T) {
+	for _, c := range []struct {
+		file, kind, event string
+		money             bool // the live event is money (else only a link)
+	}{
+		{"checkout.session.completed.json", "checkout.session.completed", "evt_1PvTm2LkdIwHu7ixGc0Rt3qA", true},
+		{"checkout.session.completed.subscription.json", "checkout.session.completed", "evt_1PvTp8LkdIwHu7ixbK2yWm9Q", false},
+		{"invoice.paid.json", "invoice.paid", "evt_1PvTp9LkdIwHu7ixTq6uB0Xe", true},
+		{"charge.refunded.json", "charge.refunded", "evt_3MtwBwLkdIwHu7ix0Rf1aQ7c", true},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			live := fixture(t, stripeName, c.file)
+			n, err := stripe{}.Parse(live)
+			switch {
+			case err != nil:
+				t.Fatalf("live: %v", err)
+			case n.TestMode:
+				t.Fatalf("live: read as test mode: %+v", n)
+			case c.money && (n.Ignored || n.Amount <= 0):
+				t.Fatalf("live: not counted: %+v", n)
+			case !c.money && n.CheckoutSubscriptionID == "":
+				t.Fatalf("live: links no subscription: %+v", n)
+			}
+			test := patchJSON(t, live, func(m map[string]any) {
+				m["livemode"] = false
+				dataObject(m)["livemode"] = false
+			})
+			got, err := stripe{}.Parse(test)
+			if err != nil {
+				t.Fatalf("test mode: %v", err)
+			}
+			want := Notification{Kind: c.kind, EventID: c.event, Ignored: true,
+				IgnoreReason: "test mode: not counted as revenue", TestMode: true}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("test mode (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// a test-mode event is not read further: one tally could not record
+	// live is acknowledged all the same, so Stripe does not retry it
+	n, err := stripe{}.Parse([]byte(`{"id":"evt_t","type":"invoice.paid","livemode":false,"data":{"object":{"id":"in_1","currency":"usd"}}}`))
+	if err != nil || !n.TestMode || !n.Ignored {
+		t.Errorf("a test-mode invoice without amount_paid: %+v, %v; want ignored as test mode", n, err)
+	}
 }
 
 func TestStripeParseErrors(t *testing.T) {
