@@ -81,7 +81,7 @@ func modelsScenario(t *testing.T, h *harness) client.StatsParams {
 	}
 	h.clock.Set(day(3, 12, 0))
 	status, res := stripeWebhook(t, h, site, secret, map[string]any{
-		"id": "evt_m2", "object": "event", "type": "charge.refunded", "created": h.clock.Now().Unix(),
+		"id": "evt_m2", "object": "event", "type": "charge.refunded", "created": h.clock.Now().Unix(), "livemode": true,
 		"data": map[string]any{"object": map[string]any{
 			"id": "ch_three", "object": "charge", "amount": 4900, "amount_captured": 4900, "amount_refunded": 900,
 			"currency": "usd", "payment_intent": "pi_three", "refunded": false, "created": day(3, 11, 6).Unix(),

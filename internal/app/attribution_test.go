@@ -23,10 +23,10 @@ func stripeWebhook(t *testing.T, h *harness, site, secret string, event map[stri
 }
 
 // checkoutCompleted is Stripe's event of a paid one-time checkout of amount
-// US cents, now.
+// US cents, now, in live mode.
 func checkoutCompleted(h *harness, event, session, intent string, amount int) map[string]any {
 	return map[string]any{
-		"id": event, "object": "event", "type": "checkout.session.completed", "created": h.clock.Now().Unix(),
+		"id": event, "object": "event", "type": "checkout.session.completed", "created": h.clock.Now().Unix(), "livemode": true,
 		"data": map[string]any{"object": map[string]any{
 			"id": session, "object": "checkout.session", "mode": "payment", "payment_status": "paid",
 			"status": "complete", "amount_total": amount, "currency": "usd", "payment_intent": intent,

@@ -27,7 +27,8 @@ type WebhookResult struct {
 
 // Webhook verifies a provider's notification with the site's signing secret
 // and records the money it reports. Nothing is recorded unless the
-// signature holds; kinds tally does not subscribe to are acknowledged and ignored.
+// signature holds; kinds tally does not subscribe to, and events of a
+// provider's test mode, are acknowledged and ignored.
 func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string, site model.SiteID, h http.Header, body []byte) (WebhookResult, error) {
 	prov, ok := providers.Get(provider)
 	if !ok {
@@ -61,7 +62,10 @@ func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string
 		return WebhookResult{}, errs.E(errs.Invalid, "invalid_request", "the notification could not be read").Wrap(err)
 	}
 	if n.Ignored {
-		s.rememberSubscription(ctx, st, n)
+		// a test-mode checkout links nothing: its subscription never bills live
+		if !n.TestMode {
+			s.rememberSubscription(ctx, st, n)
+		}
 		return WebhookResult{Received: true, Ignored: true, Reason: n.IgnoreReason}, nil
 	}
 	rec, err := s.Record(ctx, Incoming{Site: st, Provider: provider, TransactionID: n.TransactionID,
