@@ -18,6 +18,13 @@ import (
 // Money: transaction.completed is a payment (checkouts and renewals alike),
 // transaction.payment_failed a failed attempt, adjustment.created with
 // action refund or chargeback a refund.
+//
+// Sandbox: Paddle's sandbox is an account apart from the live one, with its
+// own notification destinations and secret keys
+// (https://developer.paddle.com/sdks/sandbox), and its notifications carry
+// nothing that tells them from live ones (event_id, event_type,
+// occurred_at, notification_id, data). So tally cannot ignore them: a
+// sandbox's destination must not point at a site taking real money.
 const paddleName = "provider_c"
 
 type paddle struct{}

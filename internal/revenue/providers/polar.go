@@ -17,6 +17,13 @@ import (
 //
 // Money: order.created of a paid order is a payment (one-time purchases,
 // subscription starts and renewals), refund.created a refund.
+//
+// Sandbox: Polar's sandbox (sandbox.polar.sh) is an environment apart, with
+// its own users, organizations, tokens and webhook endpoints
+// (https://docs.polar.sh/api-reference/introduction), and its payloads
+// (type, timestamp, data) carry nothing that tells them from live ones. So
+// tally cannot ignore them: a sandbox's endpoint must not point at a site
+// taking real money.
 const polarName = "provider_d"
 
 type polar struct{}
