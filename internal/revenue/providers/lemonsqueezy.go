@@ -18,10 +18,11 @@ import (
 // transaction id is what keeps a replay from counting twice.
 //
 // Money: order_created with status paid is a payment (a subscription's first
-// payment included; renewals come as subscription_payment_success, which
-// tally does not subscribe to); order_refunded, sent for every full or
-// partial refund (https://docs.lemonsqueezy.com/help/webhooks/event-types),
-// is a refund carrying the order's running refunded_amount.
+// payment included), and so is subscription_payment_success of a renewal
+// or a mid-cycle charge; order_refunded, sent for every full or partial
+// refund (https://docs.lemonsqueezy.com/help/webhooks/event-types), and
+// subscription_payment_refunded are refunds carrying the running
+// refunded_amount of their order or invoice.
 //
 // Test mode: a store's test mode sends webhooks as live mode does, with
 // test_mode true in the body's meta and in the order or invoice itself
