@@ -162,7 +162,8 @@ func TestWebhooks(t *testing.T) {
 	}
 	for _, provider := range []string{"provider_a", "provider_b", "provider_c", "provider_d"} {
 		t.Run(provider, func(t *testing.T) {
-			h.clock.Set(time.Now().UTC().Truncate(time.Second))
+			// after every fixture's time: Polar's renewal is paid on 2026-12-20
+			h.clock.Set(time.Date(2026, 12, 21, 12, 0, 0, 0, time.UTC))
 			sign := func(body []byte) http.Header {
 				return webhookSigners[provider](webhookSecrets[provider], body, h.clock.Now())
 			}

@@ -100,9 +100,6 @@ func (s *Service) validateAPI(in PaymentInput) (Incoming, error) {
 		if err != nil {
 			return inc, errs.InvalidField("timestamp", "must be an RFC 3339 time such as 2026-05-04T10:00:00Z")
 		}
-		if t.After(s.now().Add(time.Hour)) || t.Year() < 2000 {
-			return inc, errs.InvalidField("timestamp", "must be in the years since 2000 and not in the future")
-		}
 		inc.OccurredAt = t
 	}
 	if n := utf8.RuneCountInString(in.EventName); n > maxPaymentEventLen || in.EventName == model.PageviewName {

@@ -131,13 +131,16 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 	if in.Amount > maxRevenueMinor {
 		return Recorded{}, errs.InvalidField("amount", "must be at most 10^12 minor units")
 	}
+	occurred, err := s.occurredAt(in.OccurredAt)
+	if err != nil {
+		return Recorded{}, err
+	}
 	p := model.Payment{SiteID: in.Site.ID, Provider: in.Provider, TransactionID: in.TransactionID, Kind: in.Kind,
-		Amount: in.Amount, Currency: in.Currency, OccurredAt: in.OccurredAt.UTC().Truncate(time.Second),
+		Amount: in.Amount, Currency: in.Currency, OccurredAt: occurred,
 		PaymentRef: in.PaymentRef, EventName: in.EventName, Metadata: in.Metadata, BaseCurrency: in.Site.BaseCurrency}
 	if p.EventName == "" {
 		p.EventName = string(in.Kind)
 	}
-	var err error
 	var settle func(p *model.Payment, refunded int64) error
 	linked := false // a refund of a payment tally has: its visitor and attribution are the payment's, even none
 	if in.Kind == model.KindRefund && in.RefundOf != "" {
@@ -243,6 +246,22 @@ func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming)
 		}
 		return nil
 	}, found, nil
+}
+
+// occurredAt is when a payment's money moved, to the second: the time it
+// names, or now when it names none (a webhook whose body holds no time tally
+// can read). A time before 2000 or more than an hour ahead of the clock is
+// refused, whatever the source: no rate converts it, and no report would
+// show it.
+func (s *Service) occurredAt(t time.Time) (time.Time, error) {
+	now := s.now()
+	if t.IsZero() {
+		t = now
+	}
+	if t.Year() < 2000 || t.After(now.Add(time.Hour)) {
+		return time.Time{}, errs.InvalidField("timestamp", "must be in the years since 2000 and not in the future")
+	}
+	return t.UTC().Truncate(time.Second), nil
 }
 
 // visitor finds the paying visitor from what the payment carries.
