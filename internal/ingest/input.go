@@ -24,7 +24,7 @@ const (
 	MaxProps         = model.MaxProps
 	MaxPropKeyLen    = model.MaxPropKeyLen
 	MaxPropValueLen  = model.MaxPropValueLen
-	MaxEventNameLen  = 120
+	MaxEventNameLen  = model.MaxEventNameLen
 	MaxURLLen        = 8192 // a page URL with a long query string still counts
 	MaxUserAgentLen  = 512
 	MaxVisitorIDLen  = 128
@@ -202,7 +202,7 @@ func validate(in Input) (event, error) {
 		switch {
 		case name == "":
 			return ev, errs.InvalidField("event_name", "event_name is required")
-		case utf8.RuneCountInString(name) > MaxEventNameLen || !utf8.ValidString(name):
+		case !model.EventNameFits(name):
 			return ev, errs.InvalidField("event_name", "must be 1 to %d characters", MaxEventNameLen)
 		case name == PageviewName:
 			return ev, errs.InvalidField("event_name", "%q is reserved for pageviews", PageviewName)
@@ -314,7 +314,7 @@ func validateProps(props map[string]any) (keys, values []string, err error) {
 	values = make([]string, len(keys))
 	for i, k := range keys {
 		field := "props." + k
-		if k == "" || utf8.RuneCountInString(k) > MaxPropKeyLen || !utf8.ValidString(k) {
+		if !model.PropKeyFits(k) {
 			return nil, nil, invalidProps(field, "prop keys must be 1 to %d characters", MaxPropKeyLen)
 		}
 		switch v := props[k].(type) {

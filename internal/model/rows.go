@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"time"
+	"unicode/utf8"
+)
 
 // Source types of the spec.
 const (
@@ -38,12 +41,26 @@ type Attribution struct {
 const PageviewName = "pageview"
 
 // Limits of an event's props (spec "Limits"), which a funnel step's
-// required props share.
+// required props share, and of a custom event's name.
 const (
 	MaxProps        = 10
 	MaxPropKeyLen   = 50
 	MaxPropValueLen = 2000
+	MaxEventNameLen = 120
 )
+
+// EventNameFits reports whether name has the size of a custom event's
+// name: 1 to MaxEventNameLen characters of UTF-8. Ingestion refuses any
+// other, so a report asked for another can only be empty.
+func EventNameFits(name string) bool {
+	return name != "" && utf8.ValidString(name) && utf8.RuneCountInString(name) <= MaxEventNameLen
+}
+
+// PropKeyFits reports whether k has the size of a prop's key: 1 to
+// MaxPropKeyLen characters of UTF-8.
+func PropKeyFits(k string) bool {
+	return k != "" && utf8.ValidString(k) && utf8.RuneCountInString(k) <= MaxPropKeyLen
+}
 
 // EventRow is one row of the ClickHouse events table: a pageview or a custom event.
 type EventRow struct {
