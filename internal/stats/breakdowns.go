@@ -153,7 +153,7 @@ func (s *Service) Cities(ctx context.Context, p auth.Principal, r Request) (List
 }
 
 // Events lists custom events: how often each happened, by how many visitors,
-// and total_count / all visitors of the range × 100.
+// and its conversion rate.
 func (s *Service) Events(ctx context.Context, p auth.Principal, r Request) (List[EventRow], error) {
 	var res List[EventRow]
 	sc, err := s.resolve(ctx, p, r)
@@ -166,21 +166,14 @@ func (s *Service) Events(ctx context.Context, p auth.Principal, r Request) (List
 	}
 	q := sc.query(Events, []Dimension{EventName}, []Metric{EventCount, Visitors}, filters...)
 	q.Order, q.Limit = []Order{ByMetric(EventCount), ByDimension(EventName)}, maxRows
-	var rows []Row
-	var total []float64
-	err = parallel(ctx,
-		func(ctx context.Context) (err error) { rows, err = s.rows(ctx, q); return err },
-		func(ctx context.Context) (err error) {
-			total, err = s.total(ctx, sc.query(Events, nil, []Metric{Visitors}))
-			return err
-		})
+	rows, visitors, err := s.rowsAndVisitors(ctx, sc, q)
 	if err != nil {
 		return res, err
 	}
 	res.Rows = make([]EventRow, len(rows))
 	for i, row := range rows {
 		res.Rows[i] = EventRow{Name: row.Dims[0], Count: count(row.Metrics[0]), Visitors: count(row.Metrics[1]),
-			ConversionRate: percent(row.Metrics[0], total[0])}
+			ConversionRate: conversionRate(row.Metrics[0], visitors)}
 	}
 	res.Meta = sc.meta()
 	return res, nil

@@ -48,8 +48,8 @@ func (s *Service) Conversions(ctx context.Context, p auth.Principal, r Request) 
 		// the change compares the rates as they are, not as rounded for show
 		change := percentChange(ratio(completions, cur.visitors), ratio(prev.completions[i], prev.visitors))
 		res.Goals[i] = GoalConversion{Goal: g, Completions: count(completions), Converters: count(converters),
-			Rate: percent(completions, cur.visitors), VisitorRate: percent(converters, cur.visitors),
-			PrevRate: percent(prev.completions[i], prev.visitors), Change: change}
+			Rate: conversionRate(completions, cur.visitors), VisitorRate: percent(converters, cur.visitors),
+			PrevRate: conversionRate(prev.completions[i], prev.visitors), Change: change}
 	}
 	res.Meta, res.Visitors = sc.meta(), count(cur.visitors)
 	return res, nil
@@ -84,11 +84,8 @@ func (s *Service) goalCounts(ctx context.Context, sc scope, list []model.Goal, f
 			names = append(names, g.EventName)
 		}
 	}
-	fns := []func(context.Context) error{func(ctx context.Context) error {
-		total, err := s.total(ctx, sc.query(Events, nil, []Metric{Visitors}))
-		if err == nil {
-			out.visitors = total[0]
-		}
+	fns := []func(context.Context) error{func(ctx context.Context) (err error) {
+		out.visitors, err = s.visitors(ctx, sc)
 		return err
 	}}
 	if len(names) > 0 {

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
@@ -44,8 +43,12 @@ type Request struct {
 	// Filters from the query string (FilterParams), applied to every
 	// query of the report.
 	Filters []Filter
-	// EventName narrows the events report.
+	// EventName narrows the events report; it is the event of the
+	// event-properties report.
 	EventName string
+	// Property is the prop key the event-properties report breaks its
+	// event down by; "" lists the event's keys.
+	Property string
 	// Breakdown and Attribution (model) of the revenue report.
 	Breakdown   string
 	Attribution string
@@ -139,6 +142,9 @@ type Endpoint struct {
 	RequireCountry  bool // regions
 	RequireRegion   bool // cities
 	AcceptEventName bool // events
+	// EventProperties requires event_name (a custom event) and takes
+	// property and limit (the event-properties report).
+	EventProperties bool
 	AcceptPaging    bool // pages
 	AcceptCompare   bool // overview
 	Revenue         bool // breakdown and model
@@ -203,10 +209,12 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 			return r, err
 		}
 	}
-	if e.AcceptPaging {
+	if e.AcceptPaging || e.EventProperties {
 		if r.Limit, err = parseInt(v, "limit", DefaultLimit, 1, MaxLimit); err != nil {
 			return r, err
 		}
+	}
+	if e.AcceptPaging {
 		if r.Page, err = parseInt(v, "page", 1, 1, MaxPage); err != nil {
 			return r, err
 		}
@@ -240,13 +248,52 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 	}
 	if e.AcceptEventName {
 		if name, ok := v["event_name"]; ok {
-			if name[0] == "" || utf8.RuneCountInString(name[0]) > 120 {
-				return r, errs.InvalidField("event_name", "must be 1 to 120 characters")
+			if !model.EventNameFits(name[0]) {
+				return r, errs.InvalidField("event_name", "must be 1 to %d characters", model.MaxEventNameLen)
 			}
 			r.EventName = name[0]
 		}
 	}
+	if e.EventProperties {
+		if r.EventName, r.Property, err = parseEventProperty(v); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
+}
+
+// parseEventProperty reads the event and the optional prop key of the
+// event-properties report; the report checks them (CheckEventProperty), for
+// the dashboard's card as for the API.
+func parseEventProperty(v url.Values) (event, property string, err error) {
+	name, ok := v["event_name"]
+	if !ok {
+		return "", "", errs.InvalidField("event_name", "event_name is required (a custom event's name)")
+	}
+	property, hasProperty := "", false
+	if p, ok := v["property"]; ok {
+		property, hasProperty = p[0], true
+	}
+	if hasProperty && property == "" {
+		return "", "", errs.InvalidField("property", "must be 1 to %d characters", model.MaxPropKeyLen)
+	}
+	return name[0], property, nil
+}
+
+// CheckEventProperty checks the event and prop key ("" for none) of an
+// event-properties report by the rules ingestion applies to them (a name of
+// a custom event, never a pageview; a key of a prop's size): a report of
+// another could only be empty.
+func CheckEventProperty(event, property string) error {
+	switch {
+	case !model.EventNameFits(event):
+		return errs.InvalidField("event_name", "must be 1 to %d characters", model.MaxEventNameLen)
+	case event == model.PageviewName:
+		return errs.InvalidField("event_name", "%q is not a custom event: pageviews have no props", model.PageviewName)
+	case property != "" && !model.PropKeyFits(property):
+		return errs.InvalidField("property", "must be 1 to %d characters", model.MaxPropKeyLen)
+	}
+	return nil
 }
 
 // LoadLocation loads an IANA time zone (model.LoadZone).

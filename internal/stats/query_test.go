@@ -43,6 +43,26 @@ func TestBuild(t *testing.T) {
 			wantArgs: []any{"s1", from, to, from, to, Set{"/a", "/b"}, 10, 20},
 		},
 		{
+			name: "an event by a prop's value, the key bound, rollups allowed but holding no props",
+			q: Query{Table: Events, Site: "s1", From: from, To: to, Dimensions: []Dimension{PropValue("plan")},
+				Metrics: []Metric{EventCount, Visitors}, Filters: []Filter{customEvents, Eq(EventName, "Signup")},
+				Order: []Order{ByMetric(Visitors), ByMetric(EventCount), ByDimension(PropValue("plan"))}, Limit: 100, Rollups: true},
+			wantSQL: "SELECT toString(if(has(props_keys, ?), props_values[indexOf(props_keys, ?)], ?)) AS d0, toFloat64(count()) AS m0, " +
+				"toFloat64(uniqCombinedIf(visitor_id, visitor_id != 0)) AS m1 FROM events " +
+				"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND is_pageview != ? AND name = ? " +
+				"GROUP BY d0 ORDER BY m1 DESC, m0 DESC, d0 ASC LIMIT ? OFFSET ?",
+			wantArgs: []any{"plan", "plan", "(none)", "s1", from, to, from, to, 1, "Signup", 100, 0},
+		},
+		{
+			name: "an event's prop keys, on a sample",
+			q: Query{Table: Events, Site: "s1", From: from, To: to, Dimensions: []Dimension{PropKey},
+				Metrics: []Metric{EventCount, Visitors}, Filters: []Filter{Eq(EventName, "Signup")}, SamplePercent: 10},
+			wantSQL: "SELECT toString(arrayJoin(props_keys)) AS d0, toFloat64(count()) AS m0, toFloat64(uniqCombinedIf(visitor_id, visitor_id != 0)) AS m1 " +
+				"FROM events SAMPLE 10/100 WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 " +
+				"AND name = ? GROUP BY d0",
+			wantArgs: []any{"s1", from, to, from, to, "Signup"},
+		},
+		{
 			name: "sessions filtered by a page: the sessions with a pageview of it",
 			q: Query{Table: Sessions, Site: "s1", From: from, To: to, Metrics: []Metric{SessionCount},
 				Filters: []Filter{Eq(Source, "Google"), Eq(Pathname, "/pricing")}},

@@ -143,6 +143,32 @@ type EventRow struct {
 	ConversionRate  float64
 }
 
+// EventProperties is the custom-properties report of one custom event
+// (Event): without a Property, the prop keys its events carried (Keys);
+// with one, its events by that key's value (Values).
+type EventProperties struct {
+	Meta            Meta
+	Event, Property string
+	Keys            []PropertyKeyRow
+	Values          []PropertyValueRow
+}
+
+// PropertyKeyRow is a prop key of an event: how many of its events carried
+// it, and how many visitors sent those.
+type PropertyKeyRow struct {
+	Key             string
+	Count, Visitors int64
+}
+
+// PropertyValueRow is a value of the report's property (NoneLabel for the
+// events without it): how often the event happened with it, by how many
+// visitors, and that count's conversion rate, as the events report has it.
+type PropertyValueRow struct {
+	Value           string
+	Count, Visitors int64
+	ConversionRate  float64
+}
+
 // Realtime is who is on the site at At.
 type Realtime struct {
 	model.Realtime

@@ -17,7 +17,8 @@ type PendingCounter interface {
 	CountPending(ctx context.Context, site model.SiteID, from, to time.Time) (int64, error)
 }
 
-// Labels of revenue rows without a value.
+// Labels of rows without a value: revenue's, and NoneLabel also the
+// events without the property of an event-properties report.
 const (
 	UnattributedLabel = "Unattributed"
 	NoneLabel         = "(none)"

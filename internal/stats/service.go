@@ -393,6 +393,24 @@ func (s *Service) total(ctx context.Context, q Query) ([]float64, error) {
 	return firstMetrics(rows, len(q.Metrics)), nil
 }
 
+// visitors counts the visitors of the scope's range: of every event,
+// filtered as the report is (the whole of a conversion rate).
+func (s *Service) visitors(ctx context.Context, sc scope) (float64, error) {
+	total, err := s.total(ctx, sc.query(Events, nil, []Metric{Visitors}))
+	if err != nil {
+		return 0, err
+	}
+	return total[0], nil
+}
+
+// rowsAndVisitors runs q beside the count of the scope's visitors.
+func (s *Service) rowsAndVisitors(ctx context.Context, sc scope, q Query) (rows []Row, visitors float64, err error) {
+	err = parallel(ctx,
+		func(ctx context.Context) (err error) { rows, err = s.rows(ctx, q); return err },
+		func(ctx context.Context) (err error) { visitors, err = s.visitors(ctx, sc); return err })
+	return rows, visitors, err
+}
+
 // firstMetrics are the metrics of a total's one row: n zeros when no row
 // matched.
 func firstMetrics(rows []Row, n int) []float64 {
@@ -429,6 +447,11 @@ func percent(part, whole float64) float64 {
 	}
 	return round1(part / whole * 100)
 }
+
+// conversionRate is the rule of every conversion rate: how often an event
+// (or a goal) happened ÷ all visitors of the range × 100, one decimal (it
+// passes 100 when visitors repeat it; 0 without visitors).
+func conversionRate(completions, visitors float64) float64 { return percent(completions, visitors) }
 
 // percentChange is the percent change from prev to cur, one decimal; nil
 // when prev is 0 (there is nothing to compare with).

@@ -145,7 +145,20 @@ var (
 	Region        = Dimension{Name: "region", exprs: both("region_code")}
 	RegionName    = Dimension{Name: "region_name", exprs: both("region_name")}
 	City          = Dimension{Name: "city", exprs: both("city")}
+	// PropKey is each key of an event's props: grouped by it, an event is
+	// a row under every key it carries (once: an event's keys are unique).
+	PropKey = Dimension{Name: "prop_key", exprs: map[Table]string{Events: "arrayJoin(props_keys)"}}
 )
+
+// PropValue is the value an event's props hold for key, NoneLabel for an
+// event without it (the key is bound, never formatted into the SQL).
+// indexOf and has read the arrays alike on ClickHouse 18.16 and current
+// releases, which have no Map type for props in common.
+func PropValue(key string) Dimension {
+	return Dimension{Name: "prop_value", exprs: map[Table]string{
+		Events: "if(has(props_keys, ?), props_values[indexOf(props_keys, ?)], ?)",
+	}, args: []any{key, key, NoneLabel}}
+}
 
 // Day groups by calendar day in time zone tz (an IANA name, validated by the
 // caller; it is bound as a parameter, never formatted into the SQL).
