@@ -13,7 +13,7 @@ import (
 )
 
 var statsEndpoints = []string{"overview", "pages", "sources", "entry-pages", "exit-pages", "devices", "browsers",
-	"operating-systems", "countries", "regions", "cities", "events"}
+	"operating-systems", "countries", "regions", "cities", "events", "event-properties"}
 
 // get calls a stats endpoint with raw query parameters.
 func get(t *testing.T, h *harness, token, path string, q url.Values) (int, api.Error) {
@@ -46,6 +46,8 @@ func TestStatsParameterErrors(t *testing.T) {
 			q.Set("country", "US")
 		case "cities":
 			q.Set("region", "US-CA")
+		case "event-properties":
+			q.Set("event_name", "Signup")
 		}
 		return q
 	}
@@ -162,7 +164,7 @@ func TestStatsAccess(t *testing.T) {
 		path := "/api/v1/stats/" + ep
 		q := func(site string) url.Values {
 			return url.Values{"site_id": {site}, "date_from": {"2026-05-01"}, "date_to": {"2026-05-07"},
-				"country": {"US"}, "region": {"US-CA"}}
+				"country": {"US"}, "region": {"US-CA"}, "event_name": {"Signup"}}
 		}
 		t.Run(ep, func(t *testing.T) {
 			if status, _ := get(t, h, "", path, q(string(h.siteID))); status != 401 {

@@ -19,6 +19,7 @@ type Stats interface {
 	export.Reports
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (stats.Realtime, error)
 	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (stats.Ingestion, error)
+	EventProperties(ctx context.Context, p auth.Principal, r stats.Request) (stats.EventProperties, error)
 }
 
 // statsRoutes registers the stats endpoints on g.
@@ -37,6 +38,7 @@ func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	g.GET("/stats/regions", report(stats.Endpoint{RequireCountry: true}, st.Regions, wire.Regions), mw...)
 	g.GET("/stats/cities", report(stats.Endpoint{RequireRegion: true}, st.Cities, wire.Cities), mw...)
 	g.GET("/stats/events", report(stats.Endpoint{AcceptEventName: true}, st.Events, wire.Events), mw...)
+	g.GET("/stats/event-properties", report(stats.Endpoint{EventProperties: true}, st.EventProperties, wire.EventProperties), mw...)
 	g.GET("/stats/realtime", report(stats.Endpoint{NoDates: true}, st.Realtime, wire.Realtime), mw...)
 	g.GET("/stats/ingestion", report(stats.Endpoint{NoFilters: true}, st.Ingestion, wire.Ingestion), mw...)
 }

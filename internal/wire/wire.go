@@ -73,6 +73,21 @@ func Events(l stats.List[stats.EventRow]) (res api.EventsResponse) {
 	return res
 }
 
+// EventProperties is the body of GET /api/v1/stats/event-properties: the
+// event's keys (api.EventPropertyKeysResponse), or, for a property, its
+// values (api.EventPropertyValuesResponse). Either is a table (export.Table).
+func EventProperties(r stats.EventProperties) interface{ CSVRows() any } {
+	m := api.EventPropertiesMeta{StatsMeta: meta(r.Meta), EventName: r.Event, Property: r.Property}
+	if r.Property == "" {
+		return api.EventPropertyKeysResponse{Meta: m, Data: each(r.Keys, func(k stats.PropertyKeyRow) api.EventPropertyKey {
+			return api.EventPropertyKey{Property: k.Key, TotalCount: k.Count, UniqueVisitors: k.Visitors}
+		})}
+	}
+	return api.EventPropertyValuesResponse{Meta: m, Data: each(r.Values, func(v stats.PropertyValueRow) api.EventPropertyValue {
+		return api.EventPropertyValue{Value: v.Value, TotalCount: v.Count, UniqueVisitors: v.Visitors, ConversionRate: v.ConversionRate}
+	})}
+}
+
 // Realtime is the body of GET /api/v1/stats/realtime.
 func Realtime(rt stats.Realtime) api.RealtimeResponse {
 	var res api.RealtimeResponse

@@ -24,7 +24,8 @@ func TestEmptyListsAreLists(t *testing.T) {
 		"cities": Cities(stats.List[stats.Share]{}), "events": Events(stats.List[stats.EventRow]{}),
 		"realtime": Realtime(stats.Realtime{}), "ingestion": Ingestion(stats.Ingestion{}),
 		"conversions": Conversions(stats.Conversions{}), "revenue": Revenue(stats.RevenueReport{}),
-		"funnel": Funnel(stats.FunnelReport{}),
+		"funnel": Funnel(stats.FunnelReport{}), "event-properties": EventProperties(stats.EventProperties{}),
+		"event-properties?property": EventProperties(stats.EventProperties{Property: "plan"}),
 	} {
 		b, err := json.Marshal(res)
 		if err != nil {

@@ -44,6 +44,12 @@ func (r CitiesResponse) CSVRows() any { return r.Data.Cities }
 // CSVRows is the list of custom events.
 func (r EventsResponse) CSVRows() any { return r.Data.Events }
 
+// CSVRows is the list of the event's prop keys.
+func (r EventPropertyKeysResponse) CSVRows() any { return r.Data }
+
+// CSVRows is the list of the property's values.
+func (r EventPropertyValuesResponse) CSVRows() any { return r.Data }
+
 // CSVRows is the list of current pages; active_visitors and current_sources
 // are in the JSON answer only.
 func (r RealtimeResponse) CSVRows() any { return r.Data.CurrentPages }

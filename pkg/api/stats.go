@@ -282,6 +282,48 @@ type EventsResponse struct {
 	Meta StatsMeta `json:"meta"`
 }
 
+// EventPropertiesMeta adds the report's event and, when it breaks the event
+// down by one, its property.
+type EventPropertiesMeta struct {
+	StatsMeta
+	EventName string `json:"event_name"`
+	Property  string `json:"property,omitempty"`
+}
+
+// EventPropertyKey is a prop key a custom event carried: in how many of
+// its events, sent by how many visitors.
+type EventPropertyKey struct {
+	Property       string `json:"property"`
+	TotalCount     int64  `json:"total_count"`
+	UniqueVisitors int64  `json:"unique_visitors"`
+}
+
+// EventPropertyKeysResponse is the body of GET /api/v1/stats/event-properties
+// without a property: the event's keys, by visitors, then events, then key.
+type EventPropertyKeysResponse struct {
+	Data []EventPropertyKey  `json:"data"`
+	Meta EventPropertiesMeta `json:"meta"`
+}
+
+// EventPropertyValue is a value of the property ("(none)" for the events
+// without it): how often the event happened with it, by how many visitors,
+// and conversion_rate as the events report computes it (total_count / all
+// visitors of the range × 100).
+type EventPropertyValue struct {
+	Value          string  `json:"value"`
+	TotalCount     int64   `json:"total_count"`
+	UniqueVisitors int64   `json:"unique_visitors"`
+	ConversionRate float64 `json:"conversion_rate"`
+}
+
+// EventPropertyValuesResponse is the body of GET
+// /api/v1/stats/event-properties with a property: the event by its values,
+// by visitors, then events, then value.
+type EventPropertyValuesResponse struct {
+	Data []EventPropertyValue `json:"data"`
+	Meta EventPropertiesMeta  `json:"meta"`
+}
+
 // Realtime is data of GET /api/v1/stats/realtime (the last 5 minutes).
 type Realtime struct {
 	ActiveVisitors int64          `json:"active_visitors"`

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -20,13 +21,17 @@ type StatsParams struct {
 	DateTo   string // YYYY-MM-DD, inclusive
 	Timezone string // IANA name; default: the site's
 	Compare  bool   // overview
-	Limit    int    // pages
+	Limit    int    // pages, event properties
 	Page     int    // pages
 	// Filters (every report): device, country (required by regions),
 	// region (required by cities), source, pathname, city, browser, OS.
 	Device, Country, Region, Source, Pathname, City, Browser, OS string
-	// EventName filters the events report.
-	EventName                                     string
+	// EventName filters the events report, and is the event of the
+	// event-properties report.
+	EventName string
+	// Property is the prop key the event-properties report breaks its
+	// event down by.
+	Property                                      string
 	UTMSource, UTMMedium, UTMCampaign, UTMContent string
 	// By is the UTM parameter of the campaigns report.
 	By string
@@ -69,6 +74,7 @@ func (p StatsParams) values() url.Values {
 	set("browser", p.Browser)
 	set("os", p.OS)
 	set("event_name", p.EventName)
+	set("property", p.Property)
 	set("utm_source", p.UTMSource)
 	set("utm_medium", p.UTMMedium)
 	set("utm_campaign", p.UTMCampaign)
@@ -155,6 +161,22 @@ func (c *Client) Cities(ctx context.Context, p StatsParams) (api.CitiesResponse,
 // Events returns the custom events report.
 func (c *Client) Events(ctx context.Context, p StatsParams) (api.EventsResponse, error) {
 	return getStats[api.EventsResponse](ctx, c, "events", p)
+}
+
+// EventPropertyKeys returns the prop keys the custom event p.EventName
+// carried (p.Property is not sent).
+func (c *Client) EventPropertyKeys(ctx context.Context, p StatsParams) (api.EventPropertyKeysResponse, error) {
+	p.Property = ""
+	return getStats[api.EventPropertyKeysResponse](ctx, c, "event-properties", p)
+}
+
+// EventPropertyValues returns the custom event p.EventName broken down by
+// the values of its prop p.Property, which it needs.
+func (c *Client) EventPropertyValues(ctx context.Context, p StatsParams) (api.EventPropertyValuesResponse, error) {
+	if p.Property == "" {
+		return api.EventPropertyValuesResponse{}, errors.New("tally: EventPropertyValues needs a Property")
+	}
+	return getStats[api.EventPropertyValuesResponse](ctx, c, "event-properties", p)
 }
 
 // Realtime returns the visitors of the last five minutes.
