@@ -115,9 +115,12 @@ type cardTab struct {
 type cardRow struct {
 	Label string
 	// Link filters the dashboard by the row ("" when it cannot: unknown values).
-	Link  string
-	Bar   string // share of the first column's largest value, in percent
-	Cells []cardCell
+	Link string
+	// Drill opens the row's breakdown in the card (a card URL), with
+	// DrillTitle saying what it shows; for rows without a Link.
+	Drill, DrillTitle string
+	Bar               string // share of the first column's largest value, in percent
+	Cells             []cardCell
 }
 
 type cardCell struct {
@@ -170,7 +173,7 @@ func (s *Server) card(c echo.Context) error {
 	case "locations":
 		return s.locationsCard(c, ctx, p, v, r)
 	case "events":
-		return s.eventsCard(c, ctx, p, v, r)
+		return s.eventsCard(c, ctx, p, v, r, c.QueryParam("event"), c.QueryParam("property"))
 	case "goals":
 		return s.goalsCard(c, ctx, p, v, r)
 	case "funnels":
@@ -369,20 +372,6 @@ func (s *Server) locationsCard(c echo.Context, ctx context.Context, p auth.Princ
 		for _, row := range head(res.Rows) {
 			add(row.Name, "country", row.Value, row.Visitors, row.Percentage)
 		}
-	}
-	return s.renderTable(c, card)
-}
-
-func (s *Server) eventsCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
-	res, err := s.deps.Stats.Events(ctx, p, r)
-	if err != nil {
-		return err
-	}
-	card := tableCard{View: v, Card: "events", Columns: []string{"Event", "Visitors", "Events", "Conversion rate"},
-		Empty: "No custom events in this range. Send them with <code>analytics('event', 'Signup')</code>."}
-	for _, row := range head(res.Rows) {
-		card.Rows = append(card.Rows, cardRow{Label: row.Name, Cells: []cardCell{countCell("unique_visitors", row.Visitors),
-			countCell("total_count", row.Count), pctCell("conversion_rate", row.ConversionRate)}})
 	}
 	return s.renderTable(c, card)
 }

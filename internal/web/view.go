@@ -155,14 +155,21 @@ func (v view) withRange(key string) string {
 	return "/sites/" + string(v.Site.ID) + "?" + q.Encode()
 }
 
-// cardURL is the URL of a card of the view.
-func (v view) cardURL(card, tab string) string {
+// cardURL is the URL of a card of the view, on one of its tabs ("" for
+// the first).
+func (v view) cardURL(card, tab string) string { return v.cardURLWith(card, "tab", tab) }
+
+// cardURLWith is the URL of a card of the view with the card's own
+// parameters, name then value (those whose value is "" are left out).
+func (v view) cardURLWith(card string, kv ...string) string {
 	q := url.Values{}
 	for k, vals := range v.query {
 		q[k] = vals
 	}
-	if tab != "" {
-		q.Set("tab", tab)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
 	}
 	return "/sites/" + string(v.Site.ID) + "/cards/" + card + "?" + q.Encode()
 }

@@ -82,6 +82,7 @@ type Stats interface {
 	export.Reports
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (stats.Realtime, error)
 	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (stats.Ingestion, error)
+	EventProperties(ctx context.Context, p auth.Principal, r stats.Request) (stats.EventProperties, error)
 }
 
 // Limiter counts login attempts.
