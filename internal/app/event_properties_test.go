@@ -213,6 +213,25 @@ func TestEventProperties(t *testing.T) {
 		}
 	})
 
+	t.Run("sampled as the events report", func(t *testing.T) {
+		// 16 events in the week (7 pageviews, 8 custom events, visitor 0's)
+		// against a threshold of 4: a 12 % sample of visitors, too few to
+		// count on, but meta says so
+		cfg := *h.cfg
+		cfg.WALDir, cfg.SampleAboveEvents = t.TempDir(), 4
+		sampling := startApp(t, &cfg, h.clock).client(h.key)
+		p := week
+		p.Property = "plan"
+		values, err := sampling.EventPropertyValues(ctx, p)
+		if err != nil || !values.Meta.Sampled {
+			t.Errorf("values above the threshold: sampled=%v, %v", values.Meta.Sampled, err)
+		}
+		keys, err := sampling.EventPropertyKeys(ctx, week)
+		if err != nil || !keys.Meta.Sampled {
+			t.Errorf("keys above the threshold: sampled=%v, %v", keys.Meta.Sampled, err)
+		}
+	})
+
 	t.Run("CSV", func(t *testing.T) {
 		q := url.Values{"site_id": {site}, "date_from": {"2026-05-01"}, "date_to": {"2026-05-07"}, "event_name": {"Signup"},
 			"format": {"csv"}}
