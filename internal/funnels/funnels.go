@@ -143,7 +143,7 @@ func validateStep(in StepInput) (model.FunnelStep, error) {
 			return s, errs.InvalidField("props", "a step requires at most %d props", MaxProps)
 		}
 		for k, v := range in.Props {
-			if k == "" || utf8.RuneCountInString(k) > MaxPropKeyLen {
+			if !model.PropKeyFits(k) {
 				return s, errs.InvalidField("props", "prop keys must be 1 to %d characters", MaxPropKeyLen)
 			}
 			if utf8.RuneCountInString(v) > MaxPropValueLen {

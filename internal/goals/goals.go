@@ -52,9 +52,8 @@ type Input struct {
 }
 
 const (
-	maxNameLen      = 120
-	maxPathLen      = 1024
-	maxEventNameLen = 120
+	maxNameLen = 120
+	maxPathLen = 1024
 )
 
 // validate checks a goal's fields; every problem names its field.
@@ -91,8 +90,8 @@ func validate(in Input) (model.Goal, error) {
 // ValidateEventName checks the name of a custom event a goal (or a funnel
 // step) waits for.
 func ValidateEventName(name string) error {
-	if name == "" || utf8.RuneCountInString(name) > maxEventNameLen {
-		return errs.InvalidField("event_name", "custom events need an event_name of 1 to %d characters", maxEventNameLen)
+	if !model.EventNameFits(name) {
+		return errs.InvalidField("event_name", "custom events need an event_name of 1 to %d characters", model.MaxEventNameLen)
 	}
 	if name == model.PageviewName {
 		return errs.InvalidField("event_name", `"pageview" is not a custom event; use a pageview step or goal`)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -38,9 +37,8 @@ type PaymentInput struct {
 }
 
 const (
-	maxMetadataBytes   = 16 << 10
-	maxTransactionLen  = 255
-	maxPaymentEventLen = 120
+	maxMetadataBytes  = 16 << 10
+	maxTransactionLen = 255
 )
 
 // RecordAPI validates and records a payment sent to POST /api/v1/stats/payments.
@@ -102,8 +100,8 @@ func (s *Service) validateAPI(in PaymentInput) (Incoming, error) {
 		}
 		inc.OccurredAt = t
 	}
-	if n := utf8.RuneCountInString(in.EventName); n > maxPaymentEventLen || in.EventName == model.PageviewName {
-		return inc, errs.InvalidField("event_name", "must be 1 to %d characters and not pageview", maxPaymentEventLen)
+	if in.EventName != "" && !model.EventNameFits(in.EventName) || in.EventName == model.PageviewName {
+		return inc, errs.InvalidField("event_name", "must be 1 to %d characters and not pageview", model.MaxEventNameLen)
 	}
 	inc.EventName = in.EventName
 	if len(in.VisitorID) > 128 {
