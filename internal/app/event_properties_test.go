@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tally-analytics/tally/internal/accounts"
-	"github.com/tally-analytics/tally/internal/ingest/geo"
-	"github.com/tally-analytics/tally/internal/ingest/geo/geotest"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
@@ -37,11 +34,7 @@ import (
 // nobody) and 8 Signups: ann 2, ben, cat, dan, eve, visitor 0, gus.
 func eventPropertiesSite(t *testing.T) (*harness, *client.Client, string) {
 	cfg := testenv.Config(t)
-	cfg.GeoIPPath = filepath.Join(t.TempDir(), "city.mmdb")
-	geotest.WriteCityDB(t, cfg.GeoIPPath, map[string]geo.Location{
-		"81.2.69.0/24":    {CountryCode: "GB", RegionCode: "GB-ENG", RegionName: "England", City: "London"},
-		"216.160.83.0/24": {CountryCode: "US", RegionCode: "US-WA", RegionName: "Washington", City: "Milton"},
-	})
+	londonAndMilton(t, cfg)
 	h := newHarnessWith(t, cfg)
 	ctx := context.Background()
 	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "shop.example.com", Timezone: "UTC"})

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,8 +20,6 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/httpapi/openapi"
-	"github.com/tally-analytics/tally/internal/ingest/geo"
-	"github.com/tally-analytics/tally/internal/ingest/geo/geotest"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/api"
@@ -73,11 +70,7 @@ func exportSite(t *testing.T, exportsPerHour int) (*harness, string, map[string]
 	t.Helper()
 	cfg := testenv.Config(t)
 	cfg.ExportsPerHour = exportsPerHour
-	cfg.GeoIPPath = filepath.Join(t.TempDir(), "city.mmdb")
-	geotest.WriteCityDB(t, cfg.GeoIPPath, map[string]geo.Location{
-		"81.2.69.0/24":    {CountryCode: "GB", RegionCode: "GB-ENG", RegionName: "England", City: "London"},
-		"216.160.83.0/24": {CountryCode: "US", RegionCode: "US-WA", RegionName: "Washington", City: "Milton"},
-	})
+	londonAndMilton(t, cfg)
 	h := newHarnessWith(t, cfg)
 	ctx := context.Background()
 	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "example.com", Timezone: "America/New_York"})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,8 @@ import (
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
 	"github.com/tally-analytics/tally/internal/httpapi/openapi"
+	"github.com/tally-analytics/tally/internal/ingest/geo"
+	"github.com/tally-analytics/tally/internal/ingest/geo/geotest"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/client"
@@ -66,6 +69,17 @@ const password = "correct horse battery"
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	return newHarnessWith(t, testenv.Config(t))
+}
+
+// londonAndMilton gives cfg a GeoIP database of two places: 81.2.69.0/24
+// is London (GB, England), 216.160.83.0/24 Milton (US, Washington).
+func londonAndMilton(t testing.TB, cfg *config.Config) {
+	t.Helper()
+	cfg.GeoIPPath = filepath.Join(t.TempDir(), "city.mmdb")
+	geotest.WriteCityDB(t, cfg.GeoIPPath, map[string]geo.Location{
+		"81.2.69.0/24":    {CountryCode: "GB", RegionCode: "GB-ENG", RegionName: "England", City: "London"},
+		"216.160.83.0/24": {CountryCode: "US", RegionCode: "US-WA", RegionName: "Washington", City: "Milton"},
+	})
 }
 
 func newHarnessWith(t testing.TB, cfg *config.Config) *harness {

@@ -3,13 +3,10 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/tally-analytics/tally/internal/ingest/geo"
-	"github.com/tally-analytics/tally/internal/ingest/geo/geotest"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -57,11 +54,7 @@ const (
 
 func TestThousandPageviewsAreEnriched(t *testing.T) {
 	cfg := testenv.Config(t)
-	cfg.GeoIPPath = filepath.Join(t.TempDir(), "city.mmdb")
-	geotest.WriteCityDB(t, cfg.GeoIPPath, map[string]geo.Location{
-		"81.2.69.0/24":    {CountryCode: "GB", RegionCode: "GB-ENG", RegionName: "England", City: "London"},
-		"216.160.83.0/24": {CountryCode: "US", RegionCode: "US-WA", RegionName: "Washington", City: "Milton"},
-	})
+	londonAndMilton(t, cfg)
 	h := newHarnessWith(t, cfg)
 	ctx := context.Background()
 	c := h.client(h.key)
