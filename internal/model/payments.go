@@ -98,7 +98,10 @@ type Payment struct {
 	FXRate        string // base units per unit of Currency, as a decimal
 	FXDay         *time.Time
 	Attribution   *PaymentAttribution // nil = unattributed
-	CreatedAt     time.Time
+	// HeldUntil: a refund of a payment the ledger does not hold yet is not
+	// exported before then, unless its payment arrives first. nil: not held.
+	HeldUntil *time.Time
+	CreatedAt time.Time
 }
 
 // SessionTouch is when a session started and where it came from.

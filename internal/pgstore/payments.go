@@ -15,7 +15,7 @@ import (
 
 const paymentColumns = `id::text, site_id, provider, transaction_id, kind, amount, currency, occurred_at,
 	coalesce(payment_ref, ''), coalesce(refund_of::text, ''), coalesce(visitor_id, 0), event_name, metadata,
-	base_currency, base_amount, coalesce(fx_rate::text, ''), fx_day, attribution, created_at`
+	base_currency, base_amount, coalesce(fx_rate::text, ''), fx_day, attribution, held_until, created_at`
 
 func scanPayment(row interface{ Scan(...any) error }) (model.Payment, error) {
 	var p model.Payment
@@ -24,12 +24,16 @@ func scanPayment(row interface{ Scan(...any) error }) (model.Payment, error) {
 	var attribution []byte
 	err := row.Scan(&p.ID, &site, &p.Provider, &p.TransactionID, &kind, &p.Amount, &p.Currency, &p.OccurredAt,
 		&p.PaymentRef, &p.RefundOf, &visitor, &p.EventName, &p.Metadata, &p.BaseCurrency, &p.BaseAmount, &p.FXRate,
-		&p.FXDay, &attribution, &p.CreatedAt)
+		&p.FXDay, &attribution, &p.HeldUntil, &p.CreatedAt)
 	if err != nil {
 		return p, err
 	}
 	p.SiteID, p.Kind, p.VisitorID = model.SiteID(site), model.PaymentKind(kind), uint64(visitor)
 	p.OccurredAt, p.CreatedAt = p.OccurredAt.UTC(), p.CreatedAt.UTC() // pgx reads them in the process's zone
+	if p.HeldUntil != nil {
+		held := p.HeldUntil.UTC()
+		p.HeldUntil = &held
+	}
 	if len(attribution) > 0 {
 		var a model.PaymentAttribution
 		if err := json.Unmarshal(attribution, &a); err != nil {
@@ -82,12 +86,12 @@ func insertPayment(ctx context.Context, q querier, p model.Payment) (stored mode
 	}
 	stored, err = scanPayment(q.QueryRow(ctx, `INSERT INTO payments (site_id, provider, transaction_id, kind, amount,
 			currency, occurred_at, payment_ref, refund_of, visitor_id, event_name, metadata, base_currency, base_amount,
-			fx_rate, fx_day, attribution)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+			fx_rate, fx_day, attribution, held_until)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 		ON CONFLICT (site_id, provider, transaction_id, kind) DO NOTHING RETURNING `+paymentColumns,
 		string(p.SiteID), p.Provider, p.TransactionID, string(p.Kind), p.Amount, p.Currency, p.OccurredAt,
 		nullable(p.PaymentRef), refundOf, nullIfZero(p.VisitorID), p.EventName, metadata, p.BaseCurrency, p.BaseAmount,
-		fxRate, p.FXDay, attribution))
+		fxRate, p.FXDay, attribution, p.HeldUntil))
 	if err == nil {
 		return stored, true, nil
 	}
@@ -157,15 +161,18 @@ func (s *Store) PaymentByRef(ctx context.Context, site model.SiteID, provider, r
 }
 
 // UnexportedPayments locks up to limit converted payments and refunds that
-// are not in ClickHouse yet, and calls export with them inside the
+// are not in ClickHouse yet, nor held at now (a refund waiting for its
+// payment until held_until), and calls export with them inside the
 // transaction; when export succeeds they are marked exported. Rows locked by
-// another instance are skipped.
-func (s *Store) UnexportedPayments(ctx context.Context, limit int, export func([]model.Payment) error) (int, error) {
+// another instance, or by LinkRefunds, are skipped. The lock is what keeps
+// LinkRefunds from changing a row while it is written to ClickHouse.
+func (s *Store) UnexportedPayments(ctx context.Context, now time.Time, limit int, export func([]model.Payment) error) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, "SELECT "+paymentColumns+` FROM payments
 			WHERE exported_at IS NULL AND kind <> 'failed' AND base_amount IS NOT NULL
-			ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+				AND (held_until IS NULL OR held_until <= $1)
+			ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
 		if err != nil {
 			return err
 		}
@@ -185,6 +192,27 @@ func (s *Store) UnexportedPayments(ctx context.Context, limit int, export func([
 		return err
 	})
 	return n, translate("pgstore: export payments", err)
+}
+
+// LinkRefunds links to paid the refunds of it (same site and provider,
+// payment_ref its ref) recorded before it and not exported yet: each takes
+// paid's id, visitor and attribution, as a refund recorded after its payment
+// does, and is no longer held. It returns how many it linked. A refund the
+// exporter is writing to ClickHouse is locked: the update waits for the
+// export to commit, then finds it exported and leaves it as it is.
+func (s *Store) LinkRefunds(ctx context.Context, paid model.Payment) (int64, error) {
+	var attribution []byte
+	if paid.Attribution != nil {
+		var err error
+		if attribution, err = json.Marshal(paid.Attribution); err != nil {
+			return 0, fmt.Errorf("pgstore: link refunds: %w", err)
+		}
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE payments SET refund_of = $4, visitor_id = $5, attribution = $6, held_until = NULL
+		WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'refund'
+			AND refund_of IS NULL AND exported_at IS NULL`,
+		string(paid.SiteID), paid.Provider, paid.PaymentRef, paid.ID, nullIfZero(paid.VisitorID), attribution)
+	return tag.RowsAffected(), translate("pgstore: link refunds", err)
 }
 
 // PendingPayments lists payments still waiting for an exchange rate, in the

@@ -42,14 +42,15 @@ func (s *Service) RunExporter(ctx context.Context) {
 	}
 }
 
-// Export writes every converted, unexported ledger row to ClickHouse and
-// returns how many. Rows ClickHouse already has (an export that stopped
-// between its insert and its mark) are not written again; several instances
-// export disjoint rows (SKIP LOCKED).
+// Export writes every converted, unexported ledger row to ClickHouse, but
+// for refunds held waiting for their payment (RefundHold), and returns how
+// many. Rows ClickHouse already has (an export that stopped between its
+// insert and its mark) are not written again; several instances export
+// disjoint rows (SKIP LOCKED).
 func (s *Service) Export(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := s.ledger.UnexportedPayments(ctx, exportBatch, func(rows []model.Payment) error {
+		n, err := s.ledger.UnexportedPayments(ctx, s.now(), exportBatch, func(rows []model.Payment) error {
 			ids := make([]string, len(rows))
 			for i, p := range rows {
 				ids[i] = p.ID

@@ -30,7 +30,12 @@ type Ledger interface {
 	// refund). The refunds of one payment are settled one at a time; settle
 	// must not use the ledger, and its error is returned as it is.
 	InsertRefund(ctx context.Context, p model.Payment, settle func(refunded int64) (model.Payment, error)) (model.Payment, bool, error)
-	UnexportedPayments(ctx context.Context, limit int, export func([]model.Payment) error) (int, error)
+	// UnexportedPayments locks up to limit rows to export, none held at
+	// now, and marks them exported when export succeeds.
+	UnexportedPayments(ctx context.Context, now time.Time, limit int, export func([]model.Payment) error) (int, error)
+	// LinkRefunds gives the refunds of paid that name no payment and are
+	// not exported yet paid's id, visitor and attribution, and releases them.
+	LinkRefunds(ctx context.Context, paid model.Payment) (int64, error)
 	// PendingPayments lists up to limit payments waiting for a rate, in
 	// the order of (OccurredAt, ID), from the one after after (the zero
 	// Payment: from the first).
