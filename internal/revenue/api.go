@@ -114,15 +114,18 @@ func (s *Service) validateAPI(in PaymentInput) (Incoming, error) {
 		inc.ClientVisitorID = in.VisitorID
 	}
 	inc.TransactionID = strings.TrimSpace(in.TransactionID)
-	if inc.TransactionID == "" {
+	named := inc.TransactionID != ""
+	if !named {
 		inc.TransactionID = uuid.NewString()
 	}
 	if len(inc.TransactionID) > maxTransactionLen {
 		return inc, errs.InvalidField("transaction_id", "must be at most %d characters", maxTransactionLen)
 	}
 	inc.PaymentRef = inc.TransactionID
-	if inc.Kind == model.KindRefund {
-		inc.RefundOf = inc.TransactionID // a refund names the payment it undoes by its transaction id
+	if inc.Kind == model.KindRefund && named {
+		// a refund names the payment it undoes by its transaction id; one
+		// without names none, and waits for no payment
+		inc.RefundOf = inc.TransactionID
 	}
 	return inc, nil
 }

@@ -91,6 +91,15 @@ var ErrNothingToRefund = errs.InvalidField("amount", "the payment has no amount 
 // overflow.
 const maxRevenueMinor = 1_000_000_000_000
 
+// RefundHold is how long a refund of a payment tally does not hold yet waits
+// for that payment before it is exported as it is, unattributed. Providers
+// deliver out of order and retry for days, so a refund may come first; the
+// payment, recorded within the hold, gives it its visitor and attribution
+// before it reaches ClickHouse, where a row cannot be corrected (a second
+// copy would count the refund twice). A refund whose payment never comes (one
+// made before the site used tally) waits this long and no longer.
+const RefundHold = time.Hour
+
 // AttributionWindow is how far back a payment looks for the visits that led to it.
 const AttributionWindow = 90 * 24 * time.Hour
 
@@ -153,6 +162,10 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 			return Recorded{}, err
 		}
 	}
+	if p.Kind == model.KindRefund && p.PaymentRef != "" && !linked {
+		held := s.now().Add(RefundHold)
+		p.HeldUntil = &held
+	}
 	if p.VisitorID == 0 && !linked {
 		if p.VisitorID, err = s.visitor(ctx, in); err != nil {
 			return Recorded{}, err
@@ -199,6 +212,12 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 	}
 	if err != nil {
 		return Recorded{}, fmt.Errorf("revenue: record: %w", err)
+	}
+	if stored.Kind == model.KindPayment || stored.HeldUntil != nil && stored.RefundOf == "" {
+		// on a duplicate too: a delivery retried because linking failed
+		if err := s.linkHeld(ctx, stored); err != nil {
+			return Recorded{}, err
+		}
 	}
 	if inserted {
 		if in.EmitEvent && p.Kind == model.KindPayment {
@@ -267,6 +286,38 @@ func (s *Service) occurredAt(t time.Time) (time.Time, error) {
 		return time.Time{}, errs.InvalidField("timestamp", "must be in the years since 2000 and not in the future")
 	}
 	return t.UTC().Truncate(time.Second), nil
+}
+
+// linkHeld links the refunds of a payment recorded before it, when tally
+// holds the payment: after a payment is recorded, and after a refund is
+// recorded without its payment. Both orders are needed because a payment and
+// its refund may be recorded at the same time (on two servers): each is
+// committed before linkHeld reads the other, so whichever of the two reads
+// last sees both (Postgres's read committed: every statement sees all that
+// was committed before it started). The refund is linked at least once, and
+// at most once: LinkRefunds takes only refunds that name no payment. The
+// exporter cannot write it meanwhile: until linked it is held (RefundHold),
+// and a row the exporter has locked stays locked until it is marked exported,
+// which LinkRefunds then sees and leaves alone.
+func (s *Service) linkHeld(ctx context.Context, p model.Payment) error {
+	if p.PaymentRef == "" {
+		return nil
+	}
+	paid, err := s.ledger.PaymentByRef(ctx, p.SiteID, p.Provider, p.PaymentRef)
+	if errors.Is(err, errs.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("revenue: link held refunds: %w", err)
+	}
+	n, err := s.ledger.LinkRefunds(ctx, paid)
+	if err != nil {
+		return fmt.Errorf("revenue: link held refunds: %w", err)
+	}
+	if n > 0 {
+		s.wake()
+	}
+	return nil
 }
 
 // visitor finds the paying visitor from what the payment carries.
