@@ -290,15 +290,19 @@ func (s *Service) occurredAt(t time.Time) (time.Time, error) {
 
 // linkHeld links the refunds of a payment recorded before it, when tally
 // holds the payment: after a payment is recorded, and after a refund is
-// recorded without its payment. Both orders are needed because a payment and
-// its refund may be recorded at the same time (on two servers): each is
-// committed before linkHeld reads the other, so whichever of the two reads
-// last sees both (Postgres's read committed: every statement sees all that
-// was committed before it started). The refund is linked at least once, and
-// at most once: LinkRefunds takes only refunds that name no payment. The
-// exporter cannot write it meanwhile: until linked it is held (RefundHold),
-// and a row the exporter has locked stays locked until it is marked exported,
-// which LinkRefunds then sees and leaves alone.
+// recorded without its payment. Both are needed, and enough, when a payment
+// and its refund are recorded at the same time (two servers): each is
+// committed before linkHeld reads the other, and in Postgres's read committed
+// a statement sees all that was committed before it started. So if the
+// payment's LinkRefunds does not see the refund, the refund was committed
+// after that statement started, after the payment was committed, and the
+// refund's own PaymentByRef finds the payment. The refund is linked at least
+// once, and at most once: LinkRefunds takes only refunds that name no
+// payment (the second of two concurrent updates waits for the first and
+// re-checks). The exporter does not take a refund before it is linked while
+// it is held (RefundHold); after the hold, a refund the exporter has locked
+// is linked only if the export fails: LinkRefunds waits for the lock and
+// leaves a refund marked exported as it is.
 func (s *Service) linkHeld(ctx context.Context, p model.Payment) error {
 	if p.PaymentRef == "" {
 		return nil
