@@ -19,8 +19,9 @@ import (
 //
 // Money: order_created with status paid is a payment (a subscription's first
 // payment included), and so is subscription_payment_success of a renewal
-// or a mid-cycle charge; order_refunded, sent for every full or partial
-// refund (https://docs.lemonsqueezy.com/help/webhooks/event-types), and
+// or a mid-cycle charge (a subscription's first invoice is its order, not
+// counted again); order_refunded, sent for every full or partial refund
+// (https://docs.lemonsqueezy.com/help/webhooks/event-types), and
 // subscription_payment_refunded are refunds carrying the running
 // refunded_amount of their order or invoice.
 //
