@@ -255,3 +255,25 @@ func TestRefundAndPaymentAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A refund sent to the payments API without a transaction id names no
+// payment: it waits for none and is exported at once.
+func TestAPIRefundWithoutPaymentWaitsForNone(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	res, err := h.client(h.key).Payment(ctx, api.PaymentRequest{SiteID: string(h.siteID), Amount: "-500", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ledgerCount(t, h, string(h.siteID), "id = $2 AND held_until IS NULL", res.PaymentID); n != 1 {
+		t.Errorf("the refund is held for a payment")
+	}
+	// exported by the exporter the refund woke, or by this call
+	if _, err := h.app.Revenue.Export(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitExported(t, h, res.PaymentID)
+	if n := h.count("SELECT count() FROM payments WHERE payment_id = ? AND kind = 'refund'", res.PaymentID); n != 1 {
+		t.Errorf("%d copies of the refund in ClickHouse, want 1", n)
+	}
+}

@@ -49,8 +49,13 @@ func TestWebhookTimes(t *testing.T) {
 	if n := ledgerCount(t, h, site, "occurred_at = $2", arrived); n != 1 {
 		t.Errorf("%d payments recorded at the time the webhook arrived, want 1", n)
 	}
+	// exported by the exporter the payment woke, or by this call
 	if _, err := h.app.Revenue.Export(ctx); err != nil {
 		t.Fatalf("export: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for h.count("SELECT count() FROM payments WHERE site_id = ?", site) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
 	}
 	if n := h.count("SELECT count() FROM payments WHERE site_id = ? AND ts = ?", site, arrived); n != 1 {
 		t.Errorf("%d payments in ClickHouse at the time the webhook arrived, want 1", n)

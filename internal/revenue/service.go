@@ -162,7 +162,7 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 			return Recorded{}, err
 		}
 	}
-	if p.Kind == model.KindRefund && p.PaymentRef != "" && !linked {
+	if p.Kind == model.KindRefund && in.RefundOf != "" && !linked {
 		held := s.now().Add(RefundHold)
 		p.HeldUntil = &held
 	}
@@ -307,12 +307,16 @@ func (s *Service) linkHeld(ctx context.Context, p model.Payment) error {
 	if p.PaymentRef == "" {
 		return nil
 	}
-	paid, err := s.ledger.PaymentByRef(ctx, p.SiteID, p.Provider, p.PaymentRef)
-	if errors.Is(err, errs.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("revenue: link held refunds: %w", err)
+	paid := p
+	if p.Kind != model.KindPayment {
+		var err error
+		paid, err = s.ledger.PaymentByRef(ctx, p.SiteID, p.Provider, p.PaymentRef)
+		if errors.Is(err, errs.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("revenue: link held refunds: %w", err)
+		}
 	}
 	n, err := s.ledger.LinkRefunds(ctx, paid)
 	if err != nil {
