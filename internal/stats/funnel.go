@@ -31,6 +31,11 @@ func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (Funn
 	if _, ok := r.Filter(Pathname); ok {
 		return res, errs.InvalidField("pathname", "the funnel report cannot be filtered by page: its steps name the pages")
 	}
+	for _, f := range r.Filters {
+		if f.Dim.visit {
+			return res, errs.InvalidField(f.Dim.Name, "the funnel report cannot be filtered by a prop: its steps name the props")
+		}
+	}
 	if s.funnels == nil {
 		return res, errs.E(errs.NotFound, "funnel_not_found", "funnel not found")
 	}

@@ -3,9 +3,11 @@ package stats
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
@@ -108,7 +110,8 @@ func regionParam(s string) (string, bool) {
 	return s, regionCode.MatchString(s)
 }
 
-// ParseFilters reads the filters of FilterParams from a query string.
+// ParseFilters reads the filters of FilterParams from a query string, then
+// its prop filters (props[key]=value).
 func ParseFilters(v url.Values) ([]Filter, error) {
 	var out []Filter
 	for _, f := range FilterParams {
@@ -122,7 +125,61 @@ func ParseFilters(v url.Values) ([]Filter, error) {
 		}
 		out = append(out, Eq(f.Dim, clean))
 	}
+	props, err := propFilters(v)
+	return append(out, props...), err
+}
+
+// propParamPrefix starts the query parameter of a prop filter,
+// props[plan]=pro (OpenAPI's deepObject style).
+const propParamPrefix = "props["
+
+// MaxPropFilters is how many props one request may filter by.
+const MaxPropFilters = 3
+
+// propFilters reads the prop filters of a query string, in the order of
+// their keys. A value is compared as ingestion stores it: text as sent,
+// numbers in plain decimals, booleans true or false.
+func propFilters(v url.Values) ([]Filter, error) {
+	var keys []string
+	for param := range v {
+		key, ok := strings.CutPrefix(param, propParamPrefix)
+		if !ok {
+			continue
+		}
+		if key, ok = strings.CutSuffix(key, "]"); !ok || !model.PropKeyFits(key) {
+			return nil, errs.InvalidField(param, "a prop filter is props[key]=value, with a key of 1 to %d characters", model.MaxPropKeyLen)
+		}
+		keys = append(keys, key)
+	}
+	if len(keys) > MaxPropFilters {
+		return nil, errs.InvalidField("props", "at most %d prop filters", MaxPropFilters)
+	}
+	slices.Sort(keys)
+	out := make([]Filter, 0, len(keys))
+	for _, key := range keys {
+		param := propParamPrefix + key + "]"
+		val := v[param][0]
+		if val == "" || !utf8.ValidString(val) || utf8.RuneCountInString(val) > model.MaxPropValueLen {
+			return nil, errs.InvalidField(param, "must be 1 to %d characters", model.MaxPropValueLen)
+		}
+		out = append(out, Eq(PropFilter(key), val))
+	}
 	return out, nil
+}
+
+// filtered reports the first filter parameter of a query string, if any.
+func filtered(v url.Values) (string, bool) {
+	for _, f := range FilterParams {
+		if _, ok := v[f.Param]; ok {
+			return f.Param, true
+		}
+	}
+	for param := range v {
+		if strings.HasPrefix(param, propParamPrefix) {
+			return param, true
+		}
+	}
+	return "", false
 }
 
 // Filter returns the value of the filter on dimension d, if r has one.
@@ -196,10 +253,8 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		r.Timezone = tz
 	}
 	if e.NoFilters {
-		for _, f := range FilterParams {
-			if _, ok := v[f.Param]; ok {
-				return r, errs.InvalidField(f.Param, "this endpoint takes no filters")
-			}
+		if param, ok := filtered(v); ok {
+			return r, errs.InvalidField(param, "this endpoint takes no filters")
 		}
 	} else if r.Filters, err = ParseFilters(v); err != nil {
 		return r, err

@@ -105,10 +105,10 @@ func (q Query) Build() (string, []any, error) {
 	args = append(append(args, string(q.Site)), timeArgs(q.Table, q.From, q.To)...)
 	for _, f := range q.Filters {
 		expr, ok := f.Dim.exprs[q.Table]
-		if !ok {
-			// an events-only dimension (the page) filtering sessions: the
-			// sessions with such an event; a session's events come at
-			// most sessionSpan after it started
+		if !ok || f.Dim.visit {
+			// an events-only dimension (the page) filtering sessions, or a
+			// prop filtering either: the sessions with such an event; a
+			// session's events come at most sessionSpan after it started
 			b.WriteString(" AND session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND " + timeRange(Events) +
 				" AND " + f.Dim.exprs[Events] + " = ?)")
 			args = append(append(append(args, string(q.Site)), timeArgs(Events, q.From, q.To.Add(sessionSpan))...), f.Dim.args...)

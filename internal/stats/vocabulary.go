@@ -107,6 +107,10 @@ type Dimension struct {
 	// zone is the time zone of a day dimension (Day): a rollup can group
 	// by it only if its units never straddle that zone's midnight.
 	zone string
+	// visit: a filter on it selects the visits with an event that matches,
+	// whatever table the report reads (PropFilter): a prop is an event's,
+	// and pageviews seldom carry the props of the custom events.
+	visit bool
 }
 
 func both(col string) map[Table]string { return map[Table]string{Events: col, Sessions: col} }
@@ -158,6 +162,15 @@ func PropValue(key string) Dimension {
 	return Dimension{Name: "prop_value", exprs: map[Table]string{
 		Events: "if(has(props_keys, ?), props_values[indexOf(props_keys, ?)], ?)",
 	}, args: []any{key, key, NoneLabel}}
+}
+
+// PropFilter is what a filter on the prop key compares: the value an
+// event's props hold for it, "" for an event without it (an empty value is
+// never a filter's). It filters visits: the sessions with an event that
+// carries the value. Its name is its query parameter, props[key].
+func PropFilter(key string) Dimension {
+	return Dimension{Name: propParamPrefix + key + "]", exprs: map[Table]string{Events: "props_values[indexOf(props_keys, ?)]"},
+		args: []any{key}, visit: true}
 }
 
 // Day groups by calendar day in time zone tz (an IANA name, validated by the

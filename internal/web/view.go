@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/errs"
@@ -96,15 +97,17 @@ func parseView(q url.Values, site model.Site, now time.Time) (view, error) {
 		v.Funnel = f
 		v.query.Set("funnel", f)
 	}
-	for _, p := range stats.FilterParams {
-		if val, ok := q[p.Param]; ok {
-			v.query.Set(p.Param, val[0])
-		}
+	for _, f := range fs {
+		v.query.Set(paramOf(f.Dim), f.Value.(string))
 	}
 	for _, f := range fs {
 		param := paramOf(f.Dim)
-		v.Filters = append(v.Filters, activeFilter{Param: param, Label: filterLabels[param], Value: f.Value.(string),
-			Remove: v.link(param, "")})
+		label, ok := filterLabels[param]
+		if !ok {
+			// a prop: props[plan] is "plan"
+			label = strings.TrimSuffix(strings.TrimPrefix(param, "props["), "]")
+		}
+		v.Filters = append(v.Filters, activeFilter{Param: param, Label: label, Value: f.Value.(string), Remove: v.link(param, "")})
 	}
 	return v, nil
 }

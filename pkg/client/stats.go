@@ -33,6 +33,9 @@ type StatsParams struct {
 	// event down by.
 	Property                                      string
 	UTMSource, UTMMedium, UTMCampaign, UTMContent string
+	// Props filters by custom props, at most 3: the visits with an event
+	// whose prop key holds the value (sent as props[key]=value).
+	Props map[string]string
 	// By is the UTM parameter of the campaigns report.
 	By string
 	// Breakdown and Attribution (last_non_direct, the default; last_touch,
@@ -79,6 +82,9 @@ func (p StatsParams) values() url.Values {
 	set("utm_medium", p.UTMMedium)
 	set("utm_campaign", p.UTMCampaign)
 	set("utm_content", p.UTMContent)
+	for k, val := range p.Props {
+		v.Set("props["+k+"]", val)
+	}
 	set("by", p.By)
 	set("breakdown", p.Breakdown)
 	set("attribution", p.Attribution)
