@@ -284,6 +284,9 @@ func TestTrackerClicks(t *testing.T) {
 		`document.getElementById('internal').click()`,
 		`document.getElementById('inner').click()`,
 		`document.getElementById('partner').click()`,
+		// a middle-click opens a link in a new tab, and does nothing to a button
+		`document.getElementById('partner').dispatchEvent(new MouseEvent('auxclick', {bubbles: true, button: 1}))`,
+		`document.getElementById('inner').dispatchEvent(new MouseEvent('auxclick', {bubbles: true, button: 1}))`,
 	}
 	b := browser(t)
 	for i, origin := range []string{all, zips} {
@@ -293,6 +296,8 @@ func TestTrackerClicks(t *testing.T) {
 			t.Fatal(err)
 		}
 		runHashApp(t, h, b, site, clicks...)
+		// runHashApp waits for the first Done only
+		h.waitCount(int64(i+1), "SELECT count() FROM events WHERE site_id = ? AND name = 'Done'", string(site.ID))
 		h.clock.Set(time.Now().UTC())
 	}
 	events := func(where string, args ...any) int64 {
@@ -302,9 +307,9 @@ func TestTrackerClicks(t *testing.T) {
 		page, name, url string
 		want            int64
 	}{
-		// the click and the middle-click; the partner's link
+		// the click and the middle-click of each link
 		{"/page-0", "Outbound Link: Click", "https://example.org/path", 2},
-		{"/page-0", "Outbound Link: Click", "https://partner.example/x", 1},
+		{"/page-0", "Outbound Link: Click", "https://partner.example/x", 2},
 		// the extension in any case; the download attribute; a default extension
 		{"/page-0", "File Download", all + "/files/Report.PDF", 1},
 		{"/page-0", "File Download", all + "/export", 1},
@@ -325,12 +330,13 @@ func TestTrackerClicks(t *testing.T) {
 			t.Errorf("%s on %s, url %q: %d events, want %d", c.name, c.page, c.url, n, c.want)
 		}
 	}
-	// each page: the tagged button (clicked inside it) and the tagged link
+	// each page: the tagged button (clicked inside it, not its middle-click)
+	// and the tagged link (clicked and middle-clicked)
 	if n := events("name = 'Signup' AND props_keys = ['plan'] AND props_values = ['pro']"); n != 2 {
 		t.Errorf("%d Signup events with plan=pro, want 2", n)
 	}
-	if n := events("name = 'Partner' AND empty(props_keys)"); n != 2 {
-		t.Errorf("%d Partner events, want 2", n)
+	if n := events("name = 'Partner' AND empty(props_keys)"); n != 4 {
+		t.Errorf("%d Partner events, want 4", n)
 	}
 	if n := events("name NOT IN ('pageview', 'Done', 'Signup', 'Partner', 'Outbound Link: Click', 'File Download')"); n != 0 {
 		t.Errorf("%d other events, want 0", n)

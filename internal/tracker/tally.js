@@ -80,7 +80,8 @@
       tag = tag || (t.getAttribute('data-tally-event') && t);
       a = a || (t.tagName == 'A' && /^https?:$/.test(t.protocol) && t);
     }
-    if (tag) {
+    // a middle-click opens a link, and activates nothing else
+    if (tag && (a || !e.button)) {
       [].forEach.call(tag.attributes, function (x) {
         if (!x.name.indexOf('data-tally-event-')) p[x.name.slice(17)] = x.value;
       });
