@@ -266,6 +266,7 @@ func TestTrackerClicks(t *testing.T) {
 <a id="dl" href="/export" download>export</a>
 <a id="zip" href="/a/archive.zip">archive</a>
 <a id="internal" href="/pricing">pricing</a>
+<a id="dot" href="/notes.">notes</a>
 <button id="signup" data-tally-event="Signup" data-tally-event-plan="pro"><span id="inner">Sign up</span></button>
 <a id="partner" data-tally-event="Partner" href="https://partner.example/x?ref=1">partner</a>
 </body></html>`
@@ -274,7 +275,7 @@ func TestTrackerClicks(t *testing.T) {
 			attrs + ` src="` + h.srv.URL + `/js/tally.js"></script></head>`
 	}
 	all := servePage(t, head(`data-outbound-links data-file-downloads`)+body)
-	zips := servePage(t, head(`data-file-downloads="zip, .epub"`)+body)
+	zips := servePage(t, head(`data-file-downloads="zip, .epub,"`)+body)
 	clicks := []string{
 		`document.getElementById('out').dispatchEvent(new MouseEvent('auxclick', {bubbles: true, button: 1}))`, // a new tab
 		`document.getElementById('out').dispatchEvent(new MouseEvent('auxclick', {bubbles: true, button: 2}))`, // the context menu
@@ -282,6 +283,7 @@ func TestTrackerClicks(t *testing.T) {
 		`document.getElementById('dl').click()`,
 		`document.getElementById('zip').click()`,
 		`document.getElementById('internal').click()`,
+		`document.getElementById('dot').click()`, // no extension, whatever the list's stray commas
 		`document.getElementById('inner').click()`,
 		`document.getElementById('partner').click()`,
 		// a middle-click opens a link in a new tab, and does nothing to a button

@@ -108,7 +108,7 @@
     outbound = s.hasAttribute('data-outbound-links');
     files = s.getAttribute('data-file-downloads');
     files = files != null && (files || 'pdf,xlsx,docx,pptx,ppt,pps,key,txt,rtf,csv,zip,rar,7z,gz,dmg,pkg,exe,msi,apk,mp3,wav,wma,midi,mp4,mov,avi,wmv,mpeg')
-      .toLowerCase().split(/[\s,.]+/);
+      .toLowerCase().match(/\w+/g);
     queued = (w.analytics && w.analytics.q) || [];
     // unless another tool's (Segment's) is there
     if (!w.analytics || typeof w.analytics == 'function') w.analytics = analytics;
