@@ -41,6 +41,22 @@ func TestEventPropertiesCard(t *testing.T) {
 			t.Errorf("Signup by plan lacks %s:\n%s", want, body)
 		}
 	}
+	// a value filters the dashboard by the prop; (none) cannot
+	filter := `<a href="/sites/` + site + `?from=2026-05-01&amp;props%5Bplan%5D=pro&amp;range=custom&amp;to=2026-05-07" title="Filter the dashboard by pro">`
+	if !strings.Contains(body, filter) || strings.Contains(body, `<a href="/sites/`+site+`?from=2026-05-01&amp;props%5Bplan%5D=%28none%29`) {
+		t.Errorf("Signup by plan: pro does not filter the dashboard, or (none) does:\n%s", body)
+	}
+	// the dashboard filtered by it shows the filter, and its cards apply it:
+	// the four visits with a pro Signup (TestPropFilters)
+	page := w.expect(http.MethodGet, "/sites/"+site+view+"&props%5Bplan%5D=pro", nil, http.StatusOK)
+	if !strings.Contains(page, `<span class="chip" data-filter="props[plan]">plan: <strong>pro</strong>`) ||
+		!strings.Contains(page, `<input type="hidden" name="props[plan]" value="pro">`) {
+		t.Errorf("the dashboard filtered by plan pro shows no chip:\n%s", page)
+	}
+	overview := w.expect(http.MethodGet, "/sites/"+site+"/cards/overview"+view+"&props%5Bplan%5D=pro", nil, http.StatusOK)
+	if !strings.Contains(overview, `data-value="4"`) {
+		t.Errorf("the overview card filtered by plan pro does not count 4 visitors:\n%s", overview)
+	}
 	// an event name is escaped where the card says it has no props
 	body = w.expect(http.MethodGet, card+"&event="+url.QueryEscape("<b>x</b>"), nil, http.StatusOK)
 	if strings.Contains(body, "<b>x</b>") || !strings.Contains(body, "No properties on &lt;b&gt;x&lt;/b&gt;") {

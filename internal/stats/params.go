@@ -133,6 +133,9 @@ func ParseFilters(v url.Values) ([]Filter, error) {
 // props[plan]=pro (OpenAPI's deepObject style).
 const propParamPrefix = "props["
 
+// PropParam is the query parameter of a filter on the prop key.
+func PropParam(key string) string { return propParamPrefix + key + "]" }
+
 // MaxPropFilters is how many props one request may filter by.
 const MaxPropFilters = 3
 
@@ -157,7 +160,7 @@ func propFilters(v url.Values) ([]Filter, error) {
 	slices.Sort(keys)
 	out := make([]Filter, 0, len(keys))
 	for _, key := range keys {
-		param := propParamPrefix + key + "]"
+		param := PropParam(key)
 		val := v[param][0]
 		if val == "" || !utf8.ValidString(val) || utf8.RuneCountInString(val) > model.MaxPropValueLen {
 			return nil, errs.InvalidField(param, "must be 1 to %d characters", model.MaxPropValueLen)

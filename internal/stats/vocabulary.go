@@ -169,9 +169,12 @@ func PropValue(key string) Dimension {
 // never a filter's). It filters visits: the sessions with an event that
 // carries the value. Its name is its query parameter, props[key].
 func PropFilter(key string) Dimension {
-	return Dimension{Name: propParamPrefix + key + "]", exprs: map[Table]string{Events: "props_values[indexOf(props_keys, ?)]"},
+	return Dimension{Name: PropParam(key), exprs: map[Table]string{Events: "props_values[indexOf(props_keys, ?)]"},
 		args: []any{key}, visit: true}
 }
+
+// IsPropFilter reports whether f filters by a prop (PropFilter).
+func IsPropFilter(f Filter) bool { return f.Dim.visit }
 
 // Day groups by calendar day in time zone tz (an IANA name, validated by the
 // caller; it is bound as a parameter, never formatted into the SQL).

@@ -66,8 +66,21 @@ func (s *Server) eventPropertiesCard(c echo.Context, ctx context.Context, p auth
 	}
 	card.Note = event + " by " + property
 	card.Columns = []string{property, "Visitors", "Events", "Conversion rate"}
+	param, props := stats.PropParam(property), 0
+	for _, f := range r.Filters {
+		if stats.IsPropFilter(f) {
+			props++
+		}
+	}
+	_, filtered := v.query[param]
 	for _, row := range values.Values {
-		card.Rows = append(card.Rows, cardRow{Label: row.Value, Cells: []cardCell{countCell("unique_visitors", row.Visitors),
+		link := ""
+		// a value filters the dashboard, but for the events without the
+		// key, and a fourth prop
+		if row.Value != stats.NoneLabel && (filtered || props < stats.MaxPropFilters) {
+			link = v.link(param, row.Value)
+		}
+		card.Rows = append(card.Rows, cardRow{Label: row.Value, Link: link, Cells: []cardCell{countCell("unique_visitors", row.Visitors),
 			countCell("total_count", row.Count), pctCell("conversion_rate", row.ConversionRate)}})
 	}
 	return s.renderTable(c, card)
