@@ -2,8 +2,7 @@
 // <script defer data-site="SITE_ID" src="https://HOST/js/tally.js"></script>
 // analytics('event', 'Signup', {props: {plan: 'pro'}, revenue: {amount: 49, currency: 'USD'}})
 //
-// Served without its comments and indentation (tracker.go): every comment
-// sits on a line of its own.
+// Served minified (tracker.go): at most ECMAScript 2015.
 (function (w, d) {
   'use strict';
   var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last, outbound, files;

@@ -3,21 +3,25 @@
 package tracker
 
 import (
-	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"fmt"
+
+	"github.com/tdewolff/minify/v2"
+	"github.com/tdewolff/minify/v2/js"
 )
 
-// source is tally.js as written, every comment on a line of its own.
+// source is tally.js as written.
 //
 //go:embed tally.js
 var source []byte
 
-// Script is tally.js as served: the source without its comment lines, its
-// indentation and its blank lines, which is a quarter of its gzipped size.
-// Lines stay lines, so no statement runs into the next.
-var Script = compact(source)
+// Script is tally.js as served: minified (ECMAScript 2015 at most, which
+// every browser with the script's URL, fetch and sendBeacon reads), a
+// sixth smaller gzipped than the source without its comments. Its tests run
+// it in a browser.
+var Script = minified(source)
 
 // ETag identifies this build's script for caches.
 var ETag = func() string {
@@ -25,16 +29,14 @@ var ETag = func() string {
 	return `"` + hex.EncodeToString(sum[:8]) + `"`
 }()
 
-// compact drops the lines of src that are empty or a // comment and the
-// indentation of the others.
-func compact(src []byte) []byte {
-	var out []byte
-	for line := range bytes.Lines(src) {
-		line = bytes.TrimLeft(line, " \t")
-		if t := bytes.TrimSpace(line); len(t) == 0 || bytes.HasPrefix(t, []byte("//")) {
-			continue
-		}
-		out = append(out, line...)
+// minified is src minified. src is the embedded script: an error is a
+// fault of this build, which its tests find first.
+func minified(src []byte) []byte {
+	m := minify.New()
+	m.Add("application/javascript", &js.Minifier{Version: 2015})
+	out, err := m.Bytes("application/javascript", src)
+	if err != nil {
+		panic(fmt.Sprintf("tracker: minifying tally.js: %v", err))
 	}
 	return out
 }
