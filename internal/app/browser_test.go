@@ -347,3 +347,50 @@ func TestTrackerClicks(t *testing.T) {
 		t.Errorf("%d file downloads in all, want 5", n)
 	}
 }
+
+// With data-manual the site sends its pageviews itself, and may name the
+// page (an id in the path left out); with data-form-submissions a form the
+// browser lets through counts on its page.
+func TestTrackerManualPageviewsAndForms(t *testing.T) {
+	h := newHarness(t)
+	site := localhostSite(t, h)
+	page := `<!doctype html><html><head><title>app</title>
+<script>window.analytics = window.analytics || function () { (window.analytics.q = window.analytics.q || []).push(arguments) };
+analytics('pageview', {url: '/queued'});</script>
+<script defer data-site="` + string(site.ID) + `" data-manual data-form-submissions data-allow-localhost src="` + h.srv.URL + `/js/tally.js"></script>
+</head><body><script>document.addEventListener('submit', function (e) { e.preventDefault() })</script>
+<form id="f" action="/thanks"><input id="q" name="q" required><button>Go</button></form></body></html>`
+	origin := servePage(t, page)
+
+	b := browser(t)
+	if err := chromedp.Do(b, chromedp.Navigate(origin+"/users/42?tab=1"), chromedp.WaitReady(chromedp.ID("f"))); err != nil {
+		t.Fatal(err)
+	}
+	pageviews := runHashApp(t, h, b, site,
+		`analytics('pageview', {url: '/users/:id'})`,
+		`history.pushState({}, '', '/users/43')`,       // no pageview of its own
+		`analytics('pageview')`,                        // the page as it is
+		`document.getElementById('f').requestSubmit()`, // the required field is empty: not sent
+		`document.getElementById('q').value = 'x'; document.getElementById('f').requestSubmit()`)
+	for _, path := range []string{"/queued", "/users/:id", "/users/43"} {
+		if n := pageviews("pathname = ?", path); n != 1 {
+			t.Errorf("%d pageviews of %s, want 1", n, path)
+		}
+	}
+	if n := pageviews("1"); n != 3 {
+		t.Errorf("%d pageviews in all, want 3", n)
+	}
+	events := func(where string, args ...any) int64 {
+		return h.count("SELECT count() FROM events WHERE site_id = ? AND "+where, append([]any{string(site.ID)}, args...)...)
+	}
+	if n := events("name = 'Form: Submission' AND props_keys = ['path'] AND props_values = ['/users/43'] AND pathname = '/users/43'"); n != 1 {
+		t.Errorf("%d form submissions on /users/43, want 1", n)
+	}
+	if n := events("name = 'Form: Submission'"); n != 1 {
+		t.Errorf("%d form submissions in all, want 1 (the first was stopped by the browser's check)", n)
+	}
+	// the page the site named is the next one's referrer: the id is nowhere
+	if n := events("position(pathname, '42') > 0 OR position(referrer, '42') > 0"); n != 0 {
+		t.Errorf("%d events carry the page's id", n)
+	}
+}

@@ -5,7 +5,7 @@
 // Served minified (tracker.go): at most ECMAScript 2015.
 (function (w, d) {
   'use strict';
-  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last, outbound, files;
+  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last, outbound, files, manual;
   function noop() {}
   function store(k, v) {
     try { if (v === undefined) return w.localStorage.getItem(k); w.localStorage.setItem(k, v); } catch (e) {}
@@ -37,9 +37,12 @@
       if (!site || off()) return;
       // kept only for a browser that sends
       vid = vid || visitor();
-      var b = { site_id: site, event_name: name, url: w.location.href, referrer: ref || undefined, visitor_id: vid,
-        hash_routes: hash || undefined };
+      // a pageview the site sends may name its page (a path, or a URL on the site): /users/:id for /users/42
+      var b = { site_id: site, event_name: name, referrer: ref || undefined, visitor_id: vid, hash_routes: hash || undefined,
+        url: name === 'pageview' && opts && opts.url ? new URL(opts.url, w.location.href).href : w.location.href };
       if (name === 'pageview') {
+        // the next page's referrer
+        ref = b.url;
         var q = new URLSearchParams(w.location.search), cs = q.get('session_id') || q.get('checkout_session_id');
         // a page's own session_id, not a checkout's
         if (!/^[\x21-\x7e]{1,255}$/.test(cs)) cs = null;
@@ -66,8 +69,6 @@
     if (last === at() + w.location.search) return;
     last = at() + w.location.search;
     send('pageview');
-    // the next page's referrer
-    ref = w.location.href;
   }
   // a click on an element tagged data-tally-event, on a link to a file or
   // to another site; a link's query and fragment are never sent
@@ -94,6 +95,8 @@
   }
   function analytics(cmd, name, opts) {
     if (cmd === 'event' && typeof name === 'string') send(name, opts);
+    // analytics('pageview', {url: '/users/:id'})
+    if (cmd === 'pageview') send(cmd, name);
   }
   try {
     if (!s) return;
@@ -108,25 +111,32 @@
     files = s.getAttribute('data-file-downloads');
     files = files != null && (files || 'pdf,xlsx,docx,pptx,ppt,pps,key,txt,rtf,csv,zip,rar,7z,gz,dmg,pkg,exe,msi,apk,mp3,wav,wma,midi,mp4,mov,avi,wmv,mpeg')
       .toLowerCase().match(/\w+/g);
+    manual = s.hasAttribute('data-manual');
     queued = (w.analytics && w.analytics.q) || [];
     // unless another tool's (Segment's) is there
     if (!w.analytics || typeof w.analytics == 'function') w.analytics = analytics;
     w.tally = analytics;
-    // a replaced entry counts if its path changes
-    ['pushState', 'replaceState'].forEach(function (m) {
-      var f = w.history[m];
-      w.history[m] = function () {
-        var p = at(), r = f.apply(this, arguments);
-        if (m == 'pushState' || p != at()) pageview();
-        return r;
-      };
-    });
-    w.addEventListener('popstate', pageview);
+    // a replaced entry counts if its path changes; with data-manual, the
+    // site sends every pageview itself
+    if (!manual) {
+      ['pushState', 'replaceState'].forEach(function (m) {
+        var f = w.history[m];
+        w.history[m] = function () {
+          var p = at(), r = f.apply(this, arguments);
+          if (m == 'pushState' || p != at()) pageview();
+          return r;
+        };
+      });
+      w.addEventListener('popstate', pageview);
+      if (hash) w.addEventListener('hashchange', pageview);
+    }
     d.addEventListener('click', click, true);
     d.addEventListener('auxclick', click, true);
-    if (hash) w.addEventListener('hashchange', pageview);
+    // a form sent (the browser's checks passed), on its page
+    if (s.hasAttribute('data-form-submissions'))
+      d.addEventListener('submit', function () { send('Form: Submission', { props: { path: at() } }); }, true);
     var start = function () {
-      pageview();
+      if (!manual) pageview();
       for (var i = 0; i < queued.length; i++) analytics.apply(null, queued[i]);
     };
     // a prerendered page counts once shown
