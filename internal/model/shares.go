@@ -1,0 +1,19 @@
+package model
+
+import "time"
+
+// SharedLinkID identifies a shared link (a UUID string).
+type SharedLinkID string
+
+// SharedLink publishes one site's dashboard, read-only, to whoever holds its
+// URL. The URL's token is never stored: only its hash, by which it is found.
+type SharedLink struct {
+	ID     SharedLinkID
+	SiteID SiteID
+	Label  string
+	// ShowRevenue shows the revenue card (and revenue in the funnel card).
+	ShowRevenue bool
+	// CreatedBy is the user who made it; empty once their account is gone.
+	CreatedBy UserID
+	CreatedAt time.Time
+}

@@ -1,0 +1,97 @@
+package pgstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// Shared links: found by their hash only, listed per site, at most limit
+// per site even when created at once, deleted by their own site only, and
+// gone with their site.
+func TestSharedLinks(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, model.User{Email: "o@example.com", Name: "O", PasswordHash: "h", Plan: model.PlanFree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []model.SiteID{"site1", "site2"} {
+		if _, err := s.CreateSite(ctx, model.Site{ID: id, Domain: string(id) + ".example", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := bytes.Repeat([]byte{7}, 32)
+	l, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "public", ShowRevenue: true, CreatedBy: u.ID}, hash, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.ID == "" || l.SiteID != "site1" || l.Label != "public" || !l.ShowRevenue || l.CreatedBy != u.ID || l.CreatedAt.IsZero() {
+		t.Errorf("created %+v", l)
+	}
+	if got, err := s.SharedLinkByHash(ctx, hash); err != nil || got != l {
+		t.Errorf("SharedLinkByHash = %+v, %v; want %+v", got, err, l)
+	}
+	if _, err := s.SharedLinkByHash(ctx, bytes.Repeat([]byte{8}, 32)); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("an unknown hash: %v, want ErrNotFound", err)
+	}
+
+	// three at most, however many are sent at once: 1 exists, 2 more pass
+	var wg sync.WaitGroup
+	results := make(chan error, 5)
+	for i := range 5 {
+		wg.Go(func() {
+			_, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "x"}, bytes.Repeat([]byte{byte(10 + i)}, 32), 3)
+			results <- err
+		})
+	}
+	wg.Wait()
+	close(results)
+	passed, full := 0, 0
+	for err := range results {
+		switch {
+		case err == nil:
+			passed++
+		case errors.Is(err, errs.ErrConflict):
+			full++
+		default:
+			t.Errorf("a concurrent creation: %v", err)
+		}
+	}
+	if passed != 2 || full != 3 {
+		t.Errorf("five concurrent creations beside one link, limit 3: %d passed, %d refused; want 2 and 3", passed, full)
+	}
+	list, err := s.SharedLinksBySite(ctx, "site1")
+	if err != nil || len(list) != 3 || list[0].ID != l.ID || list[1].CreatedBy != "" {
+		t.Errorf("SharedLinksBySite = %+v, %v", list, err)
+	}
+
+	// a link is deleted through its own site only
+	if err := s.DeleteSharedLink(ctx, "site2", l.ID); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("deleting through another site: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteSharedLink(ctx, "site1", "not-a-uuid"); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("deleting a malformed id: %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteSharedLink(ctx, "site1", l.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SharedLinkByHash(ctx, hash); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("a deleted link: %v, want ErrNotFound", err)
+	}
+	// the site goes, its links with it
+	if err := s.DeleteSite(ctx, "site1"); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := s.SharedLinksBySite(ctx, "site1"); err != nil || len(list) != 0 {
+		t.Errorf("links of a deleted site: %+v, %v", list, err)
+	}
+	if _, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "x"}, bytes.Repeat([]byte{99}, 32), 3); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("a link of a deleted site: %v, want ErrNotFound", err)
+	}
+}
