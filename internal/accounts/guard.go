@@ -101,6 +101,9 @@ func (g *Guard) Check(ctx context.Context, p auth.Principal, id model.SiteID, a 
 	if !id.Text() {
 		return model.Site{}, "", r.unknown()
 	}
+	if p.SharedSite != "" {
+		return g.shared(ctx, p, id, a, r)
+	}
 	role, err := g.lookup.Role(ctx, p.UserID, id)
 	if errors.Is(err, errs.ErrNotFound) {
 		return model.Site{}, "", r.unknown()
@@ -119,6 +122,23 @@ func (g *Guard) Check(ctx context.Context, p auth.Principal, id model.SiteID, a 
 		return model.Site{}, "", unavailable(err)
 	}
 	return site, role, nil
+}
+
+// shared answers the visitor of a shared link: they read the statistics of
+// the link's site as a viewer would; another site, or anything else, is as
+// if the site did not exist.
+func (g *Guard) shared(ctx context.Context, p auth.Principal, id model.SiteID, a Action, r rule) (model.Site, model.Role, error) {
+	if a != ReadStats || id != p.SharedSite {
+		return model.Site{}, "", r.unknown()
+	}
+	site, err := g.lookup.Site(ctx, id)
+	if errors.Is(err, errs.ErrNotFound) {
+		return model.Site{}, "", r.unknown()
+	}
+	if err != nil {
+		return model.Site{}, "", unavailable(err)
+	}
+	return site, model.RoleViewer, nil
 }
 
 // unavailable keeps a store's own answer (it says 503 when it is down) and

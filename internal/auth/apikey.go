@@ -3,6 +3,7 @@ package auth
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"strings"
 )
 
@@ -53,6 +54,29 @@ func NewKeySecret(env string) (secret, displayPrefix string, hash []byte) {
 func HashKey(secret string) []byte {
 	sum := sha256.Sum256([]byte(secret))
 	return sum[:]
+}
+
+// shareTokenBytes is the randomness of a shared link's token (256 bits).
+const shareTokenBytes = 32
+
+// NewShareToken makes the token of a shared link's URL: 32 random bytes in
+// base64url without padding (43 characters), and the hash to store and look
+// it up by, HashKey's as for a key's secret.
+func NewShareToken() (token string, hash []byte) {
+	b := make([]byte, shareTokenBytes)
+	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24+)
+	token = base64.RawURLEncoding.EncodeToString(b)
+	return token, HashKey(token)
+}
+
+// ShareTokenWellFormed reports whether s can be a shared link's token (its
+// length and alphabet), so that anything else is refused unlooked-up.
+func ShareTokenWellFormed(s string) bool {
+	if len(s) != base64.RawURLEncoding.EncodedLen(shareTokenBytes) {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil
 }
 
 // KeyEnvironment reports the environment a bearer credential claims by its

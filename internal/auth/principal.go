@@ -11,15 +11,23 @@ import (
 )
 
 // Principal is who a request acts for: a user, through a login token or
-// through one of their API keys.
+// through one of their API keys; or the visitor of a shared link.
 type Principal struct {
 	UserID model.UserID
+	// SharedSite is set for the visitor of a shared link (no user): they
+	// read that one site's statistics and nothing else.
+	SharedSite model.SiteID
 	// KeyID is set when the credential is an API key; empty for a JWT.
 	KeyID  model.KeyID
 	Scopes []model.Scope
 	// Plan and EventsPerHour of the user, for rate limits.
 	Plan          model.Plan
 	EventsPerHour int
+}
+
+// ForSharedLink is the principal of a visitor of a shared link of site.
+func ForSharedLink(site model.SiteID) Principal {
+	return Principal{SharedSite: site, Scopes: []model.Scope{model.ScopeStatsRead}}
 }
 
 // IsKey reports whether the principal authenticated with an API key.
