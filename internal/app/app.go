@@ -38,6 +38,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/realtime"
 	"github.com/tally-analytics/tally/internal/revenue"
+	"github.com/tally-analytics/tally/internal/sharing"
 	"github.com/tally-analytics/tally/internal/stats"
 	"github.com/tally-analytics/tally/internal/wal"
 	"github.com/tally-analytics/tally/internal/web"
@@ -65,6 +66,7 @@ type App struct {
 	Stats       *stats.Service
 	Goals       *goals.Service
 	Funnels     *funnels.Service
+	Sharing     *sharing.Service
 	Limiter     *ratelimit.Limiter
 	Revenue     *revenue.Service
 	Deleter     *accounts.Deleter
@@ -158,10 +160,12 @@ func (a *App) build(ctx context.Context) (err error) {
 		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, FunnelSampleAboveEvents: cfg.FunnelSampleAboveEvents, PageRollups: cfg.PageRollups && cfg.Rollups,
 			Rollups: cfg.Rollups, Funnels: a.Funnels}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
+	a.Sharing = sharing.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue, Funnels: a.Funnels,
 		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
 		Metrics: a.Metrics, MetricsToken: cfg.MetricsToken, Export: export.NewEvents(a.Stats, a.CH),
+		SharedLinks: a.Sharing, PublicURL: cfg.PublicURL,
 		TrustedProxies: cfg.TrustedProxyNets(), ForceHTTPS: cfg.ForceHTTPS(), Limits: httpapi.Limits{
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},

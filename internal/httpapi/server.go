@@ -52,6 +52,11 @@ type Deps struct {
 	SitesAPI SitesAPI
 	// Export streams raw exports (the stats:read scope).
 	Export Exporter
+	// SharedLinks manages the links to sites' read-only dashboards.
+	SharedLinks SharedLinks
+	// PublicURL is the server's address as browsers reach it (for a shared
+	// link's URL); empty = the request's own.
+	PublicURL string
 	// Sites and SiteLookup find sites for the payment and webhook routes.
 	Sites      revenue.Sites
 	SiteLookup revenue.SiteLookup
@@ -143,6 +148,7 @@ func New(deps Deps) *Server {
 	s.funnelRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)
 	s.siteRoutes(v1, s.authenticate, s.limitManage)
+	s.sharedLinkRoutes(v1, s.authenticate)
 	// the export counts against its own limit once its request is valid
 	s.exportRoutes(v1, s.authenticate)
 	return s

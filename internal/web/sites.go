@@ -169,12 +169,7 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 
 // baseURL is the server's address as the sites' pages and the payment
 // providers see it.
-func (s *Server) baseURL(c echo.Context) string {
-	if s.deps.PublicURL != "" {
-		return strings.TrimSuffix(s.deps.PublicURL, "/")
-	}
-	return c.Scheme() + "://" + c.Request().Host
-}
+func (s *Server) baseURL(c echo.Context) string { return httpapi.BaseURL(c, s.deps.PublicURL) }
 
 // settingsError shows the settings page again with a refused form's message.
 func (s *Server) settingsError(c echo.Context, section string, err error) error {
