@@ -91,6 +91,10 @@ type settingsPage struct {
 	NewFunnel           funnelForm
 	Providers           []providerRow
 	Members             []model.Member
+	SharedLinks         []model.SharedLink
+	// NewShareURL is the URL of the shared link just made: shown on this
+	// one answer and never again.
+	NewShareURL, NewShareLabel string
 }
 
 type providerRow struct {
@@ -111,6 +115,7 @@ var notices = map[string]string{
 	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "funnel": "Funnel saved.", "funnel_deleted": "Funnel deleted.", "secret": "Webhook secret saved.",
 	"member": "Member saved.", "member_removed": "Member removed.", "client_revenue": "Client revenue settings saved.",
 	"client_revenue_purged": "Revenue reported by the tracking script deleted.",
+	"share_deleted":         "Shared link deleted: its URL opens nothing any more.",
 }
 
 func (s *Server) settings(c echo.Context) error {
@@ -148,6 +153,9 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 		return p, nil
 	}
 	if p.Members, err = s.deps.Team.Members(ctx, u, m.Site.ID); err != nil {
+		return p, err
+	}
+	if p.SharedLinks, err = s.deps.Shares.List(ctx, pr, m.Site.ID); err != nil {
 		return p, err
 	}
 	states, err := s.deps.Team.SecretStates(ctx, u, m.Site.ID)

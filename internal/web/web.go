@@ -105,6 +105,7 @@ type Deps struct {
 	Keys     Keys
 	Goals    Goals
 	Funnels  Funnels
+	Shares   Shares
 	Stats    Stats
 	Limiter  Limiter
 	Log      *slog.Logger
@@ -191,6 +192,8 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodGet, "/sites/:site/funnels/:funnel", s.funnelEditor)
 	in(http.MethodPost, "/sites/:site/funnels/:funnel", s.updateFunnel)
 	in(http.MethodPost, "/sites/:site/funnels/:funnel/delete", s.deleteFunnel)
+	in(http.MethodPost, "/sites/:site/shared-links", s.createSharedLink)
+	in(http.MethodPost, "/sites/:site/shared-links/:link/delete", s.deleteSharedLink)
 	in(http.MethodPost, "/sites/:site/secrets", s.setSecret)
 	in(http.MethodPost, "/sites/:site/client-revenue", s.setClientRevenue)
 	in(http.MethodPost, "/sites/:site/client-revenue/purge", s.purgeClientRevenue)
