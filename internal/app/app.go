@@ -177,7 +177,7 @@ func (a *App) build(ctx context.Context) (err error) {
 		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
-		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour})
+		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour})
 	return err
 }
 

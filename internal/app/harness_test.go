@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -84,7 +85,13 @@ func londonAndMilton(t testing.TB, cfg *config.Config) {
 
 func newHarnessWith(t testing.TB, cfg *config.Config) *harness {
 	t.Helper()
-	h := startApp(t, cfg, &clock{now: time.Now().UTC().Truncate(time.Second)})
+	return newHarnessLogged(t, cfg, testenv.Logger(t))
+}
+
+// newHarnessLogged is newHarnessWith with the server logging to log.
+func newHarnessLogged(t testing.TB, cfg *config.Config, log *slog.Logger) *harness {
+	t.Helper()
+	h := startAppLogged(t, cfg, &clock{now: time.Now().UTC().Truncate(time.Second)}, log)
 	ctx := context.Background()
 	h.email = "owner@example.com"
 	u, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: h.email, Password: password, Name: "Owner", Plan: model.PlanPro})
@@ -109,7 +116,13 @@ func newHarnessWith(t testing.TB, cfg *config.Config) *harness {
 // cfg (but its own WAL) is a second instance of the same deployment.
 func startApp(t testing.TB, cfg *config.Config, c *clock) *harness {
 	t.Helper()
-	a, err := app.New(context.Background(), cfg, testenv.Logger(t), app.WithClock(c.Now))
+	return startAppLogged(t, cfg, c, testenv.Logger(t))
+}
+
+// startAppLogged is startApp with the server logging to log.
+func startAppLogged(t testing.TB, cfg *config.Config, c *clock, log *slog.Logger) *harness {
+	t.Helper()
+	a, err := app.New(context.Background(), cfg, log, app.WithClock(c.Now))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,6 +160,10 @@ type Config struct {
 	// ExportsPerHour limits raw event exports per account (its API keys and
 	// logins together) and rolling hour (TALLY_EXPORTS_PER_HOUR).
 	ExportsPerHour int `env:"TALLY_EXPORTS_PER_HOUR" envDefault:"10"`
+	// SharePerHour limits the report cards loaded through one shared link
+	// per rolling hour, whoever opens it; not counted against the site
+	// owner's stats allowance (TALLY_SHARE_PER_HOUR).
+	SharePerHour int `env:"TALLY_SHARE_PER_HOUR" envDefault:"2000"`
 	// AuthFailuresPerMinute limits failed authentications — unknown or bad
 	// credentials, webhooks with bad signatures — per client address; past
 	// it the address is answered 429 before any store is asked
@@ -369,6 +373,7 @@ func (c *Config) validate() ([]string, error) {
 	for name, v := range map[string]int{"TALLY_FREE_EVENTS_PER_HOUR": c.FreeEventsPerHour, "TALLY_PRO_EVENTS_PER_HOUR": c.ProEventsPerHour,
 		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": c.EnterpriseEventsPerHour, "TALLY_STATS_PER_HOUR": c.StatsPerHour,
 		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts, "TALLY_MANAGE_PER_HOUR": c.ManagePerHour, "TALLY_EXPORTS_PER_HOUR": c.ExportsPerHour,
+		"TALLY_SHARE_PER_HOUR":           c.SharePerHour,
 		"TALLY_AUTH_FAILURES_PER_MINUTE": c.AuthFailuresPerMinute, "TALLY_CLIENT_REVENUE_PER_HOUR": c.ClientRevenuePerHour} {
 		if v <= 0 {
 			problems = append(problems, fmt.Errorf("%s must be positive", name))

@@ -61,11 +61,17 @@ func (s *Server) dashboard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := parseView(c.QueryParams(), m.Site, s.deps.Now())
+	v, err := parseView(c.QueryParams(), m.Site, sitePath(m.Site.ID), s.deps.Now())
 	if err != nil {
 		return err
 	}
-	p := dashboardPage{page: pageFor(c, m.Site.Domain, "sites"), View: v, Role: m.Role}
+	return s.render(c, http.StatusOK, "dashboard", dashboardOf(pageFor(c, m.Site.Domain, "sites"), v, m.Role))
+}
+
+// dashboardOf is the dashboard page of a view: its ranges, its comparison
+// and its cards (a shared view's without those it does not show).
+func dashboardOf(pg page, v view, role model.Role) dashboardPage {
+	p := dashboardPage{page: pg, View: v, Role: role}
 	for _, r := range ranges {
 		if r.Key == "custom" {
 			continue
@@ -90,10 +96,28 @@ func (s *Server) dashboard(c echo.Context) error {
 		{Name: "revenue", Title: "Revenue", Wide: true},
 		{Name: "health", Title: "Tracking health"},
 	} {
+		if !v.shows(cs.Name) {
+			continue
+		}
 		cs.URL = v.cardURL(cs.Name, "")
 		p.Cards = append(p.Cards, cs)
 	}
-	return s.render(c, http.StatusOK, "dashboard", p)
+	return p
+}
+
+// shows reports whether the view has a card: a shared view has no
+// tracking health (it is about the site's setup, not its visitors), and
+// revenue only when its link shows it.
+func (v view) shows(card string) bool {
+	switch {
+	case !v.Shared:
+		return true
+	case card == "health":
+		return false
+	case card == "revenue":
+		return !v.NoRevenue
+	}
+	return true
 }
 
 // tableCard is a card listing rows, with tabs for its variants.
@@ -147,12 +171,22 @@ func (s *Server) card(c echo.Context) error {
 	if err := s.limitStats(c, p, 1); err != nil {
 		return err
 	}
-	v, err := parseView(c.QueryParams(), m.Site, s.deps.Now())
+	v, err := parseView(c.QueryParams(), m.Site, sitePath(m.Site.ID), s.deps.Now())
 	if err != nil {
 		return err
 	}
+	return s.cardOf(c, p, v)
+}
+
+// cardOf answers the card of the URL (its :card parameter) of a view, read
+// as p; a card the view does not show is not found.
+func (s *Server) cardOf(c echo.Context, p auth.Principal, v view) error {
+	name := c.Param("card")
+	if !v.shows(name) {
+		return errs.E(errs.NotFound, "not_found", "no such card")
+	}
 	ctx, r, tab := c.Request().Context(), v.request(), c.QueryParam("tab")
-	switch c.Param("card") {
+	switch name {
 	case "overview":
 		return s.overviewCard(c, ctx, p, v, r)
 	case "realtime":
@@ -382,7 +416,10 @@ func (s *Server) goalsCard(c echo.Context, ctx context.Context, p auth.Principal
 		return err
 	}
 	card := tableCard{View: v, Card: "goals", Columns: []string{"Goal", "Visitors", "Conversions", "Conversion rate", "Change"},
-		Empty: template.HTML(`No goals yet. <a href="/sites/` + template.HTMLEscapeString(string(v.Site.ID)) + `/settings#goals">Add a goal</a>.`)}
+		Empty: template.HTML(`No goals yet. <a href="` + template.HTMLEscapeString(sitePath(v.Site.ID)) + `/settings#goals">Add a goal</a>.`)}
+	if v.Shared {
+		card.Empty = "No goals yet."
+	}
 	for _, g := range res.Goals {
 		card.Rows = append(card.Rows, cardRow{Label: g.Goal.Name, Cells: []cardCell{countCell("unique_visitors", g.Converters),
 			countCell("total_conversions", g.Completions), pctCell("conversion_rate", g.Rate),

@@ -18,7 +18,7 @@ func (s *Server) download(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := parseView(c.QueryParams(), m.Site, s.deps.Now())
+	v, err := parseView(c.QueryParams(), m.Site, sitePath(m.Site.ID), s.deps.Now())
 	if err != nil {
 		return err
 	}
@@ -40,5 +40,5 @@ func (s *Server) download(c echo.Context) error {
 
 // DownloadURL is the URL of the download of the view's reports.
 func (v view) DownloadURL() string {
-	return "/sites/" + string(v.Site.ID) + "/download?" + v.Query()
+	return sitePath(v.Site.ID) + "/download?" + v.Query()
 }

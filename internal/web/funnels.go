@@ -37,8 +37,10 @@ type funnelCard struct {
 	Rows     []funnelRow
 	Disabled string
 	Window   string
-	// Settings links to the funnel editor.
+	// Settings links to the funnel editor ("" on a shared view).
 	Settings string
+	// Revenue shows the steps' revenue (not on a shared view without it).
+	Revenue bool
 }
 
 type funnelRow struct {
@@ -51,7 +53,10 @@ type funnelRow struct {
 // site's first. Choosing another reloads the dashboard with it, so that the
 // download holds the funnel shown.
 func (s *Server) funnelsCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
-	card := funnelCard{View: v, Settings: "/sites/" + string(v.Site.ID) + "/settings#funnels"}
+	card := funnelCard{View: v, Revenue: !v.NoRevenue}
+	if !v.Shared {
+		card.Settings = sitePath(v.Site.ID) + "/settings#funnels"
+	}
 	list, err := s.deps.Funnels.List(ctx, p, v.Site.ID)
 	if err != nil {
 		return err

@@ -2,12 +2,14 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/sharing"
 )
 
@@ -43,4 +45,70 @@ func (s *Server) deleteSharedLink(c echo.Context) error {
 		return s.settingsError(c, "shares", err)
 	}
 	return s.settingsRedirect(c, "share_deleted", "shares")
+}
+
+// sharePath is the path of a shared link's dashboard.
+func sharePath(token string) string { return "/share/" + token }
+
+// sharedView opens the link of the URL's token (an unknown or deleted one
+// is the error page's 404) and reads its view.
+func (s *Server) sharedView(c echo.Context) (sharing.Opened, view, error) {
+	token := c.Param("token")
+	o, err := s.deps.Shares.Open(c.Request().Context(), token)
+	if err != nil {
+		return o, view{}, err
+	}
+	v, err := parseView(c.QueryParams(), o.Site, sharePath(token), s.deps.Now())
+	v.Shared, v.NoRevenue = true, !o.Link.ShowRevenue
+	return o, v, err
+}
+
+// sharedDashboard is a site's dashboard for whoever has a link's URL:
+// without a login, read-only, as the site's viewers see it, less what the
+// view does not show.
+func (s *Server) sharedDashboard(c echo.Context) error {
+	o, v, err := s.sharedView(c)
+	if err != nil {
+		return err
+	}
+	pg := page{Title: o.Site.Domain, Public: true}
+	return s.render(c, http.StatusOK, "dashboard", dashboardOf(pg, v, model.RoleViewer))
+}
+
+// sharedCard is a card of a shared dashboard, of the link's site only, read
+// as the link's visitor and counted against the link's allowance (not its
+// site owner's).
+func (s *Server) sharedCard(c echo.Context) error {
+	o, v, err := s.sharedView(c)
+	if err != nil {
+		return err
+	}
+	if err := s.limitShare(c, o.Link.ID); err != nil {
+		return err
+	}
+	return s.cardOf(c, o.Principal, v)
+}
+
+// limitShare counts a card against its link's hourly allowance. If Redis
+// cannot answer, the card is served.
+func (s *Server) limitShare(c echo.Context, link model.SharedLinkID) error {
+	if s.deps.SharePerHour <= 0 {
+		return nil
+	}
+	res, err := s.deps.Limiter.AllowN(c.Request().Context(), "share:"+string(link), ratelimit.PerHour(s.deps.SharePerHour), 1)
+	if err != nil {
+		return nil
+	}
+	return limited(c, res, fmt.Sprintf("This shared dashboard was opened too often in the last hour; this report is back in %d s.",
+		int(res.RetryAfter.Seconds())+1))
+}
+
+// sharedHeaders are what every answer under /share carries besides the
+// dashboard's: the token is in the path, so no Referer may carry it to a
+// linked site, no search engine may index it, and no shared cache may keep
+// the page.
+func sharedHeaders(h http.Header) {
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Robots-Tag", "noindex, nofollow")
+	h.Set("Cache-Control", "private, no-store")
 }

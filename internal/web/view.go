@@ -19,14 +19,20 @@ var ranges = []struct{ Key, Label string }{
 // comparison, the filters and the revenue's attribution model. Every link
 // and card keeps it.
 type view struct {
-	Site        model.Site
-	Range       string
-	From, To    time.Time // inclusive dates in the site's time zone
-	Compare     bool
-	Filters     []activeFilter
-	Attribution string // the revenue card's model; the download's too
-	Funnel      string // the funnel card's funnel (a funnel id); the download's too
-	query       url.Values
+	Site model.Site
+	// Base is the dashboard's path: /sites/<id>, or /share/<token> for a
+	// shared link's, under which every link and card of the view stays.
+	Base string
+	// Shared is a shared link's view: read-only, without the settings, the
+	// download or the tracking health; NoRevenue hides revenue too.
+	Shared, NoRevenue bool
+	Range             string
+	From, To          time.Time // inclusive dates in the site's time zone
+	Compare           bool
+	Filters           []activeFilter
+	Attribution       string // the revenue card's model; the download's too
+	Funnel            string // the funnel card's funnel (a funnel id); the download's too
+	query             url.Values
 }
 
 // activeFilter is one filter of the view, with the link that drops it.
@@ -41,9 +47,13 @@ var filterLabels = map[string]string{
 	"utm_campaign": "UTM campaign", "utm_content": "UTM content",
 }
 
-// parseView reads the view from a dashboard URL; a bad parameter is a 400.
-func parseView(q url.Values, site model.Site, now time.Time) (view, error) {
-	v := view{Site: site, Range: q.Get("range"), Compare: q.Get("compare") == "1"}
+// sitePath is the path of a site's dashboard for its members.
+func sitePath(site model.SiteID) string { return "/sites/" + string(site) }
+
+// parseView reads the view from the URL of the dashboard at base; a bad
+// parameter is a 400.
+func parseView(q url.Values, site model.Site, base string, now time.Time) (view, error) {
+	v := view{Site: site, Base: base, Range: q.Get("range"), Compare: q.Get("compare") == "1"}
 	loc, err := model.LoadZone(site.Timezone)
 	if err != nil {
 		loc = time.UTC
@@ -143,7 +153,7 @@ func (v view) link(param, value string) string {
 	} else {
 		q.Set(param, value)
 	}
-	return "/sites/" + string(v.Site.ID) + "?" + q.Encode()
+	return v.Base + "?" + q.Encode()
 }
 
 // withRange is the URL of the view over another preset range.
@@ -155,7 +165,7 @@ func (v view) withRange(key string) string {
 	q.Set("range", key)
 	q.Del("from")
 	q.Del("to")
-	return "/sites/" + string(v.Site.ID) + "?" + q.Encode()
+	return v.Base + "?" + q.Encode()
 }
 
 // cardURL is the URL of a card of the view, on one of its tabs ("" for
@@ -174,7 +184,7 @@ func (v view) cardURLWith(card string, kv ...string) string {
 			q.Set(kv[i], kv[i+1])
 		}
 	}
-	return "/sites/" + string(v.Site.ID) + "/cards/" + card + "?" + q.Encode()
+	return v.Base + "/cards/" + card + "?" + q.Encode()
 }
 
 // Has reports whether the view filters on param.

@@ -27,6 +27,9 @@ type page struct {
 	User  string // the logged-in user's name; empty on the login page
 	// Nav marks the current section: sites, keys.
 	Nav string
+	// Public is a page for whoever has its URL (a shared dashboard): no
+	// navigation, no account.
+	Public bool
 }
 
 // views are the parsed templates: one set per full page (layout + page),

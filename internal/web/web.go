@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -129,6 +130,9 @@ type Deps struct {
 	// ManagePerHour bounds a user's form posts per rolling hour (shared
 	// with the user's management API calls made with a login token).
 	ManagePerHour int
+	// SharePerHour bounds the report cards of one shared link per rolling
+	// hour, whoever opens it.
+	SharePerHour int
 	// SessionTTL is how long a login lasts.
 	SessionTTL time.Duration
 }
@@ -171,6 +175,9 @@ func New(deps Deps) (*Server, error) {
 	e.GET("/login", s.loginForm)
 	e.POST("/login", s.login)
 	e.POST("/logout", s.logout, s.requireLogin)
+	// a shared link's dashboard: no login, the token scopes every request
+	e.GET("/share/:token", s.sharedDashboard)
+	e.GET("/share/:token/cards/:card", s.sharedCard)
 
 	// requireLogin is attached route by route: echo answers every path of a
 	// group with middleware, which would turn unknown paths into logins.
@@ -229,6 +236,9 @@ func (s *Server) headers(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("Cache-Control", "no-store")
 		if s.deps.HSTS {
 			h.Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+		}
+		if strings.HasPrefix(c.Request().URL.Path, "/share/") {
+			sharedHeaders(h)
 		}
 		return next(c)
 	}
