@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"cmp"
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/auth"
@@ -20,7 +22,10 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (Ov
 	var cur, prev periodStats
 	var bots []Row
 	fns := []func(context.Context) error{
-		func(ctx context.Context) (err error) { cur, err = s.period(ctx, sc, r.DateFrom, r.DateTo); return err },
+		func(ctx context.Context) (err error) {
+			cur, err = s.period(ctx, sc, r.DateFrom, r.DateTo, r.Interval)
+			return err
+		},
 		func(ctx context.Context) (err error) {
 			bots, err = s.rows(ctx, Query{Table: BotEvents, Site: sc.site.ID, From: sc.from, To: sc.to,
 				Dimensions: []Dimension{BotReason}, Metrics: []Metric{EventCount}, Rollups: sc.rollups})
@@ -28,12 +33,15 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (Ov
 		},
 	}
 	if r.Compare {
-		fns = append(fns, func(ctx context.Context) (err error) { prev, err = s.period(ctx, sc, prevFrom, prevTo); return err })
+		fns = append(fns, func(ctx context.Context) (err error) {
+			prev, err = s.period(ctx, sc, prevFrom, prevTo, r.Interval)
+			return err
+		})
 	}
 	if err := parallel(ctx, fns...); err != nil {
 		return Overview{}, err
 	}
-	res := Overview{Metrics: cur.metrics, Series: cur.series, Bots: botTraffic(bots)}
+	res := Overview{Metrics: cur.metrics, Series: cur.series, Interval: cmp.Or(r.Interval, IntervalDay), Bots: botTraffic(bots)}
 	if r.Compare {
 		res.Comparison = &Comparison{From: prevFrom, To: prevTo, Metrics: prev.metrics, Series: prev.series,
 			Change: change(cur, prev)}
@@ -70,14 +78,15 @@ type periodStats struct {
 	visitors, pageviews, sessions, bounces, durationSum float64
 }
 
-// period computes the metrics and series of the inclusive dates first..last.
-func (s *Service) period(ctx context.Context, sc scope, first, last time.Time) (periodStats, error) {
+// period computes the metrics of the inclusive dates first..last, and
+// their series by interval.
+func (s *Service) period(ctx context.Context, sc scope, first, last time.Time, interval string) (periodStats, error) {
 	sc.from, sc.to = sc.bounds(first, last)
 	var totals, sessions []float64
 	var daily []Row
 	err := parallel(ctx,
 		func(ctx context.Context) (err error) {
-			q := sc.query(Events, []Dimension{Day(sc.tz)}, []Metric{Visitors, Pageviews})
+			q := sc.query(Events, []Dimension{Bucket(interval, sc.tz)}, []Metric{Visitors, Pageviews})
 			q.WithTotals = true
 			daily, totals, err = s.rowsAndTotals(ctx, q)
 			return err
@@ -96,18 +105,59 @@ func (s *Service) period(ctx context.Context, sc scope, first, last time.Time) (
 		BounceRate:    bounceRate(sessions[0], sessions[1]),
 		VisitDuration: meanSeconds(sessions[2], sessions[0]),
 	}, visitors: totals[0], pageviews: totals[1], sessions: sessions[0], bounces: sessions[1], durationSum: sessions[2]}
-	byDay := map[string]Row{}
+	byKey := map[string]Row{}
 	for _, r := range daily {
-		byDay[r.Dims[0]] = r
+		byKey[r.Dims[0]] = r
 	}
-	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
-		pt := DayCount{Date: d}
-		if r, ok := byDay[d.Format(time.DateOnly)]; ok {
+	for _, b := range buckets(interval, first, last, sc.from, sc.to, sc.loc) {
+		pt := DayCount{Date: b.start}
+		if r, ok := byKey[b.key]; ok {
 			pt.Visitors, pt.Pageviews = count(r.Metrics[0]), count(r.Metrics[1])
 		}
 		ps.series = append(ps.series, pt)
 	}
 	return ps, nil
+}
+
+// bucket is a unit of a series: its start, and its key as Bucket's
+// dimension reads it.
+type bucket struct {
+	start time.Time
+	key   string
+}
+
+// buckets are the units of interval that the inclusive dates first..last
+// touch, [from, to) in loc: days, weeks and months as dates (a week from
+// its Monday, a month from its first, even before first); hours as the
+// instants they start in loc, 15 minutes apart at most, as zones' offsets
+// are (an hour a clock change repeats is two, one it skips none).
+func buckets(interval string, first, last, from, to time.Time, loc *time.Location) []bucket {
+	var out []bucket
+	date := func(d time.Time) bucket { return bucket{start: d, key: d.Format(time.DateOnly)} }
+	switch interval {
+	case IntervalHour:
+		for t := from; t.Before(to); t = t.Add(15 * time.Minute) {
+			local := t.In(loc)
+			start := t.Add(-time.Duration(local.Minute())*time.Minute - time.Duration(local.Second())*time.Second)
+			if n := len(out); n == 0 || !out[n-1].start.Equal(start) {
+				out = append(out, bucket{start: start.In(loc), key: strconv.FormatInt(start.Unix(), 10)})
+			}
+		}
+	case IntervalWeek:
+		monday := first.AddDate(0, 0, -(int(first.Weekday())+6)%7)
+		for d := monday; !d.After(last); d = d.AddDate(0, 0, 7) {
+			out = append(out, date(d))
+		}
+	case IntervalMonth:
+		for d := time.Date(first.Year(), first.Month(), 1, 0, 0, 0, 0, time.UTC); !d.After(last); d = d.AddDate(0, 1, 0) {
+			out = append(out, date(d))
+		}
+	default:
+		for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+			out = append(out, date(d))
+		}
+	}
+	return out
 }
 
 // change compares cur with prev: the percent change of each metric, the

@@ -40,6 +40,9 @@ type Request struct {
 	// Timezone is the IANA name asked for; empty means the site's.
 	Timezone string
 	Compare  bool
+	// Interval is the unit of the overview's series (Intervals); empty
+	// is IntervalDay.
+	Interval string
 	Limit    int
 	Page     int
 	// Filters from the query string (FilterParams), applied to every
@@ -266,6 +269,9 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		if r.Compare, err = parseBool(v, "compare"); err != nil {
 			return r, err
 		}
+		if r.Interval, err = ParseInterval(v.Get("interval"), r.DateFrom, r.DateTo); err != nil {
+			return r, err
+		}
 	}
 	if e.AcceptPaging || e.EventProperties {
 		if r.Limit, err = parseInt(v, "limit", DefaultLimit, 1, MaxLimit); err != nil {
@@ -352,6 +358,35 @@ func CheckEventProperty(event, property string) error {
 		return errs.InvalidField("property", "must be 1 to %d characters", model.MaxPropKeyLen)
 	}
 	return nil
+}
+
+// The units of the overview's series: the hours, days, weeks (from Monday)
+// or months of the range, in its time zone.
+const (
+	IntervalHour  = "hour"
+	IntervalDay   = "day"
+	IntervalWeek  = "week"
+	IntervalMonth = "month"
+)
+
+// MaxHourlyDays is the longest range whose series goes by the hour.
+const MaxHourlyDays = 7
+
+// ParseInterval reads the unit of a series over the inclusive dates
+// from..to: IntervalDay when empty; by the hour, at most MaxHourlyDays.
+func ParseInterval(s string, from, to time.Time) (string, error) {
+	switch s {
+	case "", IntervalDay:
+		return IntervalDay, nil
+	case IntervalWeek, IntervalMonth:
+		return s, nil
+	case IntervalHour:
+		if to.Sub(from) >= MaxHourlyDays*24*time.Hour {
+			return "", errs.InvalidField("interval", "a series by the hour spans at most %d days", MaxHourlyDays)
+		}
+		return s, nil
+	}
+	return "", errs.InvalidField("interval", "must be hour, day, week or month")
 }
 
 // LoadLocation loads an IANA time zone (model.LoadZone).

@@ -32,7 +32,9 @@ type Metrics struct {
 	BounceRate, VisitDuration float64
 }
 
-// DayCount is one day of the overview's series.
+// DayCount is one unit of the overview's series (a day, or its Interval):
+// Date is its first day, or for an hour the instant it starts, in the
+// range's zone.
 type DayCount struct {
 	Date                time.Time
 	Visitors, Pageviews int64
@@ -65,9 +67,11 @@ func (b BotTraffic) Total() int64 { return b.Crawler + b.AIAgent + b.Monitor + b
 // Overview is the headline metrics and daily series of a range, the
 // previous period when asked, and the bot events left out.
 type Overview struct {
-	Meta       Meta
-	Metrics    Metrics
-	Series     []DayCount
+	Meta    Meta
+	Metrics Metrics
+	Series  []DayCount
+	// Interval is the unit of Series (and of the comparison's).
+	Interval   string
 	Comparison *Comparison
 	Bots       BotTraffic
 }

@@ -5,9 +5,33 @@ import (
 	"html/template"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/tally-analytics/tally/internal/stats"
 )
+
+// intervalNames and axisFormats name a chart's unit and write its points
+// on the axis.
+var (
+	intervalNames = map[string]string{stats.IntervalHour: "hour", stats.IntervalDay: "day", stats.IntervalWeek: "week",
+		stats.IntervalMonth: "month"}
+	axisFormats = map[string]string{stats.IntervalHour: "15:04", stats.IntervalDay: "Jan 2", stats.IntervalWeek: "Jan 2",
+		stats.IntervalMonth: "Jan 2006"}
+)
+
+// seriesLabel writes a point of a series of interval for people: its day,
+// an hour's day and time, a week's Monday, a month.
+func seriesLabel(t time.Time, interval string) string {
+	switch interval {
+	case stats.IntervalHour:
+		return t.Format("2006-01-02 15:04")
+	case stats.IntervalWeek:
+		return "week of " + t.Format(time.DateOnly)
+	case stats.IntervalMonth:
+		return t.Format("January 2006")
+	}
+	return t.Format(time.DateOnly)
+}
 
 // Chart geometry (the SVG scales to its container).
 const (
@@ -25,11 +49,12 @@ const (
 	chartSinglePointRadius = 4
 )
 
-// chartSVG draws visitors (area and line) and pageviews (line) per day,
-// and, when given, the previous period's visitors (dashed). It is drawn on
-// the server: no chart library, and it reads without JavaScript. A table of
-// the same numbers follows it for screen readers (in the card template).
-func chartSVG(points, previous []stats.DayCount) template.HTML {
+// chartSVG draws visitors (area and line) and pageviews (line) per unit of
+// interval, and, when given, the previous period's visitors (dashed). It is
+// drawn on the server: no chart library, and it reads without JavaScript. A
+// table of the same numbers follows it for screen readers (in the card
+// template).
+func chartSVG(points, previous []stats.DayCount, interval string) template.HTML {
 	var top int64
 	for _, p := range points {
 		top = max(top, p.Visitors, p.Pageviews)
@@ -49,7 +74,7 @@ func chartSVG(points, previous []stats.DayCount) template.HTML {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-labelledby="chart-title" preserveAspectRatio="none">`, chartW, chartH)
-	b.WriteString(`<title id="chart-title">Visitors and pageviews per day</title>`)
+	b.WriteString(`<title id="chart-title">Visitors and pageviews per ` + intervalNames[interval] + `</title>`)
 	// horizontal grid with four steps
 	for i := 0; i <= 4; i++ {
 		v := scale * int64(i) / 4
@@ -60,7 +85,7 @@ func chartSVG(points, previous []stats.DayCount) template.HTML {
 	step := max(1, int(math.Ceil(float64(n)/maxXLabels)))
 	for i := 0; i < n; i += step {
 		fmt.Fprintf(&b, `<text class="%s" x="%.1f" y="%g" text-anchor="middle">%s</text>`, chartAxisLabelClass, x(i), chartH-8,
-			template.HTMLEscapeString(points[i].Date.Format("Jan 2")))
+			template.HTMLEscapeString(points[i].Date.Format(axisFormats[interval])))
 	}
 	if n == 1 {
 		p := points[0]

@@ -240,6 +240,8 @@ type overviewCard struct {
 	Data    stats.Overview
 	Chart   template.HTML
 	Compare bool
+	// Intervals name the units of a series
+	Intervals map[string]string
 }
 
 func (s *Server) overviewCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
@@ -252,7 +254,7 @@ func (s *Server) overviewCard(c echo.Context, ctx context.Context, p auth.Princi
 		prev = res.Comparison.Series
 	}
 	return s.renderCard(c, "overview", overviewCard{View: v, Data: res, Compare: res.Comparison != nil,
-		Chart: chartSVG(res.Series, prev)})
+		Chart: chartSVG(res.Series, prev, res.Interval), Intervals: intervalNames})
 }
 
 func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {

@@ -135,7 +135,21 @@ func paramOf(d stats.Dimension) string {
 func (v view) request() stats.Request {
 	fs, _ := stats.ParseFilters(v.query) // validated by parseView
 	return stats.Request{SiteID: v.Site.ID, DateFrom: v.From, DateTo: v.To, Compare: v.Compare, Filters: fs,
-		Limit: 10, Page: 1, Attribution: v.Attribution, FunnelID: model.FunnelID(v.Funnel)}
+		Limit: 10, Page: 1, Attribution: v.Attribution, FunnelID: model.FunnelID(v.Funnel), Interval: v.interval()}
+}
+
+// interval is the unit of the view's chart: a day by the hour, a range of
+// over three months by the week, of over a year by the month.
+func (v view) interval() string {
+	switch days := int(v.To.Sub(v.From).Hours()/24) + 1; {
+	case days == 1:
+		return stats.IntervalHour
+	case days > 366:
+		return stats.IntervalMonth
+	case days > 92:
+		return stats.IntervalWeek
+	}
+	return stats.IntervalDay
 }
 
 // Query is the view's query string.

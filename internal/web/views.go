@@ -71,6 +71,8 @@ var funcs = template.FuncMap{
 	"raw": rawFloat,
 	// date writes a report's date as the API does
 	"date": func(t time.Time) string { return t.Format(time.DateOnly) },
+	// seriesLabel writes a point of the overview's series
+	"seriesLabel": seriesLabel,
 	"siteFields": func(tz, cur string) any {
 		return struct {
 			Timezone, Currency    string

@@ -15,18 +15,27 @@ import (
 // Overview is the body of GET /api/v1/stats/overview.
 func Overview(o stats.Overview) api.OverviewResponse {
 	var res api.OverviewResponse
-	res.Data = api.Overview{Metrics: api.Metrics(o.Metrics), Timeseries: each(o.Series, dayCount)}
+	point := func(d stats.DayCount) api.TimeseriesPoint {
+		return api.TimeseriesPoint{Date: SeriesDate(d.Date, o.Interval), Visitors: d.Visitors, Pageviews: d.Pageviews}
+	}
+	res.Data = api.Overview{Metrics: api.Metrics(o.Metrics), Timeseries: each(o.Series, point)}
 	if c := o.Comparison; c != nil {
 		res.Data.Comparison = &api.Comparison{DateFrom: date(c.From), DateTo: date(c.To), Metrics: api.Metrics(c.Metrics),
-			Timeseries: each(c.Series, dayCount), Change: api.Change(c.Change)}
+			Timeseries: each(c.Series, point), Change: api.Change(c.Change)}
 	}
 	res.Meta = api.OverviewMeta{StatsMeta: meta(o.Meta), FilteredBotTraffic: o.Bots.Total(),
 		FilteredBotTrafficByCategory: api.BotTraffic(o.Bots)}
 	return res
 }
 
-func dayCount(d stats.DayCount) api.TimeseriesPoint {
-	return api.TimeseriesPoint{Date: date(d.Date), Visitors: d.Visitors, Pageviews: d.Pageviews}
+// SeriesDate is how a series' unit is written: its first day
+// (YYYY-MM-DD), or an hour's start with the offset of its zone then
+// (2026-05-04T13:00:00+02:00: two hours a clock change repeats differ).
+func SeriesDate(t time.Time, interval string) string {
+	if interval == stats.IntervalHour {
+		return t.Format(time.RFC3339)
+	}
+	return date(t)
 }
 
 // Pages is the body of GET /api/v1/stats/pages.

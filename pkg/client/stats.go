@@ -21,6 +21,7 @@ type StatsParams struct {
 	DateTo   string // YYYY-MM-DD, inclusive
 	Timezone string // IANA name; default: the site's
 	Compare  bool   // overview
+	Interval string // overview: hour, day (default), week or month
 	Limit    int    // pages, event properties
 	Page     int    // pages
 	// Filters (every report): device, country (required by regions),
@@ -59,6 +60,7 @@ func (p StatsParams) values() url.Values {
 	set("date_from", p.DateFrom)
 	set("date_to", p.DateTo)
 	set("timezone", p.Timezone)
+	set("interval", p.Interval)
 	if p.Compare {
 		v.Set("compare", "true")
 	}
