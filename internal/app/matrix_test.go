@@ -27,6 +27,9 @@ type route struct {
 	ownerOnly bool
 	// batch: the answer is a batch of one event, judged by that event's result
 	batch bool
+	// link: the path names a shared link of the site ({link}), made anew
+	// for each call by the site's owner
+	link bool
 }
 
 // outcome is a call's status and body; for a batch, those its one event
@@ -71,6 +74,7 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/stats/regions?site_id={site}&country=US&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/cities?site_id={site}&region=US-CA&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/events?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/event-properties?site_id={site}&event_name=Signup&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/realtime?site_id={site}", scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/ingestion?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/revenue?site_id={site}&breakdown=source&" + week, scope: model.ScopeStatsRead},
@@ -87,6 +91,10 @@ var authenticatedRoutes = []route{
 	{method: "PUT", path: "/api/v1/sites/{site}", body: `{"timezone":"Europe/Paris"}`, scope: model.ScopeSitesManage, write: true},
 	{method: "DELETE", path: "/api/v1/sites/{site}", scope: model.ScopeSitesManage, fresh: true, write: true, ownerOnly: true},
 	{method: "DELETE", path: "/api/v1/sites/{site}/client-revenue", scope: model.ScopeSitesManage, write: true},
+	// shared links are the owners' and admins' only, listing them included
+	{method: "GET", path: "/api/v1/sites/{site}/shared-links", scope: model.ScopeSitesManage, write: true},
+	{method: "POST", path: "/api/v1/sites/{site}/shared-links", body: `{"label":"m"}`, scope: model.ScopeSitesManage, write: true},
+	{method: "DELETE", path: "/api/v1/sites/{site}/shared-links/{link}", scope: model.ScopeSitesManage, write: true, link: true},
 }
 
 // matrixAccount is a user with a site, a goal on it, and one key per scope.
@@ -158,9 +166,23 @@ func call(t *testing.T, h *harness, token, method, path, body string) (int, []by
 	return resp.StatusCode, b
 }
 
-func (r route) fill(site model.SiteID, goal string) (string, string) {
-	repl := strings.NewReplacer("{site}", string(site), "{goal}", goal, "{unique}", "u"+uniqueSuffix())
+func (r route) fill(site model.SiteID, goal, link string) (string, string) {
+	repl := strings.NewReplacer("{site}", string(site), "{goal}", goal, "{link}", link, "{unique}", "u"+uniqueSuffix())
 	return repl.Replace(r.path), repl.Replace(r.body)
+}
+
+// link makes a shared link of the account's site when r names one.
+func (a *matrixAccount) link(t *testing.T, h *harness, r route, site model.SiteID) string {
+	t.Helper()
+	if !r.link {
+		return ""
+	}
+	var created api.CreatedSharedLinkResponse
+	status, body := call(t, h, a.keys[model.ScopeAdminFull], "POST", "/api/v1/sites/"+string(site)+"/shared-links", `{"label":"l"}`)
+	if status != 201 || json.Unmarshal(body, &created) != nil {
+		t.Fatalf("creating a shared link: %d %s", status, body)
+	}
+	return created.Data.ID
 }
 
 func errorCode(body []byte) string {
@@ -181,7 +203,7 @@ func TestScopeMatrix(t *testing.T) {
 				if r.fresh {
 					site, goal = a.fresh(t, h)
 				}
-				path, body := r.fill(site, goal)
+				path, body := r.fill(site, goal, a.link(t, h, r, site))
 				status, resp := r.outcome(call(t, h, a.keys[scope], r.method, path, body))
 				allowed := r.scope == "" || scope == r.scope || scope == model.ScopeAdminFull
 				switch {
@@ -218,7 +240,7 @@ func TestRoleMatrix(t *testing.T) {
 				if err := h.app.Accounts.AddMember(ctx, site, m.email, role); err != nil {
 					t.Fatal(err)
 				}
-				path, body := r.fill(site, goal)
+				path, body := r.fill(site, goal, owner.link(t, h, r, site))
 				status, resp := r.outcome(call(t, h, m.keys[model.ScopeAdminFull], r.method, path, body))
 				allowed := !r.write || (role == model.RoleAdmin && !r.ownerOnly)
 				switch {
@@ -244,7 +266,7 @@ func TestTenantIsolation(t *testing.T) {
 			continue
 		}
 		t.Run(r.method+" "+r.path, func(t *testing.T) {
-			path, body := r.fill(victim.site, victim.goal)
+			path, body := r.fill(victim.site, victim.goal, victim.link(t, h, r, victim.site))
 			status, resp := r.outcome(call(t, h, intruder.keys[model.ScopeAdminFull], r.method, path, body))
 			code := errorCode(resp)
 			notFound := (status == 404 && (code == "site_not_found" || code == "goal_not_found")) ||
@@ -285,7 +307,7 @@ func TestMatricesCoverEveryAuthenticatedRoute(t *testing.T) {
 	covered := map[string]bool{}
 	for _, r := range append(append([]route{}, authenticatedRoutes...), funnelRoutes...) {
 		path, _, _ := strings.Cut(r.path, "?")
-		path = strings.NewReplacer("{goal}", "{id}", "{site}", "{id}", "{funnel}", "{id}").Replace(path)
+		path = strings.NewReplacer("{goal}", "{id}", "{site}", "{id}", "{funnel}", "{id}", "{link}", "{link_id}").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for path, item := range doc.Paths.Map() {
