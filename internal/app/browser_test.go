@@ -368,6 +368,8 @@ analytics('pageview', {url: '/queued'});</script>
 	}
 	pageviews := runHashApp(t, h, b, site,
 		`analytics('pageview', {url: '/users/:id'})`,
+		`analytics('event', 'Signup')`, // on the page the pageview named
+		`analytics('event', 'Named', {url: '/teams/:id'})`,
 		`history.pushState({}, '', '/users/43')`,       // no pageview of its own
 		`analytics('pageview')`,                        // the page as it is
 		`document.getElementById('f').requestSubmit()`, // the required field is empty: not sent
@@ -388,6 +390,12 @@ analytics('pageview', {url: '/queued'});</script>
 	}
 	if n := events("name = 'Form: Submission'"); n != 1 {
 		t.Errorf("%d form submissions in all, want 1 (the first was stopped by the browser's check)", n)
+	}
+	if n := events("name = 'Signup' AND pathname = '/users/:id'"); n != 1 {
+		t.Errorf("%d Signups on /users/:id, want 1", n)
+	}
+	if n := events("name = 'Named' AND pathname = '/teams/:id'"); n != 1 {
+		t.Errorf("%d events on the page they named, want 1", n)
 	}
 	// the page the site named is the next one's referrer: the id is nowhere
 	if n := events("position(pathname, '42') > 0 OR position(referrer, '42') > 0"); n != 0 {

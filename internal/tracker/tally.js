@@ -5,7 +5,7 @@
 // Served minified (tracker.go): at most ECMAScript 2015.
 (function (w, d) {
   'use strict';
-  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last, outbound, files, manual;
+  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last, outbound, files, manual, here;
   function noop() {}
   function store(k, v) {
     try { if (v === undefined) return w.localStorage.getItem(k); w.localStorage.setItem(k, v); } catch (e) {}
@@ -37,12 +37,13 @@
       if (!site || off()) return;
       // kept only for a browser that sends
       vid = vid || visitor();
-      // a pageview the site sends may name its page (a path, or a URL on the site): /users/:id for /users/42
+      // a call may name its page (a path, or a URL on the site): /users/:id for /users/42; with
+      // data-manual, events are on the page the last pageview named
       var b = { site_id: site, event_name: name, referrer: ref || undefined, visitor_id: vid, hash_routes: hash || undefined,
-        url: name === 'pageview' && opts && opts.url ? new URL(opts.url, w.location.href).href : w.location.href };
+        url: opts && opts.url ? new URL(opts.url, w.location.href).href : (name != 'pageview' && manual && here) || w.location.href };
       if (name === 'pageview') {
-        // the next page's referrer
-        ref = b.url;
+        // the next page's referrer, and the page of the events after it
+        ref = here = b.url;
         var q = new URLSearchParams(w.location.search), cs = q.get('session_id') || q.get('checkout_session_id');
         // a page's own session_id, not a checkout's
         if (!/^[\x21-\x7e]{1,255}$/.test(cs)) cs = null;
@@ -134,7 +135,9 @@
     d.addEventListener('auxclick', click, true);
     // a form sent (the browser's checks passed), on its page
     if (s.hasAttribute('data-form-submissions'))
-      d.addEventListener('submit', function () { send('Form: Submission', { props: { path: at() } }); }, true);
+      d.addEventListener('submit', function () {
+        send('Form: Submission', { props: { path: manual && here ? new URL(here).pathname : at() } });
+      }, true);
     var start = function () {
       if (!manual) pageview();
       for (var i = 0; i < queued.length; i++) analytics.apply(null, queued[i]);
