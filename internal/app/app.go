@@ -40,6 +40,7 @@ import (
 	"github.com/tally-analytics/tally/internal/revenue"
 	"github.com/tally-analytics/tally/internal/sharing"
 	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/internal/twofactor"
 	"github.com/tally-analytics/tally/internal/wal"
 	"github.com/tally-analytics/tally/internal/web"
 )
@@ -62,6 +63,7 @@ type App struct {
 	Buffer      *buffer.Buffer
 	Auth        *auth.Service
 	Accounts    *accounts.Service
+	TwoFactor   *twofactor.Service
 	Ingest      *ingest.Service
 	Stats       *stats.Service
 	Goals       *goals.Service
@@ -148,7 +150,9 @@ func (a *App) build(ctx context.Context) (err error) {
 	})
 	a.revocations = auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix, log)
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
-	a.Auth = auth.NewService(a.PG, a.revocations, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log)
+	a.TwoFactor = twofactor.NewService(a.PG, passwords, a.now)
+	a.Auth = auth.NewService(a.PG, a.revocations, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log,
+		auth.WithSecondFactor(a.TwoFactor, a.PG))
 	a.Accounts = accounts.NewService(a.PG, passwords, a.revocations, cfg.KeyEnvironment(), a.now)
 	access := accounts.NewAccess(a.PG, a.revocations, a.now)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
@@ -174,7 +178,7 @@ func (a *App) build(ctx context.Context) (err error) {
 			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
-		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Stats: a.Stats, Limiter: a.Limiter,
+		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
 		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour})

@@ -38,6 +38,10 @@ type Service struct {
 	keyEnv    string
 	now       func() time.Time
 	log       *slog.Logger
+	// second is asked at login for accounts with two-factor
+	// authentication; challenges hold the dashboard's logins waiting for it
+	second     SecondFactor
+	challenges Challenges
 	// storeDown logs, once per interval, keys admitted from the cache
 	// while Postgres is unreachable
 	storeDown *outage.Reporter
@@ -111,10 +115,14 @@ func (c *versionedCache[K, V]) put(k K, v V, version int64, at time.Time) {
 // NewService makes an authenticator. keyEnv is the only API-key environment
 // accepted ("live" in production, "test" elsewhere).
 func NewService(store Store, revs Revocations, tokens *Tokens, passwords *Passwords, keyEnv string,
-	now func() time.Time, log *slog.Logger) *Service {
-	return &Service{store: store, revs: revs, tokens: tokens, passwords: passwords, keyEnv: keyEnv, now: now, log: log,
+	now func() time.Time, log *slog.Logger, opts ...Option) *Service {
+	s := &Service{store: store, revs: revs, tokens: tokens, passwords: passwords, keyEnv: keyEnv, now: now, log: log,
 		storeDown: outage.New(log, "auth: Postgres unavailable; API keys admitted from this instance's cache", 0),
 		used:      map[model.KeyID]time.Time{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 func unauthorized(msg string) *errs.Error {
@@ -279,32 +287,4 @@ type LoginResult struct {
 	Token     string
 	User      model.User
 	ExpiresAt time.Time
-}
-
-// Login checks an email and password and issues a token. A wrong email and a
-// wrong password fail the same way, in about the same time.
-func (s *Service) Login(ctx context.Context, email, password string) (LoginResult, error) {
-	if strings.TrimSpace(email) == "" {
-		return LoginResult{}, errs.InvalidField("email", "email is required")
-	}
-	if password == "" {
-		return LoginResult{}, errs.InvalidField("password", "password is required")
-	}
-	user, err := s.store.UserByEmail(ctx, strings.TrimSpace(email))
-	// an email that is not text (a NUL, bad UTF-8) names nobody, like an unknown one
-	if err != nil && !errors.Is(err, errs.ErrNotFound) && errs.KindOf(err) != errs.Invalid {
-		return LoginResult{}, errs.E(errs.Unavailable, "service_unavailable", "login is unavailable right now").Wrap(err)
-	}
-	ok, err := s.passwords.Check(ctx, password, user.PasswordHash)
-	if err != nil {
-		return LoginResult{}, err
-	}
-	if !ok {
-		return LoginResult{}, errs.E(errs.Unauthenticated, "invalid_credentials", "wrong email or password")
-	}
-	token, expires, err := s.tokens.Issue(user.ID)
-	if err != nil {
-		return LoginResult{}, err
-	}
-	return LoginResult{Token: token, User: user, ExpiresAt: expires}, nil
 }

@@ -30,7 +30,7 @@ func (stubAuth) Authenticate(_ context.Context, bearer string) (auth.Principal, 
 	return auth.Principal{UserID: "u1", KeyID: "k1"}, nil
 }
 
-func (stubAuth) Login(context.Context, string, string) (auth.LoginResult, error) {
+func (stubAuth) Login(context.Context, auth.Credentials) (auth.LoginResult, error) {
 	return auth.LoginResult{}, errors.New("not used")
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/httpapi/openapi"
 	"github.com/tally-analytics/tally/internal/ingest"
@@ -28,7 +29,7 @@ func (s *Server) login(c echo.Context) error {
 			return err
 		}
 	}
-	res, err := s.deps.Auth.Login(c.Request().Context(), req.Email, req.Password)
+	res, err := s.deps.Auth.Login(c.Request().Context(), auth.Credentials{Email: req.Email, Password: req.Password, OTP: req.OTP})
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ import (
 // Authenticator checks credentials and logs users in.
 type Authenticator interface {
 	Authenticate(ctx context.Context, bearer string) (auth.Principal, error)
-	Login(ctx context.Context, email, password string) (auth.LoginResult, error)
+	Login(ctx context.Context, c auth.Credentials) (auth.LoginResult, error)
 }
 
 // Ingester accepts events.

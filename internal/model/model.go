@@ -193,6 +193,19 @@ type DashboardSession struct {
 	ExpiresAt time.Time
 }
 
+// TOTP is a user's time-based one-time password (two-factor
+// authentication): the secret, opened, and whether it is on.
+type TOTP struct {
+	Secret string
+	// EnabledAt is when the user confirmed it with a code; nil while they
+	// are setting it up (it is not asked at login then).
+	EnabledAt *time.Time
+	// LastStep is the time step of the last code accepted (0: none).
+	LastStep int64
+	// RecoveryCodes is how many unused recovery codes the user has.
+	RecoveryCodes int
+}
+
 // Member is a role on a site, as the site's settings list it: a user's, or
 // an email's that has no account yet (invited); the two look the same, so the
 // list tells nobody which emails have accounts.

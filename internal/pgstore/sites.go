@@ -113,12 +113,22 @@ func (s *Store) ProviderSecret(ctx context.Context, site model.SiteID, p model.P
 }
 
 // ResealSecrets seals again, with the current key, every provider secret
-// sealed with an earlier key or stored before secrets were sealed, and says
-// how many it changed. A secret no configured key opens is an error.
+// and TOTP secret sealed with an earlier key (or a provider secret stored
+// before secrets were sealed), and says how many it changed. A secret no
+// configured key opens is an error.
 func (s *Store) ResealSecrets(ctx context.Context) (int, error) {
 	if s.secrets == nil {
 		return 0, errNoSecretsKey
 	}
+	n, err := s.resealProviderSecrets(ctx)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.resealTOTP(ctx)
+	return n + m, err
+}
+
+func (s *Store) resealProviderSecrets(ctx context.Context) (int, error) {
 	rows, err := s.pool.Query(ctx, "SELECT site_id, provider, secret FROM site_provider_secrets")
 	if err != nil {
 		return 0, translate("pgstore: reseal secrets", err)

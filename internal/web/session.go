@@ -23,6 +23,9 @@ const (
 	// loginCSRFCookie carries the CSRF token of the login form, which comes
 	// before any session (double submit: the form must repeat it).
 	loginCSRFCookie = "tally_login_csrf"
+	// challengeCookie holds the token of a login waiting for its second
+	// factor (see auth.Service.BeginLogin): no login, for five minutes.
+	challengeCookie = "tally_login_challenge"
 	tokenAlphabet   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 )
 
@@ -143,32 +146,33 @@ func (s *Server) loginForm(c echo.Context) error {
 }
 
 func (s *Server) renderLogin(c echo.Context, status int, p loginPage) error {
-	token := auth.RandomString(32, tokenAlphabet)
-	s.setCookie(c, loginCSRFCookie, token, time.Hour)
-	p.page = page{Title: "Log in", CSRF: token}
+	p.page = page{Title: "Log in", CSRF: s.newLoginCSRF(c)}
 	return s.render(c, status, "login", p)
 }
 
+// newLoginCSRF sets a new double-submit token for the login forms.
+func (s *Server) newLoginCSRF(c echo.Context) string {
+	token := auth.RandomString(32, tokenAlphabet)
+	s.setCookie(c, loginCSRFCookie, token, time.Hour)
+	return token
+}
+
 // login checks the credentials (rate limited per email and address, like
-// the API's), starts a session and goes where the user was headed.
+// the API's), and starts a session and goes where the user was headed; an
+// account with two-factor authentication goes to the code step first.
 func (s *Server) login(c echo.Context) error {
 	email, password := strings.TrimSpace(c.FormValue("email")), c.FormValue("password")
 	p := loginPage{Email: email, Next: safeNext(c.FormValue("next"))}
-	ck, err := c.Cookie(loginCSRFCookie)
-	if err != nil || !sameToken(c.FormValue("csrf"), ck.Value) {
+	if !s.loginCSRF(c) {
 		p.Error = "The form has expired; please try again."
 		return s.renderLogin(c, http.StatusForbidden, p)
 	}
 	ctx := c.Request().Context()
-	for _, l := range httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts) {
-		if res, err := s.deps.Limiter.AllowN(ctx, l.Key, l.Limit, 1); err == nil && !res.Allowed {
-			refused := limited(c, res, "Too many attempts; try again in a few minutes.")
-			httpapi.SetRetryAfter(c.Response().Header(), refused) // the page is answered here, not by handleError
-			p.Error = refused.Error()
-			return s.renderLogin(c, http.StatusTooManyRequests, p)
-		}
+	if err := s.countLogin(c, email); err != nil {
+		p.Error = err.Error()
+		return s.renderLogin(c, http.StatusTooManyRequests, p)
 	}
-	res, err := s.deps.Auth.Login(ctx, email, password)
+	step, err := s.deps.Auth.BeginLogin(ctx, email, password)
 	if err != nil {
 		if errs.KindOf(err) == errs.Unauthenticated || errs.KindOf(err) == errs.Invalid {
 			p.Error = "Wrong email or password."
@@ -176,15 +180,45 @@ func (s *Server) login(c echo.Context) error {
 		}
 		return err
 	}
+	if step.Challenge != "" {
+		s.setCookie(c, challengeCookie, step.Challenge, auth.ChallengeLifetime)
+		return c.Redirect(http.StatusSeeOther, "/login/code?next="+url.QueryEscape(p.Next))
+	}
+	return s.startSession(c, step.User, p.Next)
+}
+
+// loginCSRF checks the double-submit token of the login forms.
+func (s *Server) loginCSRF(c echo.Context) bool {
+	ck, err := c.Cookie(loginCSRFCookie)
+	return err == nil && sameToken(c.FormValue("csrf"), ck.Value)
+}
+
+// countLogin counts an attempt against the login limits of email from the
+// client's address (a password, or a code of the second step), and is the
+// refusal once they are spent; its headers are set here, as the page is
+// answered by the caller.
+func (s *Server) countLogin(c echo.Context, email string) error {
+	for _, l := range httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts) {
+		if res, err := s.deps.Limiter.AllowN(c.Request().Context(), l.Key, l.Limit, 1); err == nil && !res.Allowed {
+			refused := limited(c, res, "Too many attempts; try again in a few minutes.")
+			httpapi.SetRetryAfter(c.Response().Header(), refused)
+			return refused
+		}
+	}
+	return nil
+}
+
+// startSession logs user in: a session, its cookie, and on to next.
+func (s *Server) startSession(c echo.Context, user model.User, next string) error {
 	token := auth.RandomString(43, tokenAlphabet)
-	sess := model.DashboardSession{UserID: res.User.ID, CSRFToken: auth.RandomString(32, tokenAlphabet),
+	sess := model.DashboardSession{UserID: user.ID, CSRFToken: auth.RandomString(32, tokenAlphabet),
 		ExpiresAt: s.deps.Now().Add(s.deps.SessionTTL)}
-	if err := s.deps.Sessions.CreateDashboardSession(ctx, hashToken(token), sess); err != nil {
+	if err := s.deps.Sessions.CreateDashboardSession(c.Request().Context(), hashToken(token), sess); err != nil {
 		return err
 	}
 	s.setCookie(c, sessionCookie, token, s.deps.SessionTTL)
 	s.clearCookie(c, loginCSRFCookie)
-	next := p.Next
+	s.clearCookie(c, challengeCookie)
 	if next == "" {
 		next = "/sites"
 	}

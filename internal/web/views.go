@@ -25,7 +25,7 @@ type page struct {
 	Title string
 	CSRF  string
 	User  string // the logged-in user's name; empty on the login page
-	// Nav marks the current section: sites, keys.
+	// Nav marks the current section: sites, keys, security.
 	Nav string
 	// Public is a page for whoever has its URL (a shared dashboard): no
 	// navigation, no account.

@@ -35,9 +35,12 @@ import (
 //go:embed templates assets
 var files embed.FS
 
-// Authenticator checks a login.
+// Authenticator checks a login: its password, then (for an account with
+// two-factor authentication) its code.
 type Authenticator interface {
-	Login(ctx context.Context, email, password string) (auth.LoginResult, error)
+	BeginLogin(ctx context.Context, email, password string) (auth.PasswordStep, error)
+	Challenged(ctx context.Context, challenge string) (model.User, error)
+	FinishLogin(ctx context.Context, challenge, code string) (model.User, error)
 }
 
 // SessionStore keeps dashboard logins.
@@ -104,13 +107,15 @@ type Deps struct {
 	Team     Team
 	Revenue  ClientRevenue
 	Keys     Keys
-	Goals    Goals
-	Funnels  Funnels
-	Shares   Shares
-	Stats    Stats
-	Limiter  Limiter
-	Log      *slog.Logger
-	Now      func() time.Time
+	// TwoFactor is the Security page's.
+	TwoFactor TwoFactor
+	Goals     Goals
+	Funnels   Funnels
+	Shares    Shares
+	Stats     Stats
+	Limiter   Limiter
+	Log       *slog.Logger
+	Now       func() time.Time
 	// SecureCookies marks cookies Secure (every environment but development).
 	SecureCookies bool
 	// HSTS sends Strict-Transport-Security (when HTTPS is enforced).
@@ -174,6 +179,8 @@ func New(deps Deps) (*Server, error) {
 	e.GET("/", s.home)
 	e.GET("/login", s.loginForm)
 	e.POST("/login", s.login)
+	e.GET("/login/code", s.codeForm)
+	e.POST("/login/code", s.loginCode)
 	e.POST("/logout", s.logout, s.requireLogin)
 	// a shared link's dashboard: no login, the token scopes every request
 	e.GET("/share/:token", s.sharedDashboard)
@@ -209,6 +216,11 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodGet, "/account/keys", s.keyList)
 	in(http.MethodPost, "/account/keys", s.createKey)
 	in(http.MethodPost, "/account/keys/:key/revoke", s.revokeKey)
+	in(http.MethodGet, "/account/security", s.security)
+	in(http.MethodPost, "/account/security/setup", s.securitySetup)
+	in(http.MethodPost, "/account/security/confirm", s.securityConfirm)
+	in(http.MethodPost, "/account/security/recovery-codes", s.securityRegenerate)
+	in(http.MethodPost, "/account/security/disable", s.securityDisable)
 	return s, nil
 }
 

@@ -21,6 +21,10 @@ type ErrorDetail struct {
 type LoginRequest struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
+	// OTP is the second factor of an account with two-factor
+	// authentication: the authenticator app's current 6-digit code, or one
+	// of the account's recovery codes (each works once).
+	OTP string `json:"otp,omitempty"`
 }
 
 // LoginResponse is a successful login.

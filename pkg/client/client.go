@@ -74,10 +74,18 @@ func (c *Client) Health(ctx context.Context) error {
 	return c.do(ctx, http.MethodGet, "/health", nil, nil, &h)
 }
 
-// Login exchanges an email and password for a token.
+// Login exchanges an email and password for a token. An account with
+// two-factor authentication answers 401 otp_required: use LoginWithOTP.
 func (c *Client) Login(ctx context.Context, email, password string) (api.LoginResponse, error) {
+	return c.LoginWithOTP(ctx, email, password, "")
+}
+
+// LoginWithOTP is Login for an account with two-factor authentication: otp
+// is the authenticator app's current 6-digit code or a recovery code (each
+// works once). A wrong one is 401 invalid_credentials, as a wrong password is.
+func (c *Client) LoginWithOTP(ctx context.Context, email, password, otp string) (api.LoginResponse, error) {
 	var res api.LoginResponse
-	err := c.do(ctx, http.MethodPost, "/api/v1/auth/login", nil, api.LoginRequest{Email: email, Password: password}, &res)
+	err := c.do(ctx, http.MethodPost, "/api/v1/auth/login", nil, api.LoginRequest{Email: email, Password: password, OTP: otp}, &res)
 	return res, err
 }
 

@@ -1,0 +1,101 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/errs"
+)
+
+type codePage struct {
+	page
+	Next, Error string
+}
+
+// challenge is the token of the login waiting for its second factor, if any.
+func challenge(c echo.Context) string {
+	ck, err := c.Cookie(challengeCookie)
+	if err != nil {
+		return ""
+	}
+	return ck.Value
+}
+
+// expiredChallenge sends the browser back to the password, the challenge
+// being unknown, used or older than its five minutes.
+func (s *Server) expiredChallenge(c echo.Context, next string) error {
+	s.clearCookie(c, challengeCookie)
+	return s.renderLogin(c, http.StatusUnauthorized, loginPage{Next: next, Error: "Your login has expired; please log in again."})
+}
+
+func (s *Server) renderCode(c echo.Context, status int, p codePage) error {
+	p.page = page{Title: "Two-factor authentication"}
+	token, err := c.Cookie(loginCSRFCookie)
+	if err != nil || token.Value == "" {
+		p.CSRF = s.newLoginCSRF(c)
+	} else {
+		p.CSRF = token.Value
+	}
+	return s.render(c, status, "login_code", p)
+}
+
+// codeForm asks a login whose password was right for its second factor.
+func (s *Server) codeForm(c echo.Context) error {
+	next := safeNext(c.QueryParam("next"))
+	if _, err := s.deps.Auth.Challenged(c.Request().Context(), challenge(c)); err != nil {
+		if errs.KindOf(err) == errs.Unauthenticated {
+			s.clearCookie(c, challengeCookie)
+			return c.Redirect(http.StatusSeeOther, "/login")
+		}
+		return err
+	}
+	return s.renderCode(c, http.StatusOK, codePage{Next: next})
+}
+
+// loginCode checks the second factor and starts the session. Each attempt
+// counts against the account's login limit, as a password does.
+func (s *Server) loginCode(c echo.Context) error {
+	p := codePage{Next: safeNext(c.FormValue("next"))}
+	if !s.loginCSRF(c) {
+		p.Error = "The form has expired; please try again."
+		return s.renderCode(c, http.StatusForbidden, p)
+	}
+	ctx, token := c.Request().Context(), challenge(c)
+	user, err := s.deps.Auth.Challenged(ctx, token)
+	if errs.KindOf(err) == errs.Unauthenticated {
+		return s.expiredChallenge(c, p.Next)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.countLogin(c, user.Email); err != nil {
+		p.Error = err.Error()
+		return s.renderCode(c, http.StatusTooManyRequests, p)
+	}
+	user, err = s.deps.Auth.FinishLogin(ctx, token, strings.TrimSpace(c.FormValue("code")))
+	switch {
+	case errs.KindOf(err) == errs.Invalid:
+		p.Error = "Enter the code from your authenticator app, or a recovery code."
+		return s.renderCode(c, http.StatusBadRequest, p)
+	case errCode(err) == "login_expired":
+		return s.expiredChallenge(c, p.Next)
+	case errs.KindOf(err) == errs.Unauthenticated:
+		p.Error = "That code is not right, or was used already."
+		return s.renderCode(c, http.StatusUnauthorized, p)
+	case err != nil:
+		return err
+	}
+	return s.startSession(c, user, p.Next)
+}
+
+// errCode is the code of err, an *errs.Error; empty for any other.
+func errCode(err error) string {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
