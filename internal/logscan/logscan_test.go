@@ -22,6 +22,12 @@ var forbidden = []struct {
 	{"a test password", regexp.MustCompile(`correct horse battery|password-1|tally-demo-password|wrong password`)},
 	{"a webhook secret", regexp.MustCompile(`whsec_[0-9A-Za-z+/=_]{6,}|lemon-squeezy-signing-secret|pdl_ntfset_`)},
 	{"a JWT signing secret", regexp.MustCompile(`test-secret-test-secret`)},
+	// two-factor authentication: a TOTP secret (20 bytes in base32) or its
+	// otpauth:// URI, a recovery code (XXXX-XXXX-XXXX-XXXX), and a 6-digit
+	// code under the names a form, a body or an attribute gives it
+	{"a TOTP secret", regexp.MustCompile(`otpauth://|\b[A-Z2-7]{32}\b`)},
+	{"a recovery code", regexp.MustCompile(`\b[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}\b`)},
+	{"a one-time code", regexp.MustCompile(`(?i)\b(otp|totp|code)\b["']?\s*[:=]\s*["']?\d{6}\b`)},
 	// every client address the tests use: documentation ranges, the geo
 	// fixtures, private and Googlebot addresses
 	{"a client address", regexp.MustCompile(`\b(81\.2\.(69|70|71)|216\.160\.83|67\.43\.156|203\.0\.113|198\.51\.100|10\.0\.0|66\.249\.66)\.\d{1,3}\b`)},
@@ -59,6 +65,36 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		t.Errorf("the run's log has %d lines; the integration tests log far more", lines)
 	}
 	t.Logf("scanned %d lines in %d files", lines, len(files))
+}
+
+// The patterns catch what the tests send, as it would be logged.
+func TestPatternsCatchTheTestsValues(t *testing.T) {
+	for _, line := range []string{
+		`level=INFO msg=login otp=492039`,
+		`{"email":"owner@example.com","password":"x","otp":"492039"}`,
+		`form code=049231 next=/sites`,
+		`level=DEBUG msg=setup secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP`,
+		`uri="otpauth://totp/tally:owner%40example.com?secret=JBSW"`,
+		`level=WARN msg="recovery" value=K7QX-M2PD-9WRT-ZH4E`,
+	} {
+		caught := false
+		for _, f := range forbidden {
+			caught = caught || f.re.MatchString(line)
+		}
+		if !caught {
+			t.Errorf("not caught: %s", line)
+		}
+	}
+	for _, line := range []string{
+		`level=INFO msg="dashboard request" status code=200 took=123456`,
+		`request_id=0a1b2c3d4e5f6789 site_id=site_ABCD2345 user=4f1c3a2e-9b7d-4c1e-8f2a-1234567890ab`,
+	} {
+		for _, f := range forbidden {
+			if f.re.MatchString(line) {
+				t.Errorf("%s taken for %s", line, f.what)
+			}
+		}
+	}
 }
 
 func trim(s string) string {
