@@ -250,6 +250,26 @@ func TestTwoFactorWrongCodesCountAgainstTheLoginLimit(t *testing.T) {
 	}
 }
 
+// The Security page's forms that take a password or a code count against
+// the login limits too: a stolen session guesses no faster there.
+func TestTwoFactorSecurityFormsCountAgainstTheLoginLimit(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 3 }))
+	w := newWebUser(t, h)
+	w.login(h.email) // attempt 1
+	secret, _ := enableTwoFactor(t, h, w)
+	disable := url.Values{"csrf": {w.csrf}, "password": {"wrong password"}, "code": {h.code(secret)}}
+	w.expect(http.MethodPost, "/account/security/disable", disable, http.StatusBadRequest) // 2
+	w.expect(http.MethodPost, "/account/security/recovery-codes", url.Values{"csrf": {w.csrf}, "code": {h.wrongCode(secret)}},
+		http.StatusBadRequest) // 3
+	disable.Set("password", password)
+	if body := w.expect(http.MethodPost, "/account/security/disable", disable, http.StatusTooManyRequests); !strings.Contains(body, "Too many attempts") {
+		t.Errorf("past the login limit, the disable form did not say why:\n%s", body)
+	}
+	if !h.twoFactorOn(h.userID) {
+		t.Error("past the login limit, 2FA was turned off")
+	}
+}
+
 // The API's login with 2FA: no otp is otp_required, a wrong one
 // invalid_credentials, the right one a token; a recovery code works once.
 // Tokens from before 2FA was turned on stay valid.

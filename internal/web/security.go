@@ -104,17 +104,27 @@ func (s *Server) securityConfirm(c echo.Context) error {
 }
 
 // securityRegenerate replaces the recovery codes (a current code needed).
+// Each try counts against the login limits, as the login's own code step
+// does: a stolen session guesses codes no faster here.
 func (s *Server) securityRegenerate(c echo.Context) error {
 	u, _ := session(c)
+	if refused := s.countLogin(c, u.user.Email); refused != nil {
+		return refused
+	}
 	codes, refused := s.deps.TwoFactor.RegenerateRecoveryCodes(c.Request().Context(), u.user.ID, strings.TrimSpace(c.FormValue("code")))
 	return s.securityAnswer(c, refused, "regenerate", func(p *securityPage) {
 		p.RecoveryCodes, p.Notice = codes, "New recovery codes: the old ones no longer work."
 	})
 }
 
-// securityDisable turns 2FA off (the password and a code needed).
+// securityDisable turns 2FA off (the password and a code needed). Each
+// try counts against the login limits: a stolen session guesses the
+// password no faster here than at the login.
 func (s *Server) securityDisable(c echo.Context) error {
 	u, _ := session(c)
+	if refused := s.countLogin(c, u.user.Email); refused != nil {
+		return refused
+	}
 	refused := s.deps.TwoFactor.Disable(c.Request().Context(), u.user.ID, c.FormValue("password"), strings.TrimSpace(c.FormValue("code")))
 	if refused == nil {
 		return c.Redirect(http.StatusSeeOther, "/account/security?disabled=1")
