@@ -37,6 +37,8 @@ type Access struct {
 	now         func() time.Time
 	positiveTTL time.Duration
 	negativeTTL time.Duration
+	// shield compiles a site's exclusions as it enters the cache (nil: none)
+	shield func(model.Exclusions) model.Shield
 
 	guard *Guard // over this cache
 
@@ -60,9 +62,11 @@ type cached[T any] struct {
 const maxAccessEntries = 100_000
 
 // NewAccess caches answers for 30 s, and "not found" for 5 s, while the
-// access version holds.
-func NewAccess(store accessStore, versions Versioner, now func() time.Time) *Access {
-	a := &Access{store: store, versions: versions, now: now, positiveTTL: 30 * time.Second, negativeTTL: 5 * time.Second,
+// access version holds. shield (exclusions.Compile; nil: none) makes a
+// site's exclusions ready for the ingest path once per site loaded, so that
+// no event compiles them.
+func NewAccess(store accessStore, versions Versioner, now func() time.Time, shield func(model.Exclusions) model.Shield) *Access {
+	a := &Access{store: store, versions: versions, now: now, shield: shield, positiveTTL: 30 * time.Second, negativeTTL: 5 * time.Second,
 		roles: map[roleKey]cached[model.Role]{}, sites: map[model.SiteID]cached[model.Site]{}}
 	a.guard = NewGuard(a)
 	return a
@@ -86,7 +90,13 @@ func (a *Access) Site(ctx context.Context, id model.SiteID) (model.Site, error) 
 	if !id.Text() {
 		return model.Site{}, errs.ErrNotFound
 	}
-	return lookup(ctx, a, a.sites, id, func() (model.Site, error) { return a.store.SiteByID(ctx, id) })
+	return lookup(ctx, a, a.sites, id, func() (model.Site, error) {
+		site, err := a.store.SiteByID(ctx, id)
+		if err == nil && a.shield != nil {
+			site.Shield = a.shield(site.Exclusions)
+		}
+		return site, err
+	})
 }
 
 func lookup[K comparable, T any](ctx context.Context, a *Access, m map[K]cached[T], k K, load func() (T, error)) (T, error) {

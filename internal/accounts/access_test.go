@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func (v *versions) Version(context.Context) (int64, error) { return v.v, v.err }
 func TestAccessFollowsTheVersion(t *testing.T) {
 	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	store, ver := &roleStore{role: model.RoleAdmin}, &versions{v: 7}
-	a := NewAccess(store, ver, func() time.Time { return now })
+	a := NewAccess(store, ver, func() time.Time { return now }, nil)
 	ctx := context.Background()
 	role := func() model.Role {
 		t.Helper()
@@ -73,7 +74,7 @@ func TestAccessFollowsTheVersion(t *testing.T) {
 func TestStaleRoleOnlyWhileNothingChanged(t *testing.T) {
 	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	store, ver := &roleStore{role: model.RoleAdmin}, &versions{v: 7}
-	a := NewAccess(store, ver, func() time.Time { return now })
+	a := NewAccess(store, ver, func() time.Time { return now }, nil)
 	ctx := context.Background()
 	if _, err := a.Role(ctx, "u1", "site1"); err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestGuardRules(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	store := &roleStore{role: model.RoleViewer}
-	g := NewAccess(store, &versions{}, func() time.Time { return now })
+	g := NewAccess(store, &versions{}, func() time.Time { return now }, nil)
 	ctx := context.Background()
 	viewer := auth.Principal{UserID: "u1", Scopes: model.AllScopes}
 	for _, tc := range []struct {
@@ -135,4 +136,43 @@ func codeOf(err error) string {
 		return "not an errs.Error"
 	}
 	return ""
+}
+
+// shieldOf is a model.Shield that excludes one page.
+type shieldOf string
+
+func (s shieldOf) Excludes(pathname, _ string, _ netip.Addr) bool { return pathname == string(s) }
+
+// siteOnce is a store of one site with exclusions.
+type siteOnce struct{ roleStore }
+
+func (s *siteOnce) SiteByID(context.Context, model.SiteID) (model.Site, error) {
+	s.calls++
+	return model.Site{ID: "site1", Exclusions: model.Exclusions{Pages: []string{"/admin"}}}, nil
+}
+
+// A site's exclusions are compiled as it enters the cache, once per load,
+// not on every lookup; a site reloaded after a change is compiled anew.
+func TestAccessCompilesExclusionsOncePerLoad(t *testing.T) {
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	store, ver := &siteOnce{}, &versions{v: 7}
+	compiled := 0
+	a := NewAccess(store, ver, func() time.Time { return now }, func(e model.Exclusions) model.Shield {
+		compiled++
+		return shieldOf(e.Pages[0])
+	})
+	ctx := context.Background()
+	for range 3 {
+		site, err := a.Site(ctx, "site1")
+		if err != nil || site.Shield == nil || !site.Shield.Excludes("/admin", "", netip.Addr{}) {
+			t.Fatalf("site %+v, %v; want it with its shield", site, err)
+		}
+	}
+	if compiled != 1 || store.calls != 1 {
+		t.Errorf("three lookups: %d loads, %d compilations; want 1 and 1", store.calls, compiled)
+	}
+	ver.v = 8
+	if _, err := a.Site(ctx, "site1"); err != nil || compiled != 2 {
+		t.Errorf("after a change: %d compilations, %v; want 2", compiled, err)
+	}
 }

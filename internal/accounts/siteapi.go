@@ -24,6 +24,35 @@ type SiteChange struct {
 	Domain, Timezone, BaseCurrency string
 	ClientRevenueIncluded          *bool
 	ClientRevenueCap               *int64 // minor units of the base currency
+	// The lists of the site's exclusions; nil keeps a list, empty clears it.
+	ExcludedPages, ExcludedAddresses, ExcludedHosts *[]string
+}
+
+// ExclusionRules checks and normalises a site's exclusions, naming the first
+// bad entry (exclusions.Validate: its page patterns are the goals', and the
+// goals' package sits above this one).
+type ExclusionRules func(model.Exclusions) (model.Exclusions, error)
+
+// applyExclusions sets the exclusions in ch on site, checked by rules.
+func applyExclusions(site *model.Site, ch SiteChange, rules ExclusionRules) error {
+	if ch.ExcludedPages == nil && ch.ExcludedAddresses == nil && ch.ExcludedHosts == nil {
+		return nil
+	}
+	next := site.Exclusions
+	for _, f := range []struct {
+		in  *[]string
+		out *[]string
+	}{{ch.ExcludedPages, &next.Pages}, {ch.ExcludedAddresses, &next.Addresses}, {ch.ExcludedHosts, &next.Hosts}} {
+		if f.in != nil {
+			*f.out = *f.in
+		}
+	}
+	checked, err := rules(next)
+	if err != nil {
+		return err
+	}
+	site.Exclusions = checked
+	return nil
 }
 
 // maxClientRevenueCap bounds the cap a site may set: 10^12 minor units.
@@ -47,10 +76,13 @@ func applyClientRevenue(site *model.Site, ch SiteChange) error {
 type Sites struct {
 	*Service
 	store SiteStore
+	rules ExclusionRules
 }
 
 // NewSites wires the Sites API over the accounts service.
-func NewSites(svc *Service, store SiteStore) *Sites { return &Sites{Service: svc, store: store} }
+func NewSites(svc *Service, store SiteStore, rules ExclusionRules) *Sites {
+	return &Sites{Service: svc, store: store, rules: rules}
+}
 
 // List returns the sites the caller is a member of, with their role.
 func (s *Sites) List(ctx context.Context, p auth.Principal) ([]model.Membership, error) {
@@ -72,6 +104,9 @@ func (s *Sites) Create(ctx context.Context, p auth.Principal, in SiteChange) (mo
 	if err := applyClientRevenue(&site, in); err != nil {
 		return model.Membership{}, err
 	}
+	if err := applyExclusions(&site, in, s.rules); err != nil {
+		return model.Membership{}, err
+	}
 	site.ID = model.SiteID(auth.RandomString(12, idAlphabet))
 	created, err := s.Service.store.CreateSite(ctx, site, p.UserID)
 	return model.Membership{Site: created, Role: model.RoleOwner}, err
@@ -83,8 +118,8 @@ func (s *Sites) Get(ctx context.Context, p auth.Principal, id model.SiteID) (mod
 	return model.Membership{Site: site, Role: role}, err
 }
 
-// Update changes a site's domain, time zone, base currency or client revenue
-// policy (owners and admins). The base currency is fixed once payments were converted into it.
+// Update changes a site's domain, time zone, base currency, client revenue
+// policy or exclusions (owners and admins). The base currency is fixed once payments were converted into it.
 func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, in SiteChange) (model.Membership, error) {
 	site, role, err := s.Check(ctx, p, id, ManageSite)
 	if err != nil {
@@ -94,8 +129,11 @@ func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, i
 	if err != nil {
 		return model.Membership{}, err
 	}
-	next.ClientRevenue = site.ClientRevenue
+	next.ClientRevenue, next.Exclusions = site.ClientRevenue, site.Exclusions
 	if err := applyClientRevenue(&next, in); err != nil {
+		return model.Membership{}, err
+	}
+	if err := applyExclusions(&next, in, s.rules); err != nil {
 		return model.Membership{}, err
 	}
 	if next.BaseCurrency != site.BaseCurrency {
@@ -113,8 +151,8 @@ func (s *Sites) Update(ctx context.Context, p auth.Principal, id model.SiteID, i
 	if err != nil {
 		return model.Membership{}, err
 	}
-	// the ingest path holds sites: a changed domain or client revenue
-	// policy applies on the next event
+	// the ingest path holds sites: a changed domain, client revenue policy
+	// or exclusions apply on the next event
 	s.accessChanged(ctx)
 	return model.Membership{Site: updated, Role: role}, nil
 }

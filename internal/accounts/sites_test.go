@@ -61,7 +61,7 @@ func (redisDown) Bump(context.Context) error { return errors.New("redis: connect
 // Postgres announces the change to every server without Redis.
 func TestSiteDeletedWhileRedisIsDown(t *testing.T) {
 	st := &siteStore{site: model.Site{ID: "s1", Domain: "example.com", Timezone: "UTC", BaseCurrency: "USD"}}
-	sites := NewSites(NewService(st, nil, redisDown{}, "test", time.Now), st)
+	sites := NewSites(NewService(st, nil, redisDown{}, "test", time.Now), st, nil)
 	err := sites.Delete(context.Background(), auth.Principal{UserID: "u1", Scopes: model.AllScopes}, "s1")
 	if err != nil || !st.gone {
 		t.Errorf("deleted %v, %v; want deleted and no error", st.gone, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
+	"github.com/tally-analytics/tally/internal/exclusions"
 	"github.com/tally-analytics/tally/internal/export"
 	"github.com/tally-analytics/tally/internal/funnels"
 	"github.com/tally-analytics/tally/internal/goals"
@@ -154,7 +155,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Auth = auth.NewService(a.PG, a.revocations, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log,
 		auth.WithSecondFactor(a.TwoFactor, a.PG))
 	a.Accounts = accounts.NewService(a.PG, passwords, a.revocations, cfg.KeyEnvironment(), a.now)
-	access := accounts.NewAccess(a.PG, a.revocations, a.now)
+	access := accounts.NewAccess(a.PG, a.revocations, a.now, exclusions.Compile)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
 	rev.Service = a.Revenue
@@ -167,7 +168,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Sharing = sharing.NewService(a.PG, a.Accounts)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue, Funnels: a.Funnels,
-		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
+		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
 		Metrics: a.Metrics, MetricsToken: cfg.MetricsToken, Export: export.NewEvents(a.Stats, a.CH),
 		SharedLinks: a.Sharing, PublicURL: cfg.PublicURL,
 		TrustedProxies: cfg.TrustedProxyNets(), ForceHTTPS: cfg.ForceHTTPS(), Limits: httpapi.Limits{
@@ -176,7 +177,7 @@ func (a *App) build(ctx context.Context) (err error) {
 			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute,
 			ManagePerHour: cfg.ManagePerHour, AuthFailuresPerMinute: cfg.AuthFailuresPerMinute,
 			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour}})
-	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG),
+	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
 		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),

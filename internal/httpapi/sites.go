@@ -34,11 +34,22 @@ func (s *Server) siteRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 func siteView(m model.Membership) api.Site {
 	return api.Site{SiteID: string(m.Site.ID), Domain: m.Site.Domain, Timezone: m.Site.Timezone,
 		BaseCurrency: m.Site.BaseCurrency, Role: string(m.Role), CreatedAt: m.Site.CreatedAt.UTC(),
-		ClientRevenue: api.ClientRevenue{Included: m.Site.ClientRevenue.Included, Cap: m.Site.ClientRevenue.Cap}}
+		ClientRevenue: api.ClientRevenue{Included: m.Site.ClientRevenue.Included, Cap: m.Site.ClientRevenue.Cap},
+		ExcludedPages: orEmpty(m.Site.Exclusions.Pages), ExcludedAddresses: orEmpty(m.Site.Exclusions.Addresses),
+		ExcludedHosts: orEmpty(m.Site.Exclusions.Hosts)}
+}
+
+// orEmpty is l, or an empty list rather than null.
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
 
 func siteChange(r api.SiteRequest) accounts.SiteChange {
-	ch := accounts.SiteChange{Domain: r.Domain, Timezone: r.Timezone, BaseCurrency: r.BaseCurrency}
+	ch := accounts.SiteChange{Domain: r.Domain, Timezone: r.Timezone, BaseCurrency: r.BaseCurrency,
+		ExcludedPages: r.ExcludedPages, ExcludedAddresses: r.ExcludedAddresses, ExcludedHosts: r.ExcludedHosts}
 	if cr := r.ClientRevenue; cr != nil {
 		ch.ClientRevenueIncluded, ch.ClientRevenueCap = cr.Included, cr.Cap
 	}

@@ -112,7 +112,13 @@ type Site struct {
 	// ClientRevenue is what the site does with revenue the tracking script
 	// reports.
 	ClientRevenue ClientRevenue
-	CreatedAt     time.Time
+	// Exclusions is the traffic the site keeps out of its statistics.
+	Exclusions Exclusions
+	// Shield is Exclusions made ready for the ingest path, once per cached
+	// site; nil when the site excludes nothing, or was not loaded for
+	// ingestion.
+	Shield    Shield
+	CreatedAt time.Time
 }
 
 // ClientRevenue is a site's policy for revenue the tracking script reports:

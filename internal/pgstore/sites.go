@@ -10,17 +10,19 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 )
 
-const siteColumns = "id, domain, timezone, base_currency, client_revenue_included, client_revenue_cap, created_at"
+const siteColumns = "id, domain, timezone, base_currency, client_revenue_included, client_revenue_cap, " +
+	"excluded_pages, excluded_addresses, excluded_hosts, created_at"
 
 // siteFields are siteColumns of the table aliased s.
-const siteFields = "s.id, s.domain, s.timezone, s.base_currency, s.client_revenue_included, s.client_revenue_cap, s.created_at"
+const siteFields = "s.id, s.domain, s.timezone, s.base_currency, s.client_revenue_included, s.client_revenue_cap, " +
+	"s.excluded_pages, s.excluded_addresses, s.excluded_hosts, s.created_at"
 
 // scanSite reads siteColumns (or siteFields), then extra.
 func scanSite(row interface{ Scan(...any) error }, extra ...any) (model.Site, error) {
 	var s model.Site
 	var id string
 	err := row.Scan(append([]any{&id, &s.Domain, &s.Timezone, &s.BaseCurrency, &s.ClientRevenue.Included,
-		&s.ClientRevenue.Cap, &s.CreatedAt}, extra...)...)
+		&s.ClientRevenue.Cap, &s.Exclusions.Pages, &s.Exclusions.Addresses, &s.Exclusions.Hosts, &s.CreatedAt}, extra...)...)
 	s.ID = model.SiteID(id)
 	return s, err
 }
@@ -31,9 +33,10 @@ func (s *Store) CreateSite(ctx context.Context, site model.Site, owner model.Use
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		created, err = scanSite(tx.QueryRow(ctx, `INSERT INTO sites (id, domain, timezone, base_currency,
-			client_revenue_included, client_revenue_cap)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+siteColumns,
-			string(site.ID), site.Domain, site.Timezone, site.BaseCurrency, site.ClientRevenue.Included, site.ClientRevenue.Cap))
+			client_revenue_included, client_revenue_cap, excluded_pages, excluded_addresses, excluded_hosts)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+siteColumns,
+			string(site.ID), site.Domain, site.Timezone, site.BaseCurrency, site.ClientRevenue.Included, site.ClientRevenue.Cap,
+			list(site.Exclusions.Pages), list(site.Exclusions.Addresses), list(site.Exclusions.Hosts)))
 		if err != nil {
 			return err
 		}
@@ -173,14 +176,24 @@ var errNoSecretsKey = errors.New("pgstore: no key to seal provider secrets with 
 // secretRow binds a sealed secret to its row.
 func secretRow(site model.SiteID, p model.Provider) string { return string(site) + "/" + string(p) }
 
-// UpdateSite replaces a site's domain, time zone, base currency and client
-// revenue policy.
+// UpdateSite replaces a site's domain, time zone, base currency, client
+// revenue policy and exclusions.
 func (s *Store) UpdateSite(ctx context.Context, site model.Site) (model.Site, error) {
 	updated, err := scanSite(s.pool.QueryRow(ctx, `UPDATE sites SET domain = $2, timezone = $3, base_currency = $4,
-		client_revenue_included = $5, client_revenue_cap = $6
+		client_revenue_included = $5, client_revenue_cap = $6,
+		excluded_pages = $7, excluded_addresses = $8, excluded_hosts = $9
 		WHERE id = $1 RETURNING `+siteColumns, string(site.ID), site.Domain, site.Timezone, site.BaseCurrency,
-		site.ClientRevenue.Included, site.ClientRevenue.Cap))
+		site.ClientRevenue.Included, site.ClientRevenue.Cap,
+		list(site.Exclusions.Pages), list(site.Exclusions.Addresses), list(site.Exclusions.Hosts)))
 	return updated, translate("pgstore: update site", err)
+}
+
+// list is l as a Postgres array: empty, not NULL, when l is nil.
+func list(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
 
 // HasPayments reports whether a site has recorded payments.

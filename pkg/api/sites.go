@@ -9,6 +9,11 @@ type SiteRequest struct {
 	Timezone      string                `json:"timezone,omitempty"`
 	BaseCurrency  string                `json:"base_currency,omitempty"`
 	ClientRevenue *ClientRevenueRequest `json:"client_revenue,omitempty"`
+	// ExcludedPages, ExcludedAddresses and ExcludedHosts replace the
+	// site's lists of exclusions (see Site); an empty list clears one.
+	ExcludedPages     *[]string `json:"excluded_pages,omitempty"`
+	ExcludedAddresses *[]string `json:"excluded_addresses,omitempty"`
+	ExcludedHosts     *[]string `json:"excluded_hosts,omitempty"`
 }
 
 // ClientRevenueRequest changes a site's client revenue policy; fields left
@@ -25,8 +30,16 @@ type Site struct {
 	Timezone      string        `json:"timezone"`
 	BaseCurrency  string        `json:"base_currency"`
 	ClientRevenue ClientRevenue `json:"client_revenue"`
-	Role          string        `json:"role"`
-	CreatedAt     time.Time     `json:"created_at"`
+	// ExcludedPages are page patterns (* one path segment, ** any depth)
+	// whose events the site keeps out of its statistics.
+	ExcludedPages []string `json:"excluded_pages"`
+	// ExcludedAddresses are visitors' IP addresses or CIDR ranges kept out.
+	ExcludedAddresses []string `json:"excluded_addresses"`
+	// ExcludedHosts are hostnames of the page's URL kept out: exact, or
+	// *.suffix for every host under suffix.
+	ExcludedHosts []string  `json:"excluded_hosts"`
+	Role          string    `json:"role"`
+	CreatedAt     time.Time `json:"created_at"`
 }
 
 // ClientRevenue is a site's policy for revenue the tracking script reports
