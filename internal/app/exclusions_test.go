@@ -2,14 +2,18 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/pkg/client"
 )
 
 // The Sites API sets a site's exclusions list by list, returns them
@@ -106,5 +110,135 @@ func TestExclusionsSitesAPI(t *testing.T) {
 	wantError(t, err, http.StatusNotFound, "site_not_found", "site_id")
 	if s, err := h.app.PG.SiteByID(ctx, other.ID); err != nil || !s.Exclusions.Empty() {
 		t.Errorf("the other account's site: %+v, %v; want it unchanged", s.Exclusions, err)
+	}
+}
+
+// Events that match a site's exclusions are answered as stored ones are
+// (201 with an event id, a batch's success, the tracker's 202), are not
+// stored, and count as excluded in tracking health and the metrics;
+// payments are never excluded.
+//
+// Excluded: /admin/** (pages), 203.0.113.0/24 (addresses),
+// *.staging.example.com (hosts); later also 127.0.0.1, the test client's
+// connection address. On 2026-06-10, by the Events API: a pageview of
+// /admin/users (excluded), of /pricing from 203.0.113.50 (excluded), of
+// pr-7.staging.example.com/pricing (excluded), of /pricing from
+// 198.51.100.1 (stored), a custom event on /admin/settings (excluded); a
+// batch of /admin/a (excluded), /docs (stored), a staging page (excluded)
+// and a malformed URL (refused, invalid_payload). By the tracker: /admin/users
+// (excluded), /blog (stored); once the connection's address is excluded,
+// /blog again (excluded). A payment of 4999 cents (recorded).
+//
+// So: accepted 1+1+1 = 3, excluded 4+2+2 = 8, refused 1, bots 0.
+func TestExclusionsKeepEventsOut(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	c := h.client(h.key)
+	site := string(h.siteID)
+	h.clock.Set(time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC))
+	pages, addresses, hosts := []string{"/admin/**"}, []string{"203.0.113.0/24"}, []string{"*.staging.example.com"}
+	if _, err := c.UpdateSite(ctx, site, api.SiteRequest{ExcludedPages: &pages, ExcludedAddresses: &addresses, ExcludedHosts: &hosts}); err != nil {
+		t.Fatal(err)
+	}
+
+	pageview := func(url, ip string) api.PageviewRequest {
+		return api.PageviewRequest{SiteID: site, URL: url, UserAgent: chromeUA, IPAddress: ip}
+	}
+	for _, req := range []api.PageviewRequest{
+		pageview("https://example.com/admin/users", ""),
+		pageview("https://example.com/pricing", "203.0.113.50"),
+		pageview("https://pr-7.staging.example.com/pricing", ""),
+		pageview("https://example.com/pricing", "198.51.100.1"),
+	} {
+		res, err := c.Pageview(ctx, req)
+		if err != nil || !res.Success || res.EventID == "" {
+			t.Fatalf("pageview %s %s: %+v, %v; want 201 with an event id", req.URL, req.IPAddress, res, err)
+		}
+	}
+	if res, err := c.CustomEvent(ctx, api.CustomEventRequest{PageviewRequest: pageview("https://example.com/admin/settings", ""),
+		EventName: "Signup"}); err != nil || !res.Success || res.EventID == "" {
+		t.Fatalf("excluded custom event: %+v, %v", res, err)
+	}
+	batch, err := c.Batch(ctx, []api.CustomEventRequest{
+		{PageviewRequest: pageview("https://example.com/admin/a", "")},
+		{PageviewRequest: pageview("https://example.com/docs", "")},
+		{PageviewRequest: pageview("https://qa.staging.example.com/docs", "")},
+		{PageviewRequest: pageview("not a url", "")},
+	})
+	if err != nil || batch.Accepted != 3 || batch.Rejected != 1 {
+		t.Fatalf("batch: %+v, %v; want 3 accepted, 1 rejected", batch, err)
+	}
+	for _, r := range batch.Results[:3] {
+		if !r.Success || r.EventID == "" {
+			t.Errorf("batch event %d: %+v, want success with an event id", r.Index, r)
+		}
+	}
+
+	tracker := func(path string) {
+		t.Helper()
+		b, _ := json.Marshal(api.TrackerEvent{SiteID: site, EventName: "pageview", URL: "https://example.com" + path})
+		if resp := postE(t, h, string(b)); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("/e %s: %d, want 202", path, resp.StatusCode)
+		}
+	}
+	tracker("/admin/users")
+	tracker("/blog")
+	addresses = append(addresses, "127.0.0.1") // the test client's address: applies on the next event
+	if _, err := c.UpdateSite(ctx, site, api.SiteRequest{ExcludedAddresses: &addresses}); err != nil {
+		t.Fatal(err)
+	}
+	tracker("/blog")
+
+	// sent from the excluded address too: money that moved is never excluded
+	if _, err := c.Payment(ctx, payment(site, "4999", "USD")); err != nil {
+		t.Fatalf("payment: %v", err)
+	}
+
+	h.waitCount(3, "SELECT count() FROM events WHERE site_id = ? AND name = 'pageview'", site)
+	h.waitCount(1, "SELECT count() FROM payments WHERE site_id = ?", site)
+	for query, want := range map[string]int64{
+		"SELECT count() FROM events WHERE site_id = ? AND pathname IN ('/blog', '/docs', '/pricing') AND hostname = 'example.com'": 3,
+		"SELECT count() FROM events WHERE site_id = ? AND (pathname LIKE '/admin%' OR hostname LIKE '%staging%')":                  0,
+	} {
+		if n := h.count(query, site); n != want {
+			t.Errorf("%s: %d, want %d", query, n, want)
+		}
+	}
+	if n := h.count("SELECT count() FROM events WHERE site_id = ? AND name = 'Signup'", site); n != 0 {
+		t.Errorf("%d excluded custom events stored", n)
+	}
+	if n := h.count("SELECT count() FROM bot_events WHERE site_id = ?", site); n != 0 {
+		t.Errorf("%d bot rows, want none", n)
+	}
+
+	if err := h.app.Ingest.FlushRefusals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Ingestion(ctx, client.StatsParams{SiteID: site, DateFrom: "2026-06-09", DateTo: "2026-06-10", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (api.IngestionCounts{Accepted: 3, Refused: 1, Excluded: 8}); got.Data.Totals != want {
+		t.Errorf("totals %+v, want %+v", got.Data.Totals, want)
+	}
+	if want := (api.IngestionPoint{Date: "2026-06-10", Accepted: 3, Refused: 1, Excluded: 8}); got.Data.Timeseries[1] != want {
+		t.Errorf("June 10: %+v, want %+v", got.Data.Timeseries[1], want)
+	}
+	for _, r := range got.Data.RefusedByReason {
+		if r.Reason == "excluded" || (r.Reason == "invalid_payload") != (r.Count == 1) {
+			t.Errorf("refused by reason: %+v", got.Data.RefusedByReason)
+		}
+	}
+
+	w := newWebUser(t, h)
+	w.login(h.email)
+	card := w.expect(http.MethodGet, "/sites/"+site+"/cards/health?range=custom&from=2026-06-09&to=2026-06-10", nil, http.StatusOK)
+	if !strings.Contains(card, `data-col="excluded" data-value="8"`) {
+		t.Errorf("the health card lacks the 8 excluded events:\n%s", card)
+	}
+
+	_, text := scrape(t, h, "")
+	if got := metricValue(t, text, `tally_ingest_events_total{outcome="excluded"}`); got != 8 {
+		t.Errorf(`tally_ingest_events_total{outcome="excluded"} = %v, want 8`, got)
 	}
 }

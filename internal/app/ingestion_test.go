@@ -185,7 +185,7 @@ func TestTrackingHealth(t *testing.T) {
 	if _, err := c.CSV(ctx, "ingestion", client.StatsParams{SiteID: site, DateFrom: "2026-06-30", DateTo: "2026-07-01", Timezone: "UTC"}, &csv); err != nil {
 		t.Fatal(err)
 	}
-	if want := "date,accepted,bots,refused\r\n2026-06-30,2,1,2\r\n2026-07-01,5,1,11\r\n"; csv.String() != want {
+	if want := "date,accepted,bots,refused,excluded\r\n2026-06-30,2,1,2,0\r\n2026-07-01,5,1,11,0\r\n"; csv.String() != want {
 		t.Errorf("CSV %q, want %q", csv.String(), want)
 	}
 }

@@ -48,6 +48,10 @@ func (s *Service) TrackBatch(ctx context.Context, p auth.Principal, ins []Input)
 			results[i].Err = s.refusedFor(&p, in.SiteID, a.err, 1)
 			continue
 		}
+		if excluded(&a.site, &ev) {
+			results[i].EventID, results[i].Err = s.exclude(a.site.ID)
+			continue
+		}
 		items = append(items, accepted{site: a.site, ev: ev})
 		index = append(index, i)
 	}

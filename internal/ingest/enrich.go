@@ -51,30 +51,37 @@ func (e *Enricher) enrich(ctx context.Context, d *draft) error {
 // page takes the host name, the path (no query string or fragment, but the
 // route of a hash-routed page) and the UTM parameters from the event's URL.
 func (e *Enricher) page(d *draft) {
-	u := d.ev.url
-	d.attr.Hostname = strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")
-	d.pathname = u.Path
+	d.attr.Hostname = strings.TrimPrefix(strings.ToLower(d.ev.url.Hostname()), "www.")
+	d.pathname = pathnameOf(d.ev)
+	utm := func(i int) string { return truncateUTF8(strings.TrimSpace(d.ev.params[i]), maxUTMLen) }
+	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm(paramUTMSource), utm(paramUTMMedium), utm(paramUTMCampaign)
+	d.attr.UTMContent, d.attr.UTMTerm = utm(paramUTMContent), utm(paramUTMTerm)
+}
+
+// pathnameOf is the page of an event as tally stores it (and goals and
+// exclusions match it): the URL's path without query string or fragment,
+// but with the route of a hash-routed page.
+func pathnameOf(ev *event) string {
+	u := ev.url
+	pathname := u.Path
 	route := hashRoute(u.Fragment)
-	if d.ev.hashRoutes && route != "" {
-		d.pathname += "#" + route
+	if ev.hashRoutes && route != "" {
+		pathname += "#" + route
 	}
-	if !utf8.ValidString(d.pathname) {
+	if !utf8.ValidString(pathname) {
 		// percent-encoded bytes that are no UTF-8 (a Latin-1 "%E9") stay
 		// encoded: text that every report and export can carry as it is;
 		// the route is cut from the decoded fragment, so that a
 		// percent-encoded "=" or "?" ends it as the plain one does
-		d.pathname = u.EscapedPath()
-		if d.ev.hashRoutes && route != "" {
-			d.pathname += "#" + (&url.URL{Fragment: route}).EscapedFragment()
+		pathname = u.EscapedPath()
+		if ev.hashRoutes && route != "" {
+			pathname += "#" + (&url.URL{Fragment: route}).EscapedFragment()
 		}
 	}
-	if d.pathname == "" {
-		d.pathname = "/"
+	if pathname == "" {
+		pathname = "/"
 	}
-	d.pathname = truncateUTF8(d.pathname, maxPathStoredLen)
-	utm := func(i int) string { return truncateUTF8(strings.TrimSpace(d.ev.params[i]), maxUTMLen) }
-	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm(paramUTMSource), utm(paramUTMMedium), utm(paramUTMCampaign)
-	d.attr.UTMContent, d.attr.UTMTerm = utm(paramUTMContent), utm(paramUTMTerm)
+	return truncateUTF8(pathname, maxPathStoredLen)
 }
 
 // hashRoute is the route of a hash-routed page: its fragment up to its

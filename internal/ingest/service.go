@@ -111,7 +111,8 @@ func NewService(access SiteAccess, enricher *Enricher, writer Writer, checkouts 
 }
 
 // Track accepts one event from an authenticated caller and returns its id.
-// Bot traffic is accepted too (the caller cannot tell) but only counted.
+// Bot traffic is accepted too (the caller cannot tell) but only counted, as
+// is an event the site's exclusions keep out.
 func (s *Service) Track(ctx context.Context, p auth.Principal, in Input) (string, error) {
 	if err := p.Require(model.ScopeEventsWrite); err != nil {
 		return "", err
@@ -123,6 +124,9 @@ func (s *Service) Track(ctx context.Context, p auth.Principal, in Input) (string
 	site, err := s.authorize(ctx, p, ev.site)
 	if err != nil {
 		return "", s.refusedFor(&p, in.SiteID, err, 1)
+	}
+	if excluded(&site, &ev) {
+		return s.exclude(site.ID)
 	}
 	return s.acceptOne(ctx, site, ev)
 }
@@ -146,6 +150,10 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllow
 	}
 	if !OnDomain(ev.url.Hostname(), site.Domain) {
 		return "", s.refusedAt(site.ID, model.RefusedHostMismatch, errs.InvalidField("url", "the page is not on the site's domain"), 1)
+	}
+	// before the revenue checks: an excluded event spends no allowance
+	if excluded(&site, &ev) {
+		return s.exclude(site.ID)
 	}
 	if ev.revenueAmount > 0 {
 		if err := s.revenue.CheckClientRevenue(ctx, site, ev.revenueAmount, ev.revenueCurrency); err != nil {

@@ -22,6 +22,7 @@ import (
 const (
 	OutcomeAccepted    = "accepted"     // stored (or waiting in the WAL for ClickHouse)
 	OutcomeBot         = "bot"          // recognised as a bot: counted, not stored
+	OutcomeExcluded    = "excluded"     // matched the site's exclusions: answered as stored, counted, not stored
 	OutcomeInvalid     = "invalid"      // refused with a 4xx
 	OutcomeRateLimited = "rate_limited" // refused with 429
 	OutcomeUnavailable = "unavailable"  // refused with a 5xx (WAL full, shutting down, ...)
@@ -45,7 +46,7 @@ func New() *Metrics {
 		reg: prometheus.NewRegistry(),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tally_ingest_events_total",
-			Help: "Events received by the ingest endpoints, by outcome (accepted, bot, invalid, rate_limited, unavailable).",
+			Help: "Events received by the ingest endpoints, by outcome (accepted, bot, excluded, invalid, rate_limited, unavailable).",
 		}, []string{"outcome"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tally_rate_limit_rejections_total",

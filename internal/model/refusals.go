@@ -14,6 +14,11 @@ const (
 	RefusedUnavailable    = "unavailable"     // a store the request needed was down, or the server was stopping (503)
 )
 
+// Excluded is not a refusal: the events it counts matched their site's
+// exclusions and were answered as if stored. They are counted with the
+// refusals (one more reason in ingest_refusals) and reported apart.
+const Excluded = "excluded"
+
 // RefusalReasons lists every reason, in the order reports show ties.
 var RefusalReasons = []string{RefusedInvalidPayload, RefusedInvalidProps, RefusedBodyTooLarge, RefusedHostMismatch,
 	RefusedRateLimited, RefusedOverWALBudget, RefusedUnavailable}

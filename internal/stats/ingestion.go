@@ -10,8 +10,9 @@ import (
 )
 
 // Ingestion is a site's tracking health: per day of the range, the events
-// accepted and counted, those recognised as bots (by category), and those
-// refused (by reason; see model.RefusalReasons). Counts are exact: nothing
+// accepted and counted, those recognised as bots (by category), those
+// refused (by reason; see model.RefusalReasons), and those the site's
+// exclusions kept out (counted with the refusals, under model.Excluded). Counts are exact: nothing
 // here is sampled, and the request's filters do not apply (the endpoint
 // refuses them). Accepted events and bots by day come from the rollups
 // where they hold them (on 100M events over 30 days: 18 ms, against 0.9 s
@@ -66,6 +67,10 @@ func (s *Service) Ingestion(ctx context.Context, p auth.Principal, r Request) (I
 	byReason := map[string]int64{}
 	for _, row := range refused {
 		n := count(row.Metrics[0])
+		if row.Dims[1] == model.Excluded {
+			point(row.Dims[0]).Excluded += n
+			continue
+		}
 		point(row.Dims[0]).Refused += n
 		byReason[row.Dims[1]] += n
 	}
@@ -73,6 +78,7 @@ func (s *Service) Ingestion(ctx context.Context, p auth.Principal, r Request) (I
 		rep.Totals.Accepted += pt.Accepted
 		rep.Totals.Bots += pt.Bots
 		rep.Totals.Refused += pt.Refused
+		rep.Totals.Excluded += pt.Excluded
 	}
 	rep.Refused = refusalCounts(byReason)
 	rep.Meta = sc.meta()

@@ -180,9 +180,9 @@ type Realtime struct {
 }
 
 // IngestionCounts are the events of a span: accepted and counted, accepted
-// and filtered as bots, refused.
+// and filtered as bots, refused, and kept out by the site's exclusions.
 type IngestionCounts struct {
-	Accepted, Bots, Refused int64
+	Accepted, Bots, Refused, Excluded int64
 }
 
 // IngestionDay is one day's counts.

@@ -12,8 +12,8 @@ import (
 )
 
 // healthCard is the site's tracking health over the range: the events
-// counted, those filtered as bots (by category), and those refused (by
-// reason). Filters do not apply: it is about every event sent.
+// counted, those filtered as bots (by category), those the site's
+// exclusions kept out, and those refused (by reason). Filters do not apply: it is about every event sent.
 func (s *Server) healthCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
 	r.Filters = nil
 	res, err := s.deps.Stats.Ingestion(ctx, p, r)
@@ -29,7 +29,7 @@ func (s *Server) healthCard(c echo.Context, ctx context.Context, p auth.Principa
 		card.Rows = append(card.Rows, cardRow{Label: label, Cells: []cardCell{countCell(name, n)}})
 	}
 	d := res
-	if d.Totals.Accepted+d.Totals.Bots+d.Totals.Refused == 0 {
+	if d.Totals.Accepted+d.Totals.Bots+d.Totals.Refused+d.Totals.Excluded == 0 {
 		return s.renderTable(c, card)
 	}
 	add("Counted", "accepted", d.Totals.Accepted)
@@ -41,6 +41,9 @@ func (s *Server) healthCard(c echo.Context, ctx context.Context, p auth.Principa
 		if b.n > 0 {
 			add("Bots: "+b.label, "bots", b.n)
 		}
+	}
+	if d.Totals.Excluded > 0 {
+		add("Excluded by the site's settings", "excluded", d.Totals.Excluded)
 	}
 	for _, rc := range d.Refused {
 		if rc.Count > 0 {

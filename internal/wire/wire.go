@@ -118,7 +118,7 @@ func Ingestion(in stats.Ingestion) api.IngestionResponse {
 		BotsByCategory:  api.BotTraffic(in.Bots),
 		RefusedByReason: each(in.Refused, func(r stats.RefusalCount) api.RefusalCount { return api.RefusalCount(r) }),
 		Timeseries: each(in.Series, func(d stats.IngestionDay) api.IngestionPoint {
-			return api.IngestionPoint{Date: date(d.Date), Accepted: d.Accepted, Bots: d.Bots, Refused: d.Refused}
+			return api.IngestionPoint{Date: date(d.Date), Accepted: d.Accepted, Bots: d.Bots, Refused: d.Refused, Excluded: d.Excluded}
 		}),
 	}}
 }

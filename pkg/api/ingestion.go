@@ -21,11 +21,13 @@ type IngestionReport struct {
 }
 
 // IngestionCounts are the events of a span: accepted and counted in the
-// statistics, accepted and filtered as bots, and refused.
+// statistics, accepted and filtered as bots, refused, and excluded —
+// answered as if stored, but kept out by the site's exclusions.
 type IngestionCounts struct {
 	Accepted int64 `json:"accepted"`
 	Bots     int64 `json:"bots"`
 	Refused  int64 `json:"refused"`
+	Excluded int64 `json:"excluded"`
 }
 
 // IngestionPoint is one day's counts.
@@ -34,6 +36,7 @@ type IngestionPoint struct {
 	Accepted int64  `json:"accepted"`
 	Bots     int64  `json:"bots"`
 	Refused  int64  `json:"refused"`
+	Excluded int64  `json:"excluded"`
 }
 
 // RefusalCount is the number of events refused for one reason:
@@ -44,6 +47,6 @@ type RefusalCount struct {
 	Count  int64  `json:"count"`
 }
 
-// CSVRows is the daily series (date, accepted, bots, refused); the split by
+// CSVRows is the daily series (date, accepted, bots, refused, excluded); the split by
 // category and reason is in the JSON answer only.
 func (r IngestionResponse) CSVRows() any { return r.Data.Timeseries }
