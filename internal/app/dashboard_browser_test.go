@@ -123,6 +123,13 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.SendKeys(css(`#goal-name`), "Signed up"), chromedp.Click(css(`input[name=type][value=custom_event]`)),
 		chromedp.SendKeys(css(`#goal-event`), "signup"), chromedp.Submit(css(`#goal-name`)), chromedp.WaitVisible(css(`tr[data-goal="Signed up"]`)))
 	audit(t, b, "settings")
+	// a bad exclusion is the form again, with its error (nothing is saved)
+	run("a bad exclusion", chromedp.SendKeys(css(`#excluded-pages`), "admin/**"), chromedp.Submit(css(`#excluded-pages`)),
+		chromedp.WaitVisible(css(`#exclusions .error`)))
+	if msg := text(`#exclusions .error`); !strings.Contains(msg, "Excluded pages, line 1") {
+		t.Errorf("the exclusions' error reads %q", msg)
+	}
+	audit(t, b, "settings with an exclusions error")
 
 	// the dashboard shows the API's numbers
 	week := client.StatsParams{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07"}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -241,4 +242,63 @@ func TestExclusionsKeepEventsOut(t *testing.T) {
 	if got := metricValue(t, text, `tally_ingest_events_total{outcome="excluded"}`); got != 8 {
 		t.Errorf(`tally_ingest_events_total{outcome="excluded"} = %v, want 8`, got)
 	}
+}
+
+// The Settings page's Exclusions form: an owner saves the three lists (one
+// entry a line, blank lines ignored) and sees them back; a bad line is the
+// form again, naming its list and line and keeping what was typed; a form
+// without its CSRF token changes nothing; a viewer has no such section.
+func TestExclusionsSettingsForm(t *testing.T) {
+	h := newHarness(t)
+	viewerKey(t, h)
+	ctx := context.Background()
+	site := string(h.siteID)
+	settings, action := "/sites/"+site+"/settings", "/sites/"+site+"/exclusions"
+	owner := newWebUser(t, h)
+	owner.login(h.email)
+	if body := owner.expect(http.MethodGet, settings, nil, http.StatusOK); !strings.Contains(body, `id="exclusions"`) {
+		t.Fatal("the owner's settings page has no Exclusions section")
+	}
+	form := url.Values{"excluded_pages": {"/admin/**\r\n\r\n/preview/*\r\n"}, "excluded_addresses": {"203.0.113.0/24\n2001:db8::1"},
+		"excluded_hosts": {"*.staging.example.com"}}
+	owner.expect(http.MethodPost, action, form, http.StatusForbidden)
+	if s, _ := h.app.PG.SiteByID(ctx, h.siteID); !s.Exclusions.Empty() {
+		t.Fatalf("a form without its token saved %+v", s.Exclusions)
+	}
+
+	form.Set("csrf", owner.csrf)
+	status, loc, _ := owner.do(http.MethodPost, action, form)
+	if status != http.StatusSeeOther || loc != settings+"?exclusions=1#exclusions" {
+		t.Fatalf("save: %d to %q, want 303 to the settings' exclusions", status, loc)
+	}
+	body := owner.expect(http.MethodGet, settings+"?exclusions=1", nil, http.StatusOK)
+	for _, want := range []string{"Exclusions saved", ">/admin/**\n/preview/*</textarea>", ">203.0.113.0/24\n2001:db8::1</textarea>",
+		">*.staging.example.com</textarea>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page after saving lacks %q", want)
+		}
+	}
+	got, err := h.client(h.key).Site(ctx, site)
+	if err != nil || len(got.ExcludedPages) != 2 || len(got.ExcludedAddresses) != 2 || len(got.ExcludedHosts) != 1 {
+		t.Fatalf("the API reads %+v, %v", got, err)
+	}
+
+	// line 3 of the addresses (after a blank line) is no address
+	form.Set("excluded_addresses", "203.0.113.0/24\n\n10.0.0.0/33")
+	body = owner.expect(http.MethodPost, action, form, http.StatusBadRequest)
+	if !strings.Contains(body, `Excluded addresses, line 3: &#34;10.0.0.0/33&#34; is not an IP address or CIDR range`) ||
+		!strings.Contains(body, ">203.0.113.0/24\n\n10.0.0.0/33</textarea>") {
+		t.Errorf("a bad address: the form does not name line 3, or lost what was typed:\n%s", body)
+	}
+	if got, _ := h.client(h.key).Site(ctx, site); len(got.ExcludedAddresses) != 2 {
+		t.Errorf("a refused form changed the addresses: %q", got.ExcludedAddresses)
+	}
+
+	viewer := newWebUser(t, h)
+	viewer.login("viewer@example.com")
+	if body := viewer.expect(http.MethodGet, settings, nil, http.StatusOK); strings.Contains(body, `id="exclusions"`) ||
+		strings.Contains(body, "203.0.113.0/24") {
+		t.Error("a viewer sees the Exclusions section")
+	}
+	viewer.expect(http.MethodPost, action, url.Values{"excluded_pages": {""}, "csrf": {viewer.csrf}}, http.StatusForbidden)
 }

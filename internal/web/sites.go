@@ -92,6 +92,9 @@ type settingsPage struct {
 	Providers           []providerRow
 	Members             []model.Member
 	SharedLinks         []model.SharedLink
+	// Exclusions fill the exclusions form: the site's, or what was typed
+	// into a form that was refused.
+	Exclusions exclusionsText
 	// NewShareURL is the URL of the shared link just made: shown on this
 	// one answer and never again.
 	NewShareURL, NewShareLabel string
@@ -115,6 +118,7 @@ var notices = map[string]string{
 	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "funnel": "Funnel saved.", "funnel_deleted": "Funnel deleted.", "secret": "Webhook secret saved.",
 	"member": "Member saved.", "member_removed": "Member removed.", "client_revenue": "Client revenue settings saved.",
 	"client_revenue_purged": "Revenue reported by the tracking script deleted.",
+	"exclusions":            "Exclusions saved: they apply from the next event on.",
 	"share_deleted":         "Shared link deleted: its URL opens nothing any more.",
 }
 
@@ -152,6 +156,7 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 	if !p.CanManage {
 		return p, nil
 	}
+	p.Exclusions = exclusionsTextOf(m.Site.Exclusions)
 	if p.Members, err = s.deps.Team.Members(ctx, u, m.Site.ID); err != nil {
 		return p, err
 	}

@@ -211,6 +211,7 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/sites/:site/secrets", s.setSecret)
 	in(http.MethodPost, "/sites/:site/client-revenue", s.setClientRevenue)
 	in(http.MethodPost, "/sites/:site/client-revenue/purge", s.purgeClientRevenue)
+	in(http.MethodPost, "/sites/:site/exclusions", s.setExclusions)
 	in(http.MethodPost, "/sites/:site/members", s.setMember)
 	in(http.MethodPost, "/sites/:site/members/remove", s.removeMember)
 	in(http.MethodGet, "/account/keys", s.keyList)
