@@ -30,7 +30,7 @@ func (s *Service) TrackBatch(ctx context.Context, p auth.Principal, ins []Input)
 		return nil, s.refused(errs.InvalidField("events", "a batch holds 1 to %d events", MaxBatch), len(ins))
 	}
 	results := make([]Result, len(ins))
-	sites := make(map[model.SiteID]siteAnswer)
+	sites := make(map[model.SiteID]*siteAnswer)
 	items := make([]accepted, 0, len(ins))
 	index := make([]int, 0, len(ins)) // index into ins of each item
 	for i, in := range ins {
@@ -39,8 +39,9 @@ func (s *Service) TrackBatch(ctx context.Context, p auth.Principal, ins []Input)
 			results[i].Err = s.refusedFor(&p, in.SiteID, err, 1)
 			continue
 		}
-		a, seen := sites[ev.site]
-		if !seen {
+		a := sites[ev.site]
+		if a == nil {
+			a = &siteAnswer{}
 			a.site, a.err = s.authorize(ctx, p, ev.site)
 			sites[ev.site] = a
 		}
@@ -52,7 +53,7 @@ func (s *Service) TrackBatch(ctx context.Context, p auth.Principal, ins []Input)
 			results[i].EventID, results[i].Err = s.exclude(a.site.ID)
 			continue
 		}
-		items = append(items, accepted{site: a.site, ev: ev})
+		items = append(items, accepted{site: &a.site, ev: ev})
 		index = append(index, i)
 	}
 	if len(items) > 0 {

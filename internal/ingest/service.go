@@ -185,13 +185,15 @@ func (s *Service) authorize(ctx context.Context, p auth.Principal, id model.Site
 
 // acceptOne accepts a validated event of a known site.
 func (s *Service) acceptOne(ctx context.Context, site model.Site, ev event) (string, error) {
-	res := s.accept(ctx, []accepted{{site: site, ev: ev}})
+	res := s.accept(ctx, []accepted{{site: &site, ev: ev}})
 	return res[0].EventID, res[0].Err
 }
 
 // accepted is a validated event of a known site, on its way to the buffer.
+// The site is shared by the events of a batch: a copy each would cost an
+// event the size of a site (its exclusions included).
 type accepted struct {
-	site model.Site
+	site *model.Site
 	ev   event
 	d    *draft
 	id   string
@@ -258,7 +260,7 @@ func (s *Service) prepare(ctx context.Context, it *accepted) error {
 		return s.refusedAt(it.site.ID, "", fmt.Errorf("ingest: event id: %w", err), 1)
 	}
 	it.id = id.String()
-	*it.d = draft{ev: &it.ev, at: s.now().UTC().Truncate(time.Second), site: &it.site}
+	*it.d = draft{ev: &it.ev, at: s.now().UTC().Truncate(time.Second), site: it.site}
 	if err := s.enricher.enrich(ctx, it.d); err != nil {
 		return s.refusedAt(it.site.ID, "", errs.E(errs.Unavailable, "service_unavailable", "cannot accept events now").Wrap(err), 1)
 	}
