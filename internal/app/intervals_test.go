@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -140,4 +141,73 @@ func TestOverviewIntervals(t *testing.T) {
 			t.Errorf("seven days: %d hours, want 168", len(got))
 		}
 	})
+}
+
+// compare=year compares with the same dates a year before; compare=true and
+// previous_period with the period of equal length just before.
+func TestOverviewComparedWithAYearBefore(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "years.example.com", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.client(h.key)
+	for _, pv := range []struct{ at, visitor string }{
+		{"2025-05-04 10:00:00", "a"}, {"2025-05-05 10:00:00", "b"}, // a year before the week
+		{"2026-04-30 10:00:00", "c"}, // the week before it
+		{"2026-05-04 10:00:00", "d"}, {"2026-05-05 10:00:00", "e"}, {"2026-05-06 10:00:00", "f"},
+	} {
+		at, _ := time.Parse(time.DateTime, pv.at)
+		h.clock.Set(at)
+		if _, err := c.Pageview(ctx, api.PageviewRequest{SiteID: string(site.ID), URL: "https://years.example.com/",
+			UserAgent: chromeUA, VisitorID: pv.visitor}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.waitCount(6, "SELECT count() FROM events WHERE site_id = ?", string(site.ID))
+	week := client.StatsParams{SiteID: string(site.ID), DateFrom: "2026-05-01", DateTo: "2026-05-07", Timezone: "UTC"}
+	for _, tc := range []struct {
+		name     string
+		p        client.StatsParams
+		from, to string
+		visitors int64
+		change   float64
+	}{
+		// 3 visitors against a and b
+		{"a year before", client.StatsParams{CompareYear: true}, "2025-05-01", "2025-05-07", 2, 50},
+		// 3 against c
+		{"the week before", client.StatsParams{Compare: true}, "2026-04-24", "2026-04-30", 1, 200},
+	} {
+		p := week
+		p.Compare, p.CompareYear = tc.p.Compare, tc.p.CompareYear
+		res, err := c.Overview(ctx, p)
+		if err != nil || res.Data.Comparison == nil {
+			t.Fatalf("%s: %+v, %v", tc.name, res.Data, err)
+		}
+		cmpn := res.Data.Comparison
+		if cmpn.DateFrom != tc.from || cmpn.DateTo != tc.to || cmpn.Metrics.Visitors != tc.visitors ||
+			cmpn.Change.Visitors == nil || *cmpn.Change.Visitors != tc.change {
+			t.Errorf("%s: %s..%s, %d visitors, change %v; want %s..%s, %d, %v", tc.name, cmpn.DateFrom, cmpn.DateTo,
+				cmpn.Metrics.Visitors, cmpn.Change.Visitors, tc.from, tc.to, tc.visitors, tc.change)
+		}
+	}
+	// previous_period is compare=true by its name
+	status, e := get(t, h, h.key, "/api/v1/stats/overview", url.Values{"site_id": {string(site.ID)}, "date_from": {"2026-05-01"},
+		"date_to": {"2026-05-07"}, "compare": {"previous_period"}})
+	if status != http.StatusOK {
+		t.Errorf("compare=previous_period: %d %+v", status, e.Error)
+	}
+
+	w := newWebUser(t, h)
+	w.login(h.email)
+	view := "?range=custom&from=2026-05-01&to=2026-05-07&compare=year"
+	page := w.expect(http.MethodGet, "/sites/"+string(site.ID)+view, nil, http.StatusOK)
+	if !strings.Contains(page, "Stop comparing with a year before") || !strings.Contains(page, `name="compare" value="year"`) {
+		t.Errorf("the dashboard compared with a year before does not say so:\n%s", page)
+	}
+	card := w.expect(http.MethodGet, "/sites/"+string(site.ID)+"/cards/overview"+view, nil, http.StatusOK)
+	if !strings.Contains(card, "Visitors, a year before") {
+		t.Errorf("the overview card's legend does not name the year before:\n%s", card)
+	}
 }

@@ -17,8 +17,7 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (Ov
 	if err != nil {
 		return Overview{}, err
 	}
-	days := int(r.DateTo.Sub(r.DateFrom).Hours()/24+0.5) + 1
-	prevFrom, prevTo := r.DateFrom.AddDate(0, 0, -days), r.DateFrom.AddDate(0, 0, -1)
+	prevFrom, prevTo := previous(r)
 	var cur, prev periodStats
 	var bots []Row
 	fns := []func(context.Context) error{
@@ -48,6 +47,17 @@ func (s *Service) Overview(ctx context.Context, p auth.Principal, r Request) (Ov
 	}
 	res.Meta = sc.meta()
 	return res, nil
+}
+
+// previous is the period r compares with: the dates a year before
+// (CompareYear; a 29 February is then 1 March), else the period of equal
+// length just before.
+func previous(r Request) (from, to time.Time) {
+	if r.CompareYear {
+		return r.DateFrom.AddDate(-1, 0, 0), r.DateTo.AddDate(-1, 0, 0)
+	}
+	days := int(r.DateTo.Sub(r.DateFrom).Hours()/24+0.5) + 1
+	return r.DateFrom.AddDate(0, 0, -days), r.DateFrom.AddDate(0, 0, -1)
 }
 
 // botTraffic adds up bot events by reason into their categories.

@@ -40,6 +40,9 @@ type Request struct {
 	// Timezone is the IANA name asked for; empty means the site's.
 	Timezone string
 	Compare  bool
+	// CompareYear compares with the same dates a year before rather than
+	// with the period of equal length before (compare=year).
+	CompareYear bool
 	// Interval is the unit of the overview's series (Intervals); empty
 	// is IntervalDay.
 	Interval string
@@ -266,7 +269,7 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		return r, err
 	}
 	if e.AcceptCompare {
-		if r.Compare, err = parseBool(v, "compare"); err != nil {
+		if r.Compare, r.CompareYear, err = parseCompare(v); err != nil {
 			return r, err
 		}
 		if r.Interval, err = ParseInterval(v.Get("interval"), r.DateFrom, r.DateTo); err != nil {
@@ -360,6 +363,26 @@ func CheckEventProperty(event, property string) error {
 	return nil
 }
 
+// parseCompare reads the overview's compare: year for the same dates a
+// year before, previous_period or a true boolean for the period of equal
+// length before, a false one or none for no comparison.
+func parseCompare(v url.Values) (compare, year bool, err error) {
+	s, ok := v["compare"]
+	if !ok {
+		return false, false, nil
+	}
+	switch s[0] {
+	case "year":
+		return true, true, nil
+	case "previous_period":
+		return true, false, nil
+	}
+	if compare, err = strconv.ParseBool(s[0]); err != nil {
+		return false, false, errs.InvalidField("compare", "must be true, previous_period, year or false")
+	}
+	return compare, false, nil
+}
+
 // The units of the overview's series: the hours, days, weeks (from Monday)
 // or months of the range, in its time zone.
 const (
@@ -414,18 +437,6 @@ func parseDate(v url.Values, name string) (time.Time, error) {
 		return time.Time{}, errs.InvalidField(name, "must be a date between %d and %d", FirstYear, LastYear)
 	}
 	return d, nil
-}
-
-func parseBool(v url.Values, name string) (bool, error) {
-	s, ok := v[name]
-	if !ok {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(s[0])
-	if err != nil {
-		return false, errs.InvalidField(name, "must be true or false")
-	}
-	return b, nil
 }
 
 func parseInt(v url.Values, name string, def, lo, hi int) (int, error) {

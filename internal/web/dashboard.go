@@ -34,8 +34,9 @@ type dashboardPage struct {
 	Role   model.Role
 	Ranges []rangeLink
 	Cards  []cardSlot
-	// CompareLink toggles the comparison.
-	CompareLink string
+	// CompareLink toggles the comparison with the previous period, and
+	// CompareYearLink the one with the same dates a year before.
+	CompareLink, CompareYearLink string
 }
 
 type rangeLink struct {
@@ -78,10 +79,12 @@ func dashboardOf(pg page, v view, role model.Role) dashboardPage {
 		}
 		p.Ranges = append(p.Ranges, rangeLink{Key: r.Key, Label: r.Label, URL: v.withRange(r.Key), Active: v.Range == r.Key})
 	}
-	if v.Compare {
+	p.CompareLink, p.CompareYearLink = v.link("compare", "1"), v.link("compare", "year")
+	if v.Compare && !v.CompareYear {
 		p.CompareLink = v.link("compare", "")
-	} else {
-		p.CompareLink = v.link("compare", "1")
+	}
+	if v.CompareYear {
+		p.CompareYearLink = v.link("compare", "")
 	}
 	for _, cs := range []cardSlot{
 		{Name: "overview", Title: "Overview", Wide: true},

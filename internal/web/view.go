@@ -29,6 +29,7 @@ type view struct {
 	Range             string
 	From, To          time.Time // inclusive dates in the site's time zone
 	Compare           bool
+	CompareYear       bool // with the same dates a year before, not the period before
 	Filters           []activeFilter
 	Attribution       string // the revenue card's model; the download's too
 	Funnel            string // the funnel card's funnel (a funnel id); the download's too
@@ -53,7 +54,8 @@ func sitePath(site model.SiteID) string { return "/sites/" + string(site) }
 // parseView reads the view from the URL of the dashboard at base; a bad
 // parameter is a 400.
 func parseView(q url.Values, site model.Site, base string, now time.Time) (view, error) {
-	v := view{Site: site, Base: base, Range: q.Get("range"), Compare: q.Get("compare") == "1"}
+	v := view{Site: site, Base: base, Range: q.Get("range"), Compare: q.Get("compare") == "1" || q.Get("compare") == "year",
+		CompareYear: q.Get("compare") == "year"}
 	loc, err := model.LoadZone(site.Timezone)
 	if err != nil {
 		loc = time.UTC
@@ -98,7 +100,7 @@ func parseView(q url.Values, site model.Site, base string, now time.Time) (view,
 		v.query.Set("to", v.To.Format(time.DateOnly))
 	}
 	if v.Compare {
-		v.query.Set("compare", "1")
+		v.query.Set("compare", v.CompareParam())
 	}
 	if v.Attribution != stats.LastNonDirect {
 		v.query.Set("attribution", v.Attribution)
@@ -134,8 +136,17 @@ func paramOf(d stats.Dimension) string {
 // request is the stats request of the view (every report of the dashboard).
 func (v view) request() stats.Request {
 	fs, _ := stats.ParseFilters(v.query) // validated by parseView
-	return stats.Request{SiteID: v.Site.ID, DateFrom: v.From, DateTo: v.To, Compare: v.Compare, Filters: fs,
+	return stats.Request{SiteID: v.Site.ID, DateFrom: v.From, DateTo: v.To, Compare: v.Compare, CompareYear: v.CompareYear, Filters: fs,
 		Limit: 10, Page: 1, Attribution: v.Attribution, FunnelID: model.FunnelID(v.Funnel), Interval: v.interval()}
+}
+
+// CompareParam is the view's compare parameter: year, or 1 for the
+// previous period.
+func (v view) CompareParam() string {
+	if v.CompareYear {
+		return "year"
+	}
+	return "1"
 }
 
 // interval is the unit of the view's chart: a day by the hour, a range of

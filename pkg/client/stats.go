@@ -21,6 +21,9 @@ type StatsParams struct {
 	DateTo   string // YYYY-MM-DD, inclusive
 	Timezone string // IANA name; default: the site's
 	Compare  bool   // overview
+	// CompareYear (overview) compares with the same dates a year before
+	// rather than the period before (compare=year).
+	CompareYear bool
 	Interval string // overview: hour, day (default), week or month
 	Limit    int    // pages, event properties
 	Page     int    // pages
@@ -63,6 +66,9 @@ func (p StatsParams) values() url.Values {
 	set("interval", p.Interval)
 	if p.Compare {
 		v.Set("compare", "true")
+	}
+	if p.CompareYear {
+		v.Set("compare", "year")
 	}
 	if p.Limit > 0 {
 		v.Set("limit", strconv.Itoa(p.Limit))
