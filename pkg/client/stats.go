@@ -24,9 +24,9 @@ type StatsParams struct {
 	// CompareYear (overview) compares with the same dates a year before
 	// rather than the period before (compare=year).
 	CompareYear bool
-	Interval string // overview: hour, day (default), week or month
-	Limit    int    // pages, event properties
-	Page     int    // pages
+	Interval    string // overview: hour, day (default), week or month
+	Limit       int    // pages, event properties
+	Page        int    // pages
 	// Filters (every report): device, country (required by regions),
 	// region (required by cities), source, pathname, city, browser, OS.
 	Device, Country, Region, Source, Pathname, City, Browser, OS string
