@@ -302,3 +302,30 @@ func TestExclusionsSettingsForm(t *testing.T) {
 	}
 	viewer.expect(http.MethodPost, action, url.Values{"excluded_pages": {""}, "csrf": {viewer.csrf}}, http.StatusForbidden)
 }
+
+// An outsider learns nothing of a site's exclusions from /e: an excluded
+// event with revenue is answered as a stored one is, refused when its
+// revenue is (over the site's cap) and with the same limit headers, so no
+// page or host can be probed for being excluded.
+func TestExcludedRevenueEventsAnsweredAsStored(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site := string(h.siteID)
+	pages, hosts := []string{"/admin/**"}, []string{"*.staging.example.com"}
+	if _, err := h.client(h.key).UpdateSite(ctx, site, api.SiteRequest{ExcludedPages: &pages, ExcludedHosts: &hosts}); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(url, amount string) string {
+		t.Helper()
+		resp := postE(t, h, `{"site_id":"`+site+`","event_name":"Purchase","url":"`+url+`","revenue":{"amount":`+amount+`,"currency":"USD"}}`)
+		return fmt.Sprintf("%d limit=%s", resp.StatusCode, resp.Header.Get("X-RateLimit-Limit"))
+	}
+	for _, amount := range []string{"10.00", "99999999.00"} { // within the default cap, and over it
+		stored := answer("https://example.com/pricing", amount)
+		for _, url := range []string{"https://example.com/admin/orders", "https://pr-7.staging.example.com/pricing"} {
+			if got := answer(url, amount); got != stored {
+				t.Errorf("revenue %s on %s (excluded): %s; a stored event's: %s", amount, url, got, stored)
+			}
+		}
+	}
+}

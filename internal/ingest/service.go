@@ -151,10 +151,6 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllow
 	if !OnDomain(ev.url.Hostname(), site.Domain) {
 		return "", s.refusedAt(site.ID, model.RefusedHostMismatch, errs.InvalidField("url", "the page is not on the site's domain"), 1)
 	}
-	// before the revenue checks: an excluded event spends no allowance
-	if excluded(&site, &ev) {
-		return s.exclude(site.ID)
-	}
 	if ev.revenueAmount > 0 {
 		if err := s.revenue.CheckClientRevenue(ctx, site, ev.revenueAmount, ev.revenueCurrency); err != nil {
 			return "", s.refusedAt(site.ID, "", err, 1)
@@ -165,6 +161,12 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllow
 			s.countAt(site.ID, "", err, 1) // the limit counts it in the metrics
 			return "", err
 		}
+	}
+	// after the revenue checks: an excluded event is answered as a stored
+	// one, refusals and allowance included, or anyone could probe which
+	// pages and hosts a site excludes
+	if excluded(&site, &ev) {
+		return s.exclude(site.ID)
 	}
 	return s.acceptOne(ctx, site, ev)
 }
