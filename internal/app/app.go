@@ -180,7 +180,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
 		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Stats: a.Stats, Limiter: a.Limiter,
-		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(),
+		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(), ForceHTTPS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
 		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour})
 	return err
@@ -247,9 +247,6 @@ func (a *App) newEnricher(ctx context.Context) (*ingest.Enricher, error) {
 // Handler serves the API and, on every other path, the dashboard.
 func (a *App) Handler() http.Handler {
 	api, dashboard := a.API.Handler(), a.Web.Handler()
-	if a.cfg.ForceHTTPS() {
-		dashboard = httpapi.RedirectHTTPS(a.cfg.TrustedProxyNets(), dashboard)
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.callers.Enter()
 		defer a.callers.Leave()

@@ -15,6 +15,8 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/sharing"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
@@ -345,4 +347,28 @@ func TestShareLimit(t *testing.T) {
 	owner := newWebUser(t, h)
 	owner.login(h.email)
 	owner.expect(http.MethodGet, "/sites/"+string(h.siteID)+"/cards/devices", nil, http.StatusOK)
+}
+
+// A shared link's URL asked over plain HTTP is redirected to HTTPS with the
+// headers of every answer under /share: the redirect is no cacheable page
+// and carries the token to no Referer.
+func TestShareRedirectToHTTPSHeaders(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.RedirectHTTPS = "true" }))
+	owner := auth.Principal{UserID: h.userID, Scopes: model.AllScopes}
+	link, err := h.app.Sharing.Create(context.Background(), owner, h.siteID, sharing.Input{Label: "plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/share/" + link.Token, "/share/" + link.Token + "/cards/pages", "/share/nosuchtoken"} {
+		resp, err := noRedirect.Get(h.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusPermanentRedirect || !strings.HasPrefix(resp.Header.Get("Location"), "https://") {
+			t.Fatalf("%s over plain HTTP: %d to %q, want 308 to HTTPS", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
+		checkShareHeaders(t, path+" over plain HTTP", resp.Header)
+	}
 }

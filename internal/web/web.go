@@ -120,6 +120,10 @@ type Deps struct {
 	SecureCookies bool
 	// HSTS sends Strict-Transport-Security (when HTTPS is enforced).
 	HSTS bool
+	// ForceHTTPS redirects plain-HTTP requests to HTTPS (308; see
+	// httpapi.RedirectHTTPS), after the headers every answer carries: a
+	// shared link's redirect carries its own too.
+	ForceHTTPS bool
 	// PublicURL is the server's address as sites see it (for the install
 	// snippet and webhook URLs); empty = the request's own.
 	PublicURL string
@@ -169,7 +173,11 @@ func New(deps Deps) (*Server, error) {
 		unavailable: outage.New(deps.Log, "dashboard: answering 503: a store is unavailable", 0)}
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = httpapi.IPExtractor(deps.TrustedProxies)
-	e.Use(middleware.Recover(), s.headers, middleware.BodyLimit("256K"), s.loadSession)
+	e.Use(middleware.Recover(), s.headers)
+	if deps.ForceHTTPS {
+		e.Use(echo.WrapMiddleware(func(next http.Handler) http.Handler { return httpapi.RedirectHTTPS(deps.TrustedProxies, next) }))
+	}
+	e.Use(middleware.BodyLimit("256K"), s.loadSession)
 
 	assets, err := fs.Sub(files, "assets")
 	if err != nil {
