@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 
 	"github.com/tally-analytics/tally/internal/accounts"
@@ -126,11 +125,11 @@ func host(h string) (string, string) {
 	return d, ""
 }
 
-// shield is a site's exclusions compiled: the page patterns as one regular
-// expression, the addresses as networks, the hosts split into exact names
+// shield is a site's exclusions compiled: the page patterns (see
+// pagePattern), the addresses as networks, the hosts split into exact names
 // and suffixes.
 type shield struct {
-	pages    *regexp.Regexp // nil: no page excluded
+	pages    []*pagePattern
 	networks []netip.Prefix
 	hosts    []string
 	suffixes []string // ".staging.example.com" of *.staging.example.com
@@ -141,15 +140,9 @@ type shield struct {
 // by hand in the database) is left out rather than spoil the others.
 func Compile(e model.Exclusions) model.Shield {
 	var s shield
-	var alternatives []string
 	for _, p := range e.Pages {
 		if goals.ValidatePath(p) == nil {
-			alternatives = append(alternatives, "(?:"+goals.PathRegexp(p)+")")
-		}
-	}
-	if len(alternatives) > 0 {
-		if re, err := regexp.Compile(strings.Join(alternatives, "|")); err == nil {
-			s.pages = re
+			s.pages = append(s.pages, compilePage(p))
 		}
 	}
 	for _, a := range e.Addresses {
@@ -166,7 +159,7 @@ func Compile(e model.Exclusions) model.Shield {
 			s.hosts = append(s.hosts, h)
 		}
 	}
-	if s.pages == nil && len(s.networks) == 0 && len(s.hosts) == 0 && len(s.suffixes) == 0 {
+	if len(s.pages) == 0 && len(s.networks) == 0 && len(s.hosts) == 0 && len(s.suffixes) == 0 {
 		return nil
 	}
 	return &s
@@ -191,5 +184,10 @@ func (s *shield) Excludes(pathname, host string, addr netip.Addr) bool {
 			return true
 		}
 	}
-	return s.pages != nil && s.pages.MatchString(pathname)
+	for _, p := range s.pages {
+		if p.matches(pathname) {
+			return true
+		}
+	}
+	return false
 }
