@@ -151,7 +151,11 @@ func (a *App) build(ctx context.Context) (err error) {
 	})
 	a.revocations = auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix, log)
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
-	a.TwoFactor = twofactor.NewService(a.PG, passwords, a.now)
+	var tfOpts []twofactor.Option
+	if cfg.SecretsKeyEphemeral() {
+		tfOpts = append(tfOpts, twofactor.WithKeyOfThisProcess())
+	}
+	a.TwoFactor = twofactor.NewService(a.PG, passwords, a.now, tfOpts...)
 	a.Auth = auth.NewService(a.PG, a.revocations, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log,
 		auth.WithSecondFactor(a.TwoFactor, a.PG))
 	a.Accounts = accounts.NewService(a.PG, passwords, a.revocations, cfg.KeyEnvironment(), a.now)

@@ -295,7 +295,7 @@ func (c *Config) validate() ([]string, error) {
 		rand.Read(k)
 		c.SecretsKey, c.secretsKeyMadeUp = base64.StdEncoding.EncodeToString(k), true
 		warnings = append(warnings, "TALLY_SECRETS_KEY is not set; webhook secrets saved now are sealed with a key of "+
-			"this process and cannot be read after it stops (TALLY_ENV="+c.Env+")")
+			"this process and cannot be read after it stops, and two-factor authentication cannot be turned on (TALLY_ENV="+c.Env+")")
 		fallthrough
 	default:
 		if _, err := c.SecretBox(); err != nil {

@@ -63,11 +63,27 @@ type Service struct {
 	store     Store
 	passwords *auth.Passwords
 	now       func() time.Time
+	// keyOfThisProcess: secrets are sealed with a key made up for this
+	// process (no TALLY_SECRETS_KEY), which the next one cannot open
+	keyOfThisProcess bool
 }
 
+// Option configures a Service.
+type Option func(*Service)
+
+// WithKeyOfThisProcess tells the service that secrets are sealed with a key
+// made up for this process (a development server without
+// TALLY_SECRETS_KEY): 2FA is not turned on, since after a restart its
+// secret could not be opened and its user could not log in.
+func WithKeyOfThisProcess() Option { return func(s *Service) { s.keyOfThisProcess = true } }
+
 // NewService makes the two-factor service; now is the clock codes are of.
-func NewService(store Store, passwords *auth.Passwords, now func() time.Time) *Service {
-	return &Service{store: store, passwords: passwords, now: now}
+func NewService(store Store, passwords *auth.Passwords, now func() time.Time, opts ...Option) *Service {
+	s := &Service{store: store, passwords: passwords, now: now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Status is where a user's two-factor authentication stands.
@@ -102,8 +118,13 @@ type Setup struct {
 }
 
 // Begin makes a new secret for user to set up (replacing one not
-// confirmed); 409 when 2FA is on already.
+// confirmed); 409 when 2FA is on already, or when the server has no
+// TALLY_SECRETS_KEY.
 func (s *Service) Begin(ctx context.Context, user model.User) (Setup, error) {
+	if s.keyOfThisProcess {
+		return Setup{}, errs.E(errs.Conflict, "secrets_key_required", "two-factor authentication needs TALLY_SECRETS_KEY: "+
+			"without it, the secret could not be read after a restart and you could not log in")
+	}
 	key, err := totp.Generate(totp.GenerateOpts{Issuer: Issuer, AccountName: user.Email, Period: uint(Period / time.Second),
 		Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
 	if err != nil {
