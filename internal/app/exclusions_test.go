@@ -17,6 +17,15 @@ import (
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
+// list is an exclusions list of the Sites API's answer, nil when it has none
+// (a viewer's).
+func list(l *[]string) []string {
+	if l == nil {
+		return nil
+	}
+	return *l
+}
+
 // The Sites API sets a site's exclusions list by list, returns them
 // normalised, and refuses a bad entry by its list and index.
 func TestExclusionsSitesAPI(t *testing.T) {
@@ -29,8 +38,8 @@ func TestExclusionsSitesAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ExcludedPages == nil || len(got.ExcludedPages)+len(got.ExcludedAddresses)+len(got.ExcludedHosts) != 0 {
-		t.Errorf("a new site's exclusions: %q %q %q, want three empty lists", got.ExcludedPages, got.ExcludedAddresses, got.ExcludedHosts)
+	if got.ExcludedPages == nil || len(list(got.ExcludedPages))+len(list(got.ExcludedAddresses))+len(list(got.ExcludedHosts)) != 0 {
+		t.Errorf("a new site's exclusions: %q %q %q, want three empty lists", list(got.ExcludedPages), list(got.ExcludedAddresses), list(got.ExcludedHosts))
 	}
 
 	pages := []string{"/admin/**", " /preview/* ", "/login"}
@@ -43,14 +52,14 @@ func TestExclusionsSitesAPI(t *testing.T) {
 	type lists struct{ Pages, Addresses, Hosts []string }
 	want := lists{[]string{"/admin/**", "/preview/*", "/login"}, []string{"203.0.113.7", "198.51.100.0/24", "2001:db8::/48"},
 		[]string{"staging.example.com", "*.preview.example.com"}}
-	if diff := cmp.Diff(want, lists{updated.ExcludedPages, updated.ExcludedAddresses, updated.ExcludedHosts}); diff != "" {
+	if diff := cmp.Diff(want, lists{list(updated.ExcludedPages), list(updated.ExcludedAddresses), list(updated.ExcludedHosts)}); diff != "" {
 		t.Errorf("PUT (-want +got):\n%s", diff)
 	}
 	got, err = c.Site(ctx, site)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, lists{got.ExcludedPages, got.ExcludedAddresses, got.ExcludedHosts}); diff != "" {
+	if diff := cmp.Diff(want, lists{list(got.ExcludedPages), list(got.ExcludedAddresses), list(got.ExcludedHosts)}); diff != "" {
 		t.Errorf("GET (-want +got):\n%s", diff)
 	}
 
@@ -61,7 +70,7 @@ func TestExclusionsSitesAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	want.Hosts = []string{}
-	if diff := cmp.Diff(want, lists{updated.ExcludedPages, updated.ExcludedAddresses, updated.ExcludedHosts}); diff != "" {
+	if diff := cmp.Diff(want, lists{list(updated.ExcludedPages), list(updated.ExcludedAddresses), list(updated.ExcludedHosts)}); diff != "" {
 		t.Errorf("hosts cleared (-want +got):\n%s", diff)
 	}
 
@@ -95,8 +104,18 @@ func TestExclusionsSitesAPI(t *testing.T) {
 	}
 	// nothing refused was saved
 	got, err = c.Site(ctx, site)
-	if err != nil || len(got.ExcludedPages) != 3 || len(got.ExcludedAddresses) != 3 || len(got.ExcludedHosts) != 0 {
+	if err != nil || len(list(got.ExcludedPages)) != 3 || len(list(got.ExcludedAddresses)) != 3 || len(list(got.ExcludedHosts)) != 0 {
 		t.Errorf("after the refusals: %+v, %v", got, err)
+	}
+
+	// a viewer sees the site without its exclusions (the addresses may be
+	// the team's own), in the list as in the site itself
+	viewer := h.client(viewerKey(t, h))
+	if v, err := viewer.Site(ctx, site); err != nil || v.Role != "viewer" || v.ExcludedPages != nil || v.ExcludedAddresses != nil || v.ExcludedHosts != nil {
+		t.Errorf("a viewer's site: %+v, %v; want no exclusions", v, err)
+	}
+	if sites, err := viewer.Sites(ctx); err != nil || len(sites) != 1 || sites[0].ExcludedAddresses != nil {
+		t.Errorf("a viewer's list of sites: %+v, %v; want no exclusions", sites, err)
 	}
 
 	// another account's site: 404, as for one that does not exist
@@ -279,7 +298,7 @@ func TestExclusionsSettingsForm(t *testing.T) {
 		}
 	}
 	got, err := h.client(h.key).Site(ctx, site)
-	if err != nil || len(got.ExcludedPages) != 2 || len(got.ExcludedAddresses) != 2 || len(got.ExcludedHosts) != 1 {
+	if err != nil || len(list(got.ExcludedPages)) != 2 || len(list(got.ExcludedAddresses)) != 2 || len(list(got.ExcludedHosts)) != 1 {
 		t.Fatalf("the API reads %+v, %v", got, err)
 	}
 
@@ -290,8 +309,8 @@ func TestExclusionsSettingsForm(t *testing.T) {
 		!strings.Contains(body, ">203.0.113.0/24\n\n10.0.0.0/33</textarea>") {
 		t.Errorf("a bad address: the form does not name line 3, or lost what was typed:\n%s", body)
 	}
-	if got, _ := h.client(h.key).Site(ctx, site); len(got.ExcludedAddresses) != 2 {
-		t.Errorf("a refused form changed the addresses: %q", got.ExcludedAddresses)
+	if got, _ := h.client(h.key).Site(ctx, site); len(list(got.ExcludedAddresses)) != 2 {
+		t.Errorf("a refused form changed the addresses: %q", list(got.ExcludedAddresses))
 	}
 
 	viewer := newWebUser(t, h)

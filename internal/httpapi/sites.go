@@ -32,11 +32,15 @@ func (s *Server) siteRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 }
 
 func siteView(m model.Membership) api.Site {
-	return api.Site{SiteID: string(m.Site.ID), Domain: m.Site.Domain, Timezone: m.Site.Timezone,
+	v := api.Site{SiteID: string(m.Site.ID), Domain: m.Site.Domain, Timezone: m.Site.Timezone,
 		BaseCurrency: m.Site.BaseCurrency, Role: string(m.Role), CreatedAt: m.Site.CreatedAt.UTC(),
-		ClientRevenue: api.ClientRevenue{Included: m.Site.ClientRevenue.Included, Cap: m.Site.ClientRevenue.Cap},
-		ExcludedPages: orEmpty(m.Site.Exclusions.Pages), ExcludedAddresses: orEmpty(m.Site.Exclusions.Addresses),
-		ExcludedHosts: orEmpty(m.Site.Exclusions.Hosts)}
+		ClientRevenue: api.ClientRevenue{Included: m.Site.ClientRevenue.Included, Cap: m.Site.ClientRevenue.Cap}}
+	// a viewer sees no exclusions: the addresses may be the team's own
+	if m.Role != model.RoleViewer {
+		pages, addresses, hosts := orEmpty(m.Site.Exclusions.Pages), orEmpty(m.Site.Exclusions.Addresses), orEmpty(m.Site.Exclusions.Hosts)
+		v.ExcludedPages, v.ExcludedAddresses, v.ExcludedHosts = &pages, &addresses, &hosts
+	}
+	return v
 }
 
 // orEmpty is l, or an empty list rather than null.

@@ -30,14 +30,17 @@ type Site struct {
 	Timezone      string        `json:"timezone"`
 	BaseCurrency  string        `json:"base_currency"`
 	ClientRevenue ClientRevenue `json:"client_revenue"`
+	// The exclusions are the owners' and admins' to see (the addresses
+	// may be a team's own): nil for a viewer.
+	//
 	// ExcludedPages are page patterns (* one path segment, ** any depth)
 	// whose events the site keeps out of its statistics.
-	ExcludedPages []string `json:"excluded_pages"`
+	ExcludedPages *[]string `json:"excluded_pages,omitempty"`
 	// ExcludedAddresses are visitors' IP addresses or CIDR ranges kept out.
-	ExcludedAddresses []string `json:"excluded_addresses"`
+	ExcludedAddresses *[]string `json:"excluded_addresses,omitempty"`
 	// ExcludedHosts are hostnames of the page's URL kept out: exact, or
 	// *.suffix for every host under suffix.
-	ExcludedHosts []string  `json:"excluded_hosts"`
+	ExcludedHosts *[]string `json:"excluded_hosts,omitempty"`
 	Role          string    `json:"role"`
 	CreatedAt     time.Time `json:"created_at"`
 }
