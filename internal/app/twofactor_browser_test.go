@@ -35,7 +35,8 @@ func TestTwoFactorInABrowser(t *testing.T) {
 		chromedp.Submit(css(`#password`)), chromedp.WaitVisible(css(`.site-list`)))
 	run("security", chromedp.Click(css(`nav a[href="/account/security"]`)), chromedp.WaitVisible(css(`[data-state=off]`)))
 	audit(t, b, "security (off)")
-	run("set up", chromedp.Click(css(`form[action="/account/security/setup"] button`)), chromedp.WaitVisible(css(`img.qr`)))
+	run("set up", chromedp.SendKeys(css(`#begin-password`), password),
+		chromedp.Click(css(`form[action="/account/security/setup"] button`)), chromedp.WaitVisible(css(`img.qr`)))
 	audit(t, b, "security (setup)")
 	secret := text(`#totp-secret`)
 	run("wrong code", chromedp.SendKeys(css(`#confirm-code`), h.wrongCode(secret)), chromedp.Submit(css(`#confirm-code`)),

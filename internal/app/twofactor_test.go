@@ -64,7 +64,7 @@ func (h *harness) twoFactorOn(user model.UserID) bool {
 func enableTwoFactor(t *testing.T, h *harness, w *webUser) (secret string, codes []string) {
 	t.Helper()
 	w.expect(http.MethodGet, "/account/security", nil, http.StatusOK)
-	body := w.expect(http.MethodPost, "/account/security/setup", url.Values{"csrf": {w.csrf}}, http.StatusOK)
+	body := w.expect(http.MethodPost, "/account/security/setup", url.Values{"csrf": {w.csrf}, "password": {password}}, http.StatusOK)
 	m := secretShown.FindStringSubmatch(body)
 	if m == nil || !strings.Contains(body, `src="data:image/png;base64,`) || !strings.Contains(body, "otpauth://totp/") {
 		t.Fatalf("the setup page shows no secret, QR code or otpauth URI:\n%s", body)
@@ -89,7 +89,12 @@ func TestTwoFactorEnableNeedsACode(t *testing.T) {
 	if body := w.expect(http.MethodGet, "/sites", nil, http.StatusOK); !strings.Contains(body, `href="/account/security"`) {
 		t.Fatal("the account menu has no Security link")
 	}
-	body := w.expect(http.MethodPost, "/account/security/setup", url.Values{"csrf": {w.csrf}}, http.StatusOK)
+	// a stolen session cannot put its own second factor on the account
+	if body := w.expect(http.MethodPost, "/account/security/setup", url.Values{"csrf": {w.csrf}, "password": {"not it"}},
+		http.StatusBadRequest); secretShown.MatchString(body) || !strings.Contains(body, "wrong password") {
+		t.Fatalf("setup with a wrong password showed a secret or no error:\n%s", body)
+	}
+	body := w.expect(http.MethodPost, "/account/security/setup", url.Values{"csrf": {w.csrf}, "password": {password}}, http.StatusOK)
 	secret := secretShown.FindStringSubmatch(body)[1]
 	w.expect(http.MethodPost, "/account/security/setup", url.Values{"csrf": {"forged"}}, http.StatusForbidden)
 	w.expect(http.MethodPost, "/account/security/confirm", url.Values{"code": {h.code(secret)}}, http.StatusForbidden)
@@ -235,15 +240,15 @@ func TestTwoFactorLoginStepExpires(t *testing.T) {
 
 // Wrong codes count against the login limit as wrong passwords do.
 func TestTwoFactorWrongCodesCountAgainstTheLoginLimit(t *testing.T) {
-	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 3 }))
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 4 }))
 	owner := newWebUser(t, h)
-	owner.login(h.email) // attempt 1
-	secret, _ := enableTwoFactor(t, h, owner)
+	owner.login(h.email)                      // attempt 1
+	secret, _ := enableTwoFactor(t, h, owner) // 2: its password
 
 	w := newWebUser(t, h)
 	w.do(http.MethodGet, "/login", nil)
-	w.expect(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {password}, "csrf": {w.csrf}}, http.StatusSeeOther) // 2
-	w.expect(http.MethodPost, "/login/code", url.Values{"code": {h.wrongCode(secret)}, "csrf": {w.csrf}}, http.StatusUnauthorized)     // 3
+	w.expect(http.MethodPost, "/login", url.Values{"email": {h.email}, "password": {password}, "csrf": {w.csrf}}, http.StatusSeeOther) // 3
+	w.expect(http.MethodPost, "/login/code", url.Values{"code": {h.wrongCode(secret)}, "csrf": {w.csrf}}, http.StatusUnauthorized)     // 4
 	body := w.expect(http.MethodPost, "/login/code", url.Values{"code": {h.code(secret)}, "csrf": {w.csrf}}, http.StatusTooManyRequests)
 	if !strings.Contains(body, "Too many attempts") || w.header.Get("Retry-After") == "" || w.cookies["tally_session"] != nil {
 		t.Fatal("past the login limit, the code step logged in or did not say why")
@@ -255,12 +260,12 @@ func TestTwoFactorWrongCodesCountAgainstTheLoginLimit(t *testing.T) {
 func TestTwoFactorSecurityFormsCountAgainstTheLoginLimit(t *testing.T) {
 	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 3 }))
 	w := newWebUser(t, h)
-	w.login(h.email) // attempt 1
-	secret, _ := enableTwoFactor(t, h, w)
+	w.login(h.email)                      // attempt 1
+	secret, _ := enableTwoFactor(t, h, w) // 2: its password
 	disable := url.Values{"csrf": {w.csrf}, "password": {"wrong password"}, "code": {h.code(secret)}}
-	w.expect(http.MethodPost, "/account/security/disable", disable, http.StatusBadRequest) // 2
-	w.expect(http.MethodPost, "/account/security/recovery-codes", url.Values{"csrf": {w.csrf}, "code": {h.wrongCode(secret)}},
-		http.StatusBadRequest) // 3
+	w.expect(http.MethodPost, "/account/security/disable", disable, http.StatusBadRequest) // 3
+	w.expect(http.MethodPost, "/account/security/recovery-codes", url.Values{"csrf": {w.csrf}, "code": {h.code(secret)}},
+		http.StatusTooManyRequests)
 	disable.Set("password", password)
 	if body := w.expect(http.MethodPost, "/account/security/disable", disable, http.StatusTooManyRequests); !strings.Contains(body, "Too many attempts") {
 		t.Errorf("past the login limit, the disable form did not say why:\n%s", body)
@@ -274,7 +279,8 @@ func TestTwoFactorSecurityFormsCountAgainstTheLoginLimit(t *testing.T) {
 // invalid_credentials, the right one a token; a recovery code works once.
 // Tokens from before 2FA was turned on stay valid.
 func TestTwoFactorAPILogin(t *testing.T) {
-	h := newHarness(t)
+	// every password and code tried counts against the login limit
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 30 }))
 	ctx := context.Background()
 	anon := h.client("")
 	before, err := anon.Login(ctx, h.email, password)
@@ -323,7 +329,8 @@ func TestTwoFactorAPILogin(t *testing.T) {
 // recovery codes need a current code and end the old ones. Turning it off
 // logs nobody out.
 func TestTwoFactorDisableAndRegenerate(t *testing.T) {
-	h := newHarness(t)
+	// every password and code tried counts against the login limit
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.LoginAttempts = 30 }))
 	ctx := context.Background()
 	w := newWebUser(t, h)
 	w.login(h.email)

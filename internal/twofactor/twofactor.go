@@ -117,13 +117,17 @@ type Setup struct {
 	QR string
 }
 
-// Begin makes a new secret for user to set up (replacing one not
-// confirmed); 409 when 2FA is on already, or when the server has no
-// TALLY_SECRETS_KEY.
-func (s *Service) Begin(ctx context.Context, user model.User) (Setup, error) {
+// Begin makes a new secret for the user of id to set up (replacing one not
+// confirmed), once password is theirs; 409 when 2FA is on already, or when
+// the server has no TALLY_SECRETS_KEY.
+func (s *Service) Begin(ctx context.Context, id model.UserID, password string) (Setup, error) {
 	if s.keyOfThisProcess {
 		return Setup{}, errs.E(errs.Conflict, "secrets_key_required", "two-factor authentication needs TALLY_SECRETS_KEY: "+
 			"without it, the secret could not be read after a restart and you could not log in")
+	}
+	user, err := s.checkPassword(ctx, id, password)
+	if err != nil {
+		return Setup{}, err
 	}
 	key, err := totp.Generate(totp.GenerateOpts{Issuer: Issuer, AccountName: user.Email, Period: uint(Period / time.Second),
 		Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
@@ -226,18 +230,11 @@ func (s *Service) RegenerateRecoveryCodes(ctx context.Context, user model.UserID
 // Disable turns user's 2FA off: it needs their password and a current code
 // or a recovery code. Sessions and tokens stay valid.
 func (s *Service) Disable(ctx context.Context, user model.UserID, password, code string) error {
-	u, err := s.store.UserByID(ctx, user)
-	if err != nil {
+	if _, err := s.checkPassword(ctx, user, password); err != nil {
 		return err
 	}
-	ok, err := s.passwords.Check(ctx, password, u.PasswordHash)
+	ok, err := s.use(ctx, user, code)
 	if err != nil {
-		return err
-	}
-	if !ok {
-		return errs.InvalidField("password", "wrong password")
-	}
-	if ok, err = s.use(ctx, user, code); err != nil {
 		return err
 	}
 	if !ok {
@@ -245,6 +242,23 @@ func (s *Service) Disable(ctx context.Context, user model.UserID, password, code
 	}
 	_, err = s.store.DisableTOTP(ctx, user)
 	return err
+}
+
+// checkPassword is the user of id if password is theirs: turning 2FA on
+// and off both ask for it.
+func (s *Service) checkPassword(ctx context.Context, id model.UserID, password string) (model.User, error) {
+	u, err := s.store.UserByID(ctx, id)
+	if err != nil {
+		return model.User{}, err
+	}
+	ok, err := s.passwords.Check(ctx, password, u.PasswordHash)
+	if err != nil {
+		return model.User{}, err
+	}
+	if !ok {
+		return model.User{}, errs.InvalidField("password", "wrong password")
+	}
+	return u, nil
 }
 
 // DisableByEmail turns off the 2FA of the user with email, with nothing

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/errs"
-	"github.com/tally-analytics/tally/internal/model"
 )
 
 // A server whose secrets key is its own (development, no
@@ -15,7 +14,7 @@ import (
 // be opened, and its user could not log in. Nothing is stored.
 func TestNoTwoFactorWithAKeyOfThisProcess(t *testing.T) {
 	s := NewService(nil, nil, time.Now, WithKeyOfThisProcess()) // a nil store: touching it panics
-	_, err := s.Begin(context.Background(), model.User{ID: "u1", Email: "ada@example.com"})
+	_, err := s.Begin(context.Background(), "u1", "a password")
 	var e *errs.Error
 	if !errors.As(err, &e) || e.Kind != errs.Conflict || e.Code != "secrets_key_required" {
 		t.Fatalf("Begin: %v, want 409 secrets_key_required", err)

@@ -16,7 +16,7 @@ import (
 // TwoFactor manages the user's two-factor authentication.
 type TwoFactor interface {
 	Status(ctx context.Context, user model.UserID) (twofactor.Status, error)
-	Begin(ctx context.Context, user model.User) (twofactor.Setup, error)
+	Begin(ctx context.Context, user model.UserID, password string) (twofactor.Setup, error)
 	Pending(ctx context.Context, user model.User) (twofactor.Setup, error)
 	Confirm(ctx context.Context, user model.UserID, code string) ([]string, error)
 	RegenerateRecoveryCodes(ctx context.Context, user model.UserID, code string) ([]string, error)
@@ -64,19 +64,16 @@ func (s *Server) security(c echo.Context) error {
 	return s.render(c, http.StatusOK, "security", p)
 }
 
-// securitySetup makes a new secret and shows it, to be confirmed with a code.
+// securitySetup makes a new secret and shows it, to be confirmed with a
+// code. It asks for the password, counted against the login limits: a
+// stolen session must not put its own second factor on the account.
 func (s *Server) securitySetup(c echo.Context) error {
 	u, _ := session(c)
-	setup, err := s.deps.TwoFactor.Begin(c.Request().Context(), u.user)
-	if err != nil {
-		return err
+	if refused := s.countLogin(c, u.user.Email); refused != nil {
+		return refused
 	}
-	p, err := s.securityData(c)
-	if err != nil {
-		return err
-	}
-	p.Setup = viewOf(setup)
-	return s.render(c, http.StatusOK, "security", p)
+	setup, refused := s.deps.TwoFactor.Begin(c.Request().Context(), u.user.ID, c.FormValue("password"))
+	return s.securityAnswer(c, refused, "begin", func(p *securityPage) { p.Setup = viewOf(setup) })
 }
 
 // securityConfirm turns 2FA on with a current code of the new secret, and
