@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -43,30 +46,60 @@ func newSiteCreateCmd() *cobra.Command {
 }
 
 func newSiteSecretCmd() *cobra.Command {
-	var site, provider, secret string
-	var asJSON bool
+	var site, provider string
+	var secrets []string
+	var add, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "secret --site SITE_ID --provider provider_a|provider_b|provider_c|provider_d --secret S",
-		Short: "Set a site's webhook signing secret for a payment provider",
-		Example: `  tally site secret --site SITE_ID --provider provider_a --secret whsec_...
-  printf '%s\n' "$STRIPE_WEBHOOK_SECRET" | tally site secret --site SITE_ID --provider provider_a --secret -`,
+		Use:   "secret --site SITE_ID --provider provider_a|provider_b|provider_c|provider_d --secret S [--secret S2 …] [--add]",
+		Short: "Set a site's webhook signing secrets for a payment provider",
+		Long: `Set a site's webhook signing secrets for a payment provider: up to 3, and a webhook is
+accepted if any of them signed it (a test endpoint's secret beside the live one's, or the new
+one while a secret is rotated). The secrets given replace those set, unless --add keeps them.`,
+		Example: `  tally site secret --site SITE_ID --provider provider_a --secret whsec_live... --secret whsec_test...
+  printf '%s\n' "$STRIPE_WEBHOOK_SECRET" | tally site secret --site SITE_ID --provider provider_a --secret - --add`,
 		Args: cobra.NoArgs,
 		RunE: withAccounts(func(cmd *cobra.Command, _ []string, e *env, svc *accounts.Service) error {
-			if err := fromStdin(cmd, &secret); err != nil {
+			given, err := secretsFromStdin(cmd, secrets)
+			if err != nil {
 				return err
 			}
-			if err := svc.SetProviderSecret(cmd.Context(), model.SiteID(site), model.Provider(provider), secret); err != nil {
+			n, err := svc.SetProviderSecrets(cmd.Context(), model.SiteID(site), model.Provider(provider), given, add)
+			if err != nil {
 				return err
 			}
-			return e.print(asJSON, map[string]any{"site_id": site, "provider": provider, "updated": true},
-				fmt.Sprintf("stored the %s webhook secret of site %s", provider, site))
+			return e.print(asJSON, map[string]any{"site_id": site, "provider": provider, "updated": true, "secrets": n},
+				fmt.Sprintf("stored the %s webhook secrets of site %s: %d set", provider, site, n))
 		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&site, "site", "", "site id")
 	f.StringVar(&provider, "provider", "", "provider_a (Stripe), provider_b (Lemon Squeezy), provider_c (Paddle) or provider_d (Polar)")
-	f.StringVar(&secret, "secret", "", "the provider's webhook signing secret; - reads it from the first line of standard input")
+	f.StringArrayVar(&secrets, "secret", nil, "a webhook signing secret of the provider, repeated for several; - reads them from standard input, one a line")
+	f.BoolVar(&add, "add", false, "keep the secrets set and add these (default: replace them)")
 	requireFlags(cmd, "site", "provider", "secret")
 	jsonFlag(cmd, &asJSON)
 	return cmd
+}
+
+// secretsFromStdin replaces a --secret "-" with the lines of the standard
+// input, one secret a line, out of the process list and the shell's history.
+func secretsFromStdin(cmd *cobra.Command, secrets []string) ([]string, error) {
+	var out []string
+	read := false
+	for _, s := range secrets {
+		if s != "-" {
+			out = append(out, s)
+			continue
+		}
+		if read {
+			return nil, errs.InvalidField("secret", "standard input (-) can be read once")
+		}
+		read = true
+		b, err := io.ReadAll(cmd.InOrStdin())
+		if err != nil {
+			return nil, fmt.Errorf("reading standard input: %w", err)
+		}
+		out = append(out, strings.Split(string(b), "\n")...)
+	}
+	return out, nil
 }

@@ -28,7 +28,7 @@ type Store interface {
 	KeyByID(ctx context.Context, id model.KeyID) (model.APIKey, error)
 	KeysByUser(ctx context.Context, user model.UserID) ([]model.APIKey, error)
 	RevokeKey(ctx context.Context, id model.KeyID, at time.Time) (model.APIKey, error)
-	SetProviderSecret(ctx context.Context, site model.SiteID, p model.Provider, secret string) error
+	UpdateProviderSecrets(ctx context.Context, site model.SiteID, p model.Provider, update func(current []string) ([]string, error)) error
 }
 
 // Service holds the account rules.

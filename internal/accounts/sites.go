@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"unicode"
 
 	"github.com/bojanz/currency"
 	"golang.org/x/net/idna"
@@ -140,23 +139,4 @@ func (s *Service) AddMember(ctx context.Context, site model.SiteID, email string
 		return err
 	}
 	return s.store.AddMember(ctx, site, u.ID, role)
-}
-
-// SetProviderSecret stores a site's webhook signing secret for a provider.
-func (s *Service) SetProviderSecret(ctx context.Context, site model.SiteID, p model.Provider, secret string) error {
-	if !p.Valid() {
-		return errs.InvalidField("provider", "must be provider_a, provider_b, provider_c or provider_d")
-	}
-	// a secret pasted with its line's end, or with control characters,
-	// would never match a signature
-	secret = strings.TrimSpace(secret)
-	if len(secret) < 8 || len(secret) > 512 || strings.ContainsFunc(secret, unicode.IsControl) {
-		return errs.InvalidField("secret", "must be 8 to 512 characters, none of them control characters")
-	}
-	if _, err := s.store.SiteByID(ctx, site); errors.Is(err, errs.ErrNotFound) {
-		return errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
-	} else if err != nil {
-		return err
-	}
-	return s.store.SetProviderSecret(ctx, site, p, secret)
 }

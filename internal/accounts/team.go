@@ -111,7 +111,8 @@ func (t *Team) notOwner(ctx context.Context, site model.SiteID, user model.UserI
 	return nil
 }
 
-// SecretStates tells which payment providers site has a webhook secret for.
+// SecretStates tells which payment providers site has webhook secrets for,
+// and how many.
 func (t *Team) SecretStates(ctx context.Context, user model.UserID, site model.SiteID) ([]model.ProviderSecretState, error) {
 	if err := t.manager(ctx, user, site); err != nil {
 		return nil, err
@@ -119,10 +120,11 @@ func (t *Team) SecretStates(ctx context.Context, user model.UserID, site model.S
 	return t.store.ProviderSecretStates(ctx, site)
 }
 
-// SetSecret stores site's webhook signing secret for a provider.
-func (t *Team) SetSecret(ctx context.Context, user model.UserID, site model.SiteID, p model.Provider, secret string) error {
+// SetSecrets adds to or replaces site's webhook signing secrets for a
+// provider (see Service.SetProviderSecrets) and says how many it holds now.
+func (t *Team) SetSecrets(ctx context.Context, user model.UserID, site model.SiteID, p model.Provider, secrets []string, add bool) (int, error) {
 	if err := t.manager(ctx, user, site); err != nil {
-		return err
+		return 0, err
 	}
-	return t.svc.SetProviderSecret(ctx, site, p, secret)
+	return t.svc.SetProviderSecrets(ctx, site, p, secrets, add)
 }

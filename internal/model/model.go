@@ -220,12 +220,18 @@ type Member struct {
 	Role  Role
 }
 
-// ProviderSecretState tells whether a site has a provider's webhook secret
-// (never the secret).
+// ProviderSecretState tells whether a site has a provider's webhook
+// secrets, and how many (never the secrets).
 type ProviderSecretState struct {
 	Provider  Provider
+	Count     int
 	UpdatedAt time.Time
 }
+
+// MaxProviderSecrets is how many signing secrets a site may hold for one
+// provider: a live endpoint's, a test endpoint's, and one more while either
+// is rotated. A webhook is verified if any of them verifies it.
+const MaxProviderSecrets = 3
 
 // Realtime is who was on a site in the last few minutes: the visitors, and
 // how many of them are on each page and came from each source, the most

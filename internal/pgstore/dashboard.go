@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -88,19 +89,30 @@ func (s *Store) RemoveMember(ctx context.Context, site model.SiteID, email strin
 	return translate("pgstore: remove member", err)
 }
 
-// ProviderSecretStates lists the providers a site has a webhook secret for.
+// ProviderSecretStates lists the providers a site has webhook secrets for,
+// and how many of each (opened to be counted, never returned).
 func (s *Store) ProviderSecretStates(ctx context.Context, site model.SiteID) ([]model.ProviderSecretState, error) {
-	rows, err := s.pool.Query(ctx, `SELECT provider, updated_at FROM site_provider_secrets WHERE site_id = $1
+	if s.secrets == nil {
+		return nil, errNoSecretsKey
+	}
+	rows, err := s.pool.Query(ctx, `SELECT provider, secret, updated_at FROM site_provider_secrets WHERE site_id = $1
 		ORDER BY provider`, string(site))
 	if err != nil {
 		return nil, translate("pgstore: provider secrets", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.ProviderSecretState, error) {
 		var st model.ProviderSecretState
-		var p string
-		err := r.Scan(&p, &st.UpdatedAt)
+		var p, sealed string
+		if err := r.Scan(&p, &sealed, &st.UpdatedAt); err != nil {
+			return st, err
+		}
 		st.Provider = model.Provider(p)
-		return st, err
+		plain, _, err := s.secrets.Open(sealed, secretRow(site, st.Provider))
+		if err != nil {
+			return st, fmt.Errorf("open the secrets of %s/%s: %w", site, p, err)
+		}
+		st.Count = len(splitSecrets(plain))
+		return st, nil
 	})
 	return out, translate("pgstore: provider secrets", err)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,14 +110,61 @@ func TestUsersSitesMembers(t *testing.T) {
 	if err != nil || len(sites) != 1 || sites[0].ID != "site1" {
 		t.Errorf("SitesByUser = %+v, %v", sites, err)
 	}
-	if err := s.SetProviderSecret(ctx, "site1", model.ProviderA, "whsec_1"); err != nil {
+	if err := setSecrets(ctx, s, "site1", model.ProviderA, "whsec_1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetProviderSecret(ctx, "site1", model.ProviderA, "whsec_2"); err != nil {
+	if err := setSecrets(ctx, s, "site1", model.ProviderA, "whsec_2"); err != nil {
 		t.Fatal(err)
 	}
-	if sec, err := s.ProviderSecret(ctx, "site1", model.ProviderA); err != nil || sec != "whsec_2" {
-		t.Errorf("ProviderSecret = %q, %v; want the replaced secret", sec, err)
+	if sec, err := s.ProviderSecrets(ctx, "site1", model.ProviderA); err != nil || !slices.Equal(sec, []string{"whsec_2"}) {
+		t.Errorf("ProviderSecrets = %q, %v; want the replaced secret", sec, err)
+	}
+}
+
+// setSecrets replaces a site's secrets for p.
+func setSecrets(ctx context.Context, s *pgstore.Store, site model.SiteID, p model.Provider, secrets ...string) error {
+	return s.UpdateProviderSecrets(ctx, site, p, func([]string) ([]string, error) { return secrets, nil })
+}
+
+// A provider's secrets are sealed together, in their order; an update sees
+// those set and may keep them; a refused update changes nothing; the
+// settings count them without showing them.
+func TestProviderSecretsList(t *testing.T) {
+	url := testenv.Postgres(t)
+	s := openWith(t, url, testKey(1))
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, model.User{Email: "list@example.com", Name: "L", PasswordHash: "h", Plan: model.PlanPro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateSite(ctx, model.Site{ID: "s1", Domain: "example.com", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ProviderSecrets(ctx, "s1", model.ProviderA); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("no secrets: %v, want ErrNotFound", err)
+	}
+	if err := setSecrets(ctx, s, "s1", model.ProviderA, "whsec_live", "whsec_test"); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	err = s.UpdateProviderSecrets(ctx, "s1", model.ProviderA, func(current []string) ([]string, error) {
+		seen = current
+		return append(slices.Clone(current), "whsec_new"), nil
+	})
+	if err != nil || !slices.Equal(seen, []string{"whsec_live", "whsec_test"}) {
+		t.Errorf("update saw %q, %v", seen, err)
+	}
+	refused := errors.New("refused")
+	if err := s.UpdateProviderSecrets(ctx, "s1", model.ProviderA, func([]string) ([]string, error) { return nil, refused }); err != refused {
+		t.Errorf("refused update: %v, want its own error", err)
+	}
+	want := []string{"whsec_live", "whsec_test", "whsec_new"}
+	if got, err := s.ProviderSecrets(ctx, "s1", model.ProviderA); err != nil || !slices.Equal(got, want) {
+		t.Errorf("ProviderSecrets = %q, %v; want %q", got, err, want)
+	}
+	states, err := s.ProviderSecretStates(ctx, "s1")
+	if err != nil || len(states) != 1 || states[0].Provider != model.ProviderA || states[0].Count != 3 {
+		t.Errorf("ProviderSecretStates = %+v, %v; want provider_a with 3", states, err)
 	}
 }
 
@@ -148,7 +196,7 @@ func TestProviderSecretsSealed(t *testing.T) {
 		}
 		return v
 	}
-	if err := s.SetProviderSecret(ctx, "s1", model.ProviderA, "whsec_plain_a"); err != nil {
+	if err := setSecrets(ctx, s, "s1", model.ProviderA, "whsec_plain_a"); err != nil {
 		t.Fatal(err)
 	}
 	if v := column(model.ProviderA); strings.Contains(v, "whsec") || !strings.HasPrefix(v, "v1:"+secretbox.KeyID(testKey(1))+":") {
@@ -159,7 +207,7 @@ func TestProviderSecretsSealed(t *testing.T) {
 		string(model.ProviderB)); err != nil {
 		t.Fatal(err)
 	}
-	if sec, err := s.ProviderSecret(ctx, "s1", model.ProviderB); err != nil || sec != "whsec_legacy_b" {
+	if sec, err := s.ProviderSecrets(ctx, "s1", model.ProviderB); err != nil || !slices.Equal(sec, []string{"whsec_legacy_b"}) {
 		t.Errorf("legacy secret: %q, %v", sec, err)
 	}
 	if n, err := s.ResealSecrets(ctx); err != nil || n != 1 {
@@ -175,11 +223,11 @@ func TestProviderSecretsSealed(t *testing.T) {
 	}
 	onlyNew := openWith(t, url, testKey(2))
 	for p, want := range map[model.Provider]string{model.ProviderA: "whsec_plain_a", model.ProviderB: "whsec_legacy_b"} {
-		if sec, err := onlyNew.ProviderSecret(ctx, "s1", p); err != nil || sec != want {
+		if sec, err := onlyNew.ProviderSecrets(ctx, "s1", p); err != nil || !slices.Equal(sec, []string{want}) {
 			t.Errorf("after rotation, %s: %q, %v", p, sec, err)
 		}
 	}
-	if _, err := s.ProviderSecret(ctx, "s1", model.ProviderA); err == nil {
+	if _, err := s.ProviderSecrets(ctx, "s1", model.ProviderA); err == nil {
 		t.Error("the old key alone opened a secret sealed with the new one")
 	}
 	// a sealed value copied to another row
@@ -187,7 +235,7 @@ func TestProviderSecretsSealed(t *testing.T) {
 		string(model.ProviderC), column(model.ProviderA)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := onlyNew.ProviderSecret(ctx, "s1", model.ProviderC); err == nil {
+	if _, err := onlyNew.ProviderSecrets(ctx, "s1", model.ProviderC); err == nil {
 		t.Error("a sealed secret moved to another provider's row opened")
 	}
 }

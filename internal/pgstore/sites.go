@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -81,38 +82,86 @@ func (s *Store) MemberRole(ctx context.Context, site model.SiteID, user model.Us
 	return model.Role(role), translate("pgstore: member role", err)
 }
 
-// SetProviderSecret stores (or replaces) a site's webhook signing secret for
-// a provider, sealed (see WithSecrets).
-func (s *Store) SetProviderSecret(ctx context.Context, site model.SiteID, p model.Provider, secret string) error {
+// UpdateProviderSecrets changes a site's webhook signing secrets for a
+// provider: update is given the secrets held now (none when there is no row)
+// and returns those to keep, sealed together as one value (see WithSecrets
+// and joinSecrets). The row is locked meanwhile, so two changes at once do
+// not lose one another; an error from update is returned as it is.
+func (s *Store) UpdateProviderSecrets(ctx context.Context, site model.SiteID, p model.Provider, update func(current []string) ([]string, error)) error {
 	if s.secrets == nil {
 		return errNoSecretsKey
 	}
-	sealed, err := s.secrets.Seal(secret, secretRow(site, p))
-	if err != nil {
-		return fmt.Errorf("pgstore: set provider secret: %w", err)
+	var updateErr error
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var current []string
+		var sealed string
+		err := tx.QueryRow(ctx, `SELECT secret FROM site_provider_secrets WHERE site_id = $1 AND provider = $2 FOR UPDATE`,
+			string(site), string(p)).Scan(&sealed)
+		switch {
+		case err == nil:
+			plain, _, err := s.secrets.Open(sealed, secretRow(site, p))
+			if err != nil {
+				return fmt.Errorf("open the secrets of %s/%s: %w", site, p, err)
+			}
+			current = splitSecrets(plain)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		next, err := update(current)
+		if err != nil {
+			updateErr = err
+			return err
+		}
+		if sealed, err = s.secrets.Seal(joinSecrets(next), secretRow(site, p)); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO site_provider_secrets (site_id, provider, secret) VALUES ($1, $2, $3)
+			ON CONFLICT (site_id, provider) DO UPDATE SET secret = EXCLUDED.secret, updated_at = now()`,
+			string(site), string(p), sealed)
+		return err
+	})
+	if updateErr != nil {
+		return updateErr
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO site_provider_secrets (site_id, provider, secret) VALUES ($1, $2, $3)
-		ON CONFLICT (site_id, provider) DO UPDATE SET secret = EXCLUDED.secret, updated_at = now()`,
-		string(site), string(p), sealed)
-	return translate("pgstore: set provider secret", err)
+	return translate("pgstore: set provider secrets", err)
 }
 
-// ProviderSecret returns a site's webhook signing secret for a provider.
-func (s *Store) ProviderSecret(ctx context.Context, site model.SiteID, p model.Provider) (string, error) {
+// ProviderSecrets returns a site's webhook signing secrets for a provider,
+// in the order they were set (errs.ErrNotFound when there are none).
+func (s *Store) ProviderSecrets(ctx context.Context, site model.SiteID, p model.Provider) ([]string, error) {
 	if s.secrets == nil {
-		return "", errNoSecretsKey
+		return nil, errNoSecretsKey
 	}
 	var sealed string
 	err := s.pool.QueryRow(ctx, "SELECT secret FROM site_provider_secrets WHERE site_id = $1 AND provider = $2",
 		string(site), string(p)).Scan(&sealed)
 	if err != nil {
-		return "", translate("pgstore: provider secret", err)
+		return nil, translate("pgstore: provider secrets", err)
 	}
-	secret, _, err := s.secrets.Open(sealed, secretRow(site, p))
+	plain, _, err := s.secrets.Open(sealed, secretRow(site, p))
 	if err != nil {
-		return "", fmt.Errorf("pgstore: provider secret of %s/%s: %w", site, p, err)
+		return nil, fmt.Errorf("pgstore: provider secrets of %s/%s: %w", site, p, err)
 	}
-	return secret, nil
+	secrets := splitSecrets(plain)
+	if len(secrets) == 0 {
+		return nil, translate("pgstore: provider secrets", pgx.ErrNoRows)
+	}
+	return secrets, nil
+}
+
+// A provider's secrets are sealed together, one a line: no secret holds a
+// line break (accounts refuses control characters in a secret, and always
+// has), so a value sealed before a site could hold several is a list of one.
+func joinSecrets(secrets []string) string { return strings.Join(secrets, "\n") }
+
+func splitSecrets(plain string) []string {
+	var out []string
+	for _, s := range strings.Split(plain, "\n") {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // ResealSecrets seals again, with the current key, every provider secret

@@ -50,7 +50,9 @@ type Ledger interface {
 	RememberCheckout(ctx context.Context, site model.SiteID, checkoutSession string, visitor uint64, at time.Time) error
 	ForgetClaims(ctx context.Context, before time.Time, keep string) (int64, error)
 	DeletePayments(ctx context.Context, site model.SiteID, provider string) (int64, error)
-	ProviderSecret(ctx context.Context, site model.SiteID, p model.Provider) (string, error)
+	// ProviderSecrets are a site's signing secrets for a provider
+	// (errs.ErrNotFound when it has none).
+	ProviderSecrets(ctx context.Context, site model.SiteID, p model.Provider) ([]string, error)
 }
 
 // Warehouse is the ClickHouse side.

@@ -25,8 +25,9 @@ type WebhookResult struct {
 	Duplicate bool
 }
 
-// Webhook verifies a provider's notification with the site's signing secret
-// and records the money it reports. Nothing is recorded unless the
+// Webhook verifies a provider's notification with the site's signing
+// secrets for the provider (any one of them will do) and records the money
+// it reports. Nothing is recorded unless the
 // signature holds; kinds tally does not subscribe to, and events of a
 // provider's test mode, are acknowledged and ignored.
 func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string, site model.SiteID, h http.Header, body []byte) (WebhookResult, error) {
@@ -46,7 +47,7 @@ func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string
 	if err != nil {
 		return WebhookResult{}, err
 	}
-	secret, err := s.ledger.ProviderSecret(ctx, site, model.Provider(provider))
+	secrets, err := s.ledger.ProviderSecrets(ctx, site, model.Provider(provider))
 	if errors.Is(err, errs.ErrNotFound) {
 		return WebhookResult{}, errs.E(errs.Unauthenticated, "unauthorized", "invalid webhook signature").
 			Wrap(errors.New("no signing secret is configured for this provider"))
@@ -54,7 +55,7 @@ func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string
 	if err != nil {
 		return WebhookResult{}, err
 	}
-	if err := prov.Verify(h, body, secret, s.now()); err != nil {
+	if err := providers.VerifyAny(prov, h, body, secrets, s.now()); err != nil {
 		return WebhookResult{}, errs.E(errs.Unauthenticated, "unauthorized", "invalid webhook signature").Wrap(err)
 	}
 	n, err := prov.Parse(body)

@@ -102,8 +102,9 @@ type settingsPage struct {
 
 type providerRow struct {
 	ID, Name, WebhookURL string
-	Set                  bool
-	UpdatedAt            time.Time
+	// Secrets is how many signing secrets are set (never the secrets).
+	Secrets   int
+	UpdatedAt time.Time
 }
 
 // providerNames are the payment providers behind the spec's provider_a…d.
@@ -115,7 +116,7 @@ var providerNames = []struct {
 // notices are the confirmations shown after a form succeeded.
 var notices = map[string]string{
 	"created": "Your site is ready. Install the snippet below on every page to start counting.",
-	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "funnel": "Funnel saved.", "funnel_deleted": "Funnel deleted.", "secret": "Webhook secret saved.",
+	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "funnel": "Funnel saved.", "funnel_deleted": "Funnel deleted.", "secret": "Webhook signing secrets saved.",
 	"member": "Member saved.", "member_removed": "Member removed.", "client_revenue": "Client revenue settings saved.",
 	"client_revenue_purged": "Revenue reported by the tracking script deleted.",
 	"exclusions":            "Exclusions saved: they apply from the next event on.",
@@ -172,7 +173,7 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 			WebhookURL: base + "/api/v1/webhooks/" + string(pn.ID) + "?site_id=" + url.QueryEscape(string(m.Site.ID))}
 		for _, st := range states {
 			if st.Provider == pn.ID {
-				row.Set, row.UpdatedAt = true, st.UpdatedAt
+				row.Secrets, row.UpdatedAt = st.Count, st.UpdatedAt
 			}
 		}
 		p.Providers = append(p.Providers, row)
@@ -300,10 +301,22 @@ func (s *Server) deleteGoal(c echo.Context) error {
 	return s.settingsRedirect(c, "goal_deleted", "goals")
 }
 
+// setSecret adds the signing secrets typed, one a line, to a provider's, or
+// replaces them (the form's two buttons; adding unless replacing is asked).
+// A refused form is the page again with its field empty: a secret is never
+// written into a page.
 func (s *Server) setSecret(c echo.Context) error {
 	u, _ := session(c)
-	err := s.deps.Team.SetSecret(c.Request().Context(), u.user.ID, model.SiteID(c.Param("site")),
-		model.Provider(c.FormValue("provider")), c.FormValue("secret"))
+	var add bool
+	switch c.FormValue("mode") {
+	case "", "add":
+		add = true
+	case "replace":
+	default:
+		return s.settingsError(c, "revenue", errs.InvalidField("mode", "must be add or replace"))
+	}
+	_, err := s.deps.Team.SetSecrets(c.Request().Context(), u.user.ID, model.SiteID(c.Param("site")),
+		model.Provider(c.FormValue("provider")), strings.Split(c.FormValue("secret"), "\n"), add)
 	if err != nil {
 		return s.settingsError(c, "revenue", err)
 	}

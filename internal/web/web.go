@@ -60,7 +60,7 @@ type Team interface {
 	SetMember(ctx context.Context, user model.UserID, site model.SiteID, email string, role model.Role) error
 	RemoveMember(ctx context.Context, user model.UserID, site model.SiteID, email string) error
 	SecretStates(ctx context.Context, user model.UserID, site model.SiteID) ([]model.ProviderSecretState, error)
-	SetSecret(ctx context.Context, user model.UserID, site model.SiteID, p model.Provider, secret string) error
+	SetSecrets(ctx context.Context, user model.UserID, site model.SiteID, p model.Provider, secrets []string, add bool) (int, error)
 }
 
 // Keys manages the user's API keys.

@@ -48,7 +48,7 @@ func (lemonSqueezy) Verify(h http.Header, body []byte, secret string, _ time.Tim
 		return signatureErr(lemonSqueezyName, "malformed X-Signature header: not hex")
 	}
 	if !anyEqual(hmacSHA256([]byte(secret), body), [][]byte{sig}) {
-		return signatureErr(lemonSqueezyName, "signature does not match")
+		return mismatch(lemonSqueezyName)
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func (polar) Verify(h http.Header, body []byte, secret string, now time.Time) er
 		}
 	}
 	if !match {
-		return signatureErr(polarName, "signature does not match")
+		return mismatch(polarName)
 	}
 	return checkTimestamp(polarName, unix, now)
 }

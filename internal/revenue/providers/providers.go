@@ -221,6 +221,32 @@ func payloadErr(provider, format string, args ...any) error {
 	return fmt.Errorf("%s: %w: %s", provider, ErrPayload, fmt.Sprintf(format, args...))
 }
 
+// errMismatch: the signature is well formed and not made with the secret.
+var errMismatch = errors.New("signature does not match")
+
+func mismatch(provider string) error {
+	return fmt.Errorf("%s: %w: %w", provider, ErrSignature, errMismatch)
+}
+
+// VerifyAny checks a request's signature with each of a site's secrets for
+// p, in order, and stops at the first that verifies it. When none does, the
+// error is the first that is not a plain mismatch (a missing or malformed
+// header, the same whatever the secret; a stale timestamp, once a secret
+// matched), else a mismatch. It never says which secret matched or failed,
+// nor how many there are.
+func VerifyAny(p Provider, h http.Header, body []byte, secrets []string, now time.Time) error {
+	if len(secrets) == 0 {
+		return requireSecret(p.Name(), "")
+	}
+	var err error
+	for _, secret := range secrets {
+		if err = p.Verify(h, body, secret, now); err == nil || !errors.Is(err, errMismatch) {
+			return err
+		}
+	}
+	return err
+}
+
 func signatureErr(provider, format string, args ...any) error {
 	return fmt.Errorf("%s: %w: %s", provider, ErrSignature, fmt.Sprintf(format, args...))
 }
@@ -303,7 +329,7 @@ func (sh signedHeader) verify(h http.Header, body []byte, secret string, now tim
 		return malformed("no hex " + sh.sigKey + " signature")
 	}
 	if !anyEqual(hmacSHA256([]byte(secret), []byte(ts), []byte(sh.joiner), body), sigs) {
-		return signatureErr(sh.provider, "signature does not match")
+		return mismatch(sh.provider)
 	}
 	return checkTimestamp(sh.provider, unix, now)
 }

@@ -3,6 +3,7 @@ package providers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -254,6 +255,50 @@ func testVariants(t *testing.T, provider string, cases []variantCase) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Parse mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// VerifyAny accepts a delivery signed with any of a site's secrets, stops at
+// the first that verifies it, and otherwise says why without naming a secret:
+// a mismatch when none matched, the header's fault whatever the secret, and
+// a stale timestamp once a secret matched.
+func TestVerifyAny(t *testing.T) {
+	p, _ := Get(stripeName)
+	body := fixture(t, stripeName, "checkout.session.completed.json")
+	now := time.Unix(1763716932, 0)
+	live, test, other := "whsec_live_0123456789", "whsec_test_0123456789", "whsec_other_0123456789"
+	signed := func(secret string, at time.Time) http.Header {
+		return stripeHeader(fmt.Sprintf("t=%d,v1=%s", at.Unix(), signStripe(secret, at.Unix(), body)))
+	}
+	for _, c := range []struct {
+		name    string
+		header  http.Header
+		secrets []string
+		wantErr string
+	}{
+		{"the first secret", signed(live, now), []string{live, test}, ""},
+		{"the second secret", signed(test, now), []string{live, test}, ""},
+		{"the last of three", signed(other, now), []string{live, test, other}, ""},
+		{"neither", signed(other, now), []string{live, test}, "does not match"},
+		{"none set", signed(live, now), nil, "no signing secret"},
+		{"no header", http.Header{}, []string{live, test}, "missing Stripe-Signature"},
+		{"the second secret, stale", signed(test, now.Add(-time.Hour)), []string{live, test}, "stale timestamp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := VerifyAny(p, c.header, body, c.secrets, now)
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatalf("VerifyAny: %v, want verified", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("VerifyAny: %v, want %q", err, c.wantErr)
+			}
+			for _, s := range c.secrets {
+				checkVerifyError(t, err, s)
 			}
 		})
 	}
