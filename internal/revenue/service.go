@@ -116,6 +116,10 @@ type Incoming struct {
 	OccurredAt    time.Time
 	PaymentRef    string
 	RefundOf      string // the provider's ref of the refunded payment
+	// ReinstateOf, for a payment, is the provider's ref of a payment whose
+	// chargeback a won dispute undoes: this payment is that money coming
+	// back, with that payment's visitor and attribution.
+	ReinstateOf string
 	// CumulativeRefund: Amount is the total refunded so far for RefundOf
 	// (Stripe's amount_refunded); the refunds already recorded are subtracted.
 	CumulativeRefund bool
@@ -161,6 +165,11 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 	linked := false // a refund of a payment tally has: its visitor and attribution are the payment's, even none
 	if in.Kind == model.KindRefund && in.RefundOf != "" {
 		if settle, linked, err = s.linkRefund(ctx, &p, in); err != nil {
+			return Recorded{}, err
+		}
+	}
+	if in.Kind == model.KindPayment && in.ReinstateOf != "" {
+		if linked, err = s.linkReinstated(ctx, &p, in); err != nil {
 			return Recorded{}, err
 		}
 	}
@@ -215,7 +224,7 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 	if err != nil {
 		return Recorded{}, fmt.Errorf("revenue: record: %w", err)
 	}
-	if stored.Kind == model.KindPayment || stored.HeldUntil != nil && stored.RefundOf == "" {
+	if stored.Kind == model.KindPayment && in.ReinstateOf == "" || stored.HeldUntil != nil && stored.RefundOf == "" {
 		// on a duplicate too: a delivery retried because linking failed
 		if err := s.linkHeld(ctx, stored); err != nil {
 			return Recorded{}, err
@@ -272,6 +281,24 @@ func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming)
 		}
 		return nil
 	}, found, nil
+}
+
+// linkReinstated gives money a won dispute returns the visitor and
+// attribution of the payment disputed, when tally has it (found), as its
+// chargeback, a refund of that payment, has them; else it is attributed
+// as any payment. It keeps that payment's ref, and does not link held
+// refunds: they wait for the payment itself.
+func (s *Service) linkReinstated(ctx context.Context, p *model.Payment, in Incoming) (found bool, err error) {
+	p.PaymentRef = in.ReinstateOf
+	paid, err := s.ledger.PaymentByRef(ctx, in.Site.ID, in.Provider, in.ReinstateOf)
+	if errors.Is(err, errs.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("revenue: link reinstated payment: %w", err)
+	}
+	p.VisitorID, p.Attribution = paid.VisitorID, paid.Attribution
+	return true, nil
 }
 
 // occurredAt is when a payment's money moved, to the second: the time it

@@ -71,7 +71,7 @@ func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string
 	}
 	rec, err := s.Record(ctx, Incoming{Site: st, Provider: provider, TransactionID: n.TransactionID,
 		Kind: model.PaymentKind(n.Type), Amount: n.Amount, Currency: strings.ToUpper(n.Currency), OccurredAt: n.OccurredAt,
-		PaymentRef: n.PaymentRef, RefundOf: n.RefundOf, CumulativeRefund: n.CumulativeRefund,
+		PaymentRef: n.PaymentRef, RefundOf: n.RefundOf, ReinstateOf: n.ReinstateOf, CumulativeRefund: n.CumulativeRefund,
 		ClientVisitorID: n.VisitorID, CheckoutSession: n.CheckoutSession, SubscriptionID: n.SubscriptionID})
 	if errors.Is(err, ErrNothingToRefund) {
 		return WebhookResult{Received: true, Ignored: true, Reason: "every refund of this payment is recorded already"}, nil

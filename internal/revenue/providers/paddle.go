@@ -17,7 +17,8 @@ import (
 //
 // Money: transaction.completed is a payment (checkouts and renewals alike),
 // transaction.payment_failed a failed attempt, adjustment.created with
-// action refund or chargeback a refund.
+// action refund or chargeback a refund, and one with action
+// chargeback_reverse a payment again (see paddleAdjustment).
 //
 // Sandbox: Paddle's sandbox is an account apart from the live one, with its
 // own notification destinations and secret keys
@@ -157,9 +158,10 @@ type paddleAdj struct {
 //     (adjustment.updated, not subscribed), so pending refunds count now and
 //     a later rejection is not seen;
 //   - chargeback: money taken back by the customer's bank, counted as a refund;
-//   - chargeback_warning: no money moved yet; chargeback_reverse: a won
-//     dispute returns the money, which tally's positive refunds cannot
-//     express (ignored with RefundOf set, so a caller may undo the chargeback);
+//   - chargeback_reverse: a won dispute returns the money, a payment of the
+//     transaction again (ReinstateOf) keyed by the adjustment's id, so that
+//     the chargeback and it net out, as Stripe's funds_reinstated;
+//   - chargeback_warning: no money moved yet;
 //   - credit, credit_reverse: credit to the customer's balance, not money back.
 //
 // A rejected or reversed adjustment is ignored.
@@ -175,10 +177,10 @@ func paddleAdjustment(ev paddleEvent) (Notification, error) {
 		SubscriptionID: a.SubscriptionID, OccurredAt: firstTime(ev.OccurredAt, a.CreatedAt)}
 	switch a.Action {
 	case "refund", "chargeback":
+	case "chargeback_reverse":
+		n.Type, n.RefundOf, n.PaymentRef, n.ReinstateOf = Payment, "", a.TransactionID, a.TransactionID
 	case "chargeback_warning":
 		return ignore(n, "chargeback warning: no money has moved yet"), nil
-	case "chargeback_reverse":
-		return ignore(n, "chargeback reversed: the money returns to the merchant"), nil
 	case "credit", "credit_reverse":
 		return ignore(n, "a credit to the customer's balance is not money back"), nil
 	default:

@@ -135,9 +135,14 @@ func TestPaddleParseVariants(t *testing.T) {
 		{"rejected refund", adj,
 			func(m map[string]any) { paddleData(m)["status"] = "rejected" },
 			adjusted("adjustment is rejected")},
-		{"chargeback reversed", adj,
-			func(m map[string]any) { paddleData(m)["action"] = "chargeback_reverse" },
-			adjusted("chargeback reversed: the money returns to the merchant")},
+		{"chargeback reversed: the transaction's money again", adj,
+			func(m map[string]any) {
+				paddleData(m)["action"], paddleData(m)["status"] = "chargeback_reverse", "approved"
+			},
+			func(n *Notification) {
+				ref := n.RefundOf
+				n.Type, n.RefundOf, n.PaymentRef, n.ReinstateOf = Payment, "", ref, ref
+			}},
 		{"chargeback warning", adj,
 			func(m map[string]any) { paddleData(m)["action"] = "chargeback_warning" },
 			adjusted("chargeback warning: no money has moved yet")},

@@ -56,7 +56,8 @@ type Type string
 const (
 	// Payment is money received.
 	Payment Type = "payment"
-	// Refund is money given back, a chargeback included.
+	// Refund is money given back, a chargeback included (a won dispute's
+	// money coming back is a Payment with ReinstateOf set).
 	Refund Type = "refund"
 	// Failed is a failed payment attempt: recorded, never revenue.
 	Failed Type = "failed"
@@ -93,6 +94,12 @@ type Notification struct {
 	PaymentRef string
 	// RefundOf, for refunds, is the PaymentRef of the refunded payment.
 	RefundOf string
+	// ReinstateOf, for a payment, says it is money a chargeback took and a
+	// won dispute returned (Stripe's charge.dispute.funds_reinstated,
+	// Paddle's chargeback_reverse): the PaymentRef of the payment disputed,
+	// whose visitor and attribution it takes. Its chargeback was a refund of
+	// that payment, so the two net out and the payment counts again.
+	ReinstateOf string
 	// Amount is in minor units and always positive; a refund is a positive
 	// amount of Type Refund.
 	Amount int64

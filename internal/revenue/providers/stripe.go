@@ -23,7 +23,9 @@ import (
 // Money: one-time checkouts (checkout.session.completed, mode payment, paid)
 // and subscription invoices (invoice.paid, first and renewals) are payments;
 // a subscription-mode checkout is not money (its invoice is) but links the
-// checkout's visitor to the subscription; charge.refunded is a refund.
+// checkout's visitor to the subscription; charge.refunded is a refund, and
+// so is charge.dispute.funds_withdrawn (a chargeback); a won dispute's
+// charge.dispute.funds_reinstated is a payment again (see stripeDispute).
 //
 // Test mode: every event says livemode, false for one of test mode
 // (https://docs.stripe.com/api/events/object), and a test-mode endpoint
@@ -78,6 +80,8 @@ func (stripe) Parse(body []byte) (Notification, error) {
 		n, err = stripeInvoice(ev)
 	case "charge.refunded":
 		n, err = stripeRefund(ev)
+	case "charge.dispute.funds_withdrawn", "charge.dispute.funds_reinstated":
+		n, err = stripeDispute(ev)
 	default:
 		n = unsubscribed(ev.Type)
 	}
@@ -394,5 +398,55 @@ func stripeRefund(ev stripeEvent) (Notification, error) {
 		*prev.AmountRefunded >= 0 && *prev.AmountRefunded < *c.AmountRefunded {
 		n.Amount, n.CumulativeRefund = *c.AmountRefunded-*prev.AmountRefunded, false
 	}
+	return n, nil
+}
+
+type stripeDisputeData struct {
+	ID            string   `json:"id"`
+	Amount        *int64   `json:"amount"`
+	Currency      string   `json:"currency"`
+	Charge        stripeID `json:"charge"`
+	PaymentIntent stripeID `json:"payment_intent"`
+}
+
+// stripeDispute reads charge.dispute.funds_withdrawn and
+// charge.dispute.funds_reinstated (https://docs.stripe.com/api/events/types,
+// https://docs.stripe.com/api/disputes/object). Withdrawn: the disputed
+// amount is taken from the merchant, a refund of the disputed payment
+// keyed by the dispute's id, linked as charge.refunded is (its payment
+// intent, else its charge). Reinstated: the dispute was won and the amount
+// comes back, a payment of the same payment (ReinstateOf) keyed by
+// "<dispute id>:reinstated", so that the refund and it net out. Dispute
+// fees are Stripe's, not the customer's money, and are not counted; a
+// dispute opened as an inquiry or a warning withdraws nothing and sends
+// neither event.
+func stripeDispute(ev stripeEvent) (Notification, error) {
+	var d stripeDisputeData
+	if err := decode(stripeName, ev.Data.Object, &d); err != nil {
+		return Notification{}, err
+	}
+	if d.ID == "" || d.Amount == nil {
+		return Notification{}, payloadErr(stripeName, "%s: no dispute id or amount", ev.Type)
+	}
+	ref := string(d.PaymentIntent)
+	if ref == "" {
+		ref = string(d.Charge) // a charge made without a PaymentIntent
+	}
+	if ref == "" {
+		return Notification{}, payloadErr(stripeName, "%s: no disputed charge or payment intent", ev.Type)
+	}
+	n := Notification{Kind: ev.Type, Type: Refund, TransactionID: d.ID, RefundOf: ref, OccurredAt: time.Unix(ev.Created, 0).UTC()}
+	if ev.Type == "charge.dispute.funds_reinstated" {
+		n.Type, n.TransactionID, n.RefundOf = Payment, d.ID+":reinstated", ""
+		n.PaymentRef, n.ReinstateOf = ref, ref
+	}
+	if *d.Amount <= 0 {
+		return ignore(n, "dispute amount is zero"), nil
+	}
+	cur, err := currency(stripeName, d.Currency)
+	if err != nil {
+		return Notification{}, err
+	}
+	n.Amount, n.Currency = *d.Amount, cur
 	return n, nil
 }

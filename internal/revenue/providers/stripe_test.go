@@ -118,6 +118,17 @@ func TestStripeParse(t *testing.T) {
 			TransactionID: "re_3MtwBwLkdIwHu7ix1Zq3LmWb", RefundOf: pi, Amount: 1198,
 			Currency: "USD", OccurredAt: time.Unix(1763977020, 0).UTC(),
 		}},
+		// a dispute of what the refund above left of the payment (11.98): lost, then won
+		{"charge.dispute.funds_withdrawn.json", Notification{
+			Kind: "charge.dispute.funds_withdrawn", EventID: "evt_1QdSp5LkdIwHu7ixT2mJd4Wq", Type: Refund,
+			TransactionID: "dp_1QdSp3LkdIwHu7ixk8Fz2VnR", RefundOf: pi, Amount: 1198,
+			Currency: "USD", OccurredAt: time.Unix(1764003642, 0).UTC(),
+		}},
+		{"charge.dispute.funds_reinstated.json", Notification{
+			Kind: "charge.dispute.funds_reinstated", EventID: "evt_1QqZb9LkdIwHu7ixF7nWc3Ka", Type: Payment,
+			TransactionID: "dp_1QdSp3LkdIwHu7ixk8Fz2VnR:reinstated", PaymentRef: pi, ReinstateOf: pi, Amount: 1198,
+			Currency: "USD", OccurredAt: time.Unix(1769187318, 0).UTC(),
+		}},
 		{"payment_intent.succeeded.json", Notification{
 			Kind: "payment_intent.succeeded", EventID: "evt_3MtwBwLkdIwHu7ix0hXjVaS1",
 			Ignored: true, IgnoreReason: `tally does not subscribe to "payment_intent.succeeded"`,
@@ -135,7 +146,20 @@ func TestStripeParseVariants(t *testing.T) {
 	checkout := fixture(t, stripeName, "checkout.session.completed.json")
 	refund := fixture(t, stripeName, "charge.refunded.json")
 	invoice := fixture(t, stripeName, "invoice.paid.json")
+	withdrawn := fixture(t, stripeName, "charge.dispute.funds_withdrawn.json")
 	testVariants(t, stripeName, []variantCase{
+		{"dispute of a charge without a payment intent", withdrawn,
+			func(m map[string]any) { dataObject(m)["payment_intent"] = nil },
+			func(n *Notification) { n.RefundOf = "ch_3MtwBwLkdIwHu7ix28nxg0zi" }},
+		{"dispute with its charge expanded", withdrawn,
+			func(m map[string]any) {
+				dataObject(m)["payment_intent"] = nil
+				dataObject(m)["charge"] = map[string]any{"id": "ch_3MtwBwLkdIwHu7ix28nxg0zi", "object": "charge"}
+			},
+			func(n *Notification) { n.RefundOf = "ch_3MtwBwLkdIwHu7ix28nxg0zi" }},
+		{"dispute in a currency Stripe writes with two decimals of zeros", withdrawn,
+			func(m map[string]any) { dataObject(m)["currency"], dataObject(m)["amount"] = "isk", 500000 },
+			func(n *Notification) { n.Currency, n.Amount = "ISK", 5000 }},
 		{"checkout with invoice_creation dedups with its invoice.paid", checkout,
 			func(m map[string]any) { dataObject(m)["invoice"] = "in_1PvTm1LkdIwHu7ixPostPay0" },
 			func(n *Notification) { n.TransactionID = "in_1PvTm1LkdIwHu7ixPostPay0" }},
@@ -263,6 +287,8 @@ func TestStripeParseErrors(t *testing.T) {
 		{"invoice without amount_paid", `{"type":"invoice.paid","data":{"object":{"id":"in_1","currency":"usd"}}}`},
 		{"refund without amount_refunded", `{"type":"charge.refunded","data":{"object":{"id":"ch_1","currency":"usd"}}}`},
 		{"data object not an object", `{"type":"invoice.paid","data":{"object":"in_1"}}`},
+		{"dispute without amount", `{"type":"charge.dispute.funds_withdrawn","data":{"object":{"id":"dp_1","currency":"usd","payment_intent":"pi_1"}}}`},
+		{"dispute of nothing", `{"type":"charge.dispute.funds_reinstated","data":{"object":{"id":"dp_1","amount":100,"currency":"usd"}}}`},
 	})
 }
 
