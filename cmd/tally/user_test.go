@@ -30,12 +30,17 @@ func TestUser2FADisable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close()
-	u, err := pg.CreateUser(ctx, model.User{Email: "lost-phone@example.com", Name: "Lost", PasswordHash: "x", Plan: model.PlanFree})
+	passwords := auth.NewPasswords(1)
+	hash, err := passwords.Hash(ctx, "a password of hers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf := twofactor.NewService(pg, auth.NewPasswords(1), time.Now)
-	setup, err := tf.Begin(ctx, u)
+	u, err := pg.CreateUser(ctx, model.User{Email: "lost-phone@example.com", Name: "Lost", PasswordHash: hash, Plan: model.PlanFree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := twofactor.NewService(pg, passwords, time.Now)
+	setup, err := tf.Begin(ctx, u.ID, "a password of hers")
 	if err != nil {
 		t.Fatal(err)
 	}
