@@ -15,6 +15,7 @@ import (
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/present"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/stats"
 )
@@ -293,7 +294,7 @@ func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal
 		for _, row := range res.Rows {
 			card.Rows = append(card.Rows, cardRow{Label: row.Path, Link: v.link("pathname", row.Path),
 				Cells: []cardCell{countCell("visitors", row.Visitors), countCell("pageviews", row.Pageviews),
-					pctCell("bounce_rate", row.BounceRate), {Name: "avg_time_on_page", Text: formatDuration(row.AvgTimeOnPage),
+					pctCell("bounce_rate", row.BounceRate), {Name: "avg_time_on_page", Text: present.Duration(row.AvgTimeOnPage),
 						Value: rawFloat(row.AvgTimeOnPage)}}})
 		}
 	}
@@ -428,7 +429,7 @@ func (s *Server) goalsCard(c echo.Context, ctx context.Context, p auth.Principal
 	for _, g := range res.Goals {
 		card.Rows = append(card.Rows, cardRow{Label: g.Goal.Name, Cells: []cardCell{countCell("unique_visitors", g.Converters),
 			countCell("total_conversions", g.Completions), pctCell("conversion_rate", g.Rate),
-			{Name: "change_percent", Text: formatChange(g.Change)}}})
+			{Name: "change_percent", Text: present.Change(g.Change)}}})
 	}
 	return s.renderTable(c, card)
 }
@@ -531,11 +532,11 @@ func (s *Server) renderTable(c echo.Context, card tableCard) error {
 }
 
 func countCell(name string, n int64) cardCell {
-	return cardCell{Name: name, Text: formatNumber(n), Value: itoa(n)}
+	return cardCell{Name: name, Text: present.Number(n), Value: itoa(n)}
 }
 
 func pctCell(name string, v float64) cardCell {
-	return cardCell{Name: name, Text: formatPercent(v), Value: rawFloat(v)}
+	return cardCell{Name: name, Text: present.Percent(v), Value: rawFloat(v)}
 }
 
 func parseInt(s string) int64 {

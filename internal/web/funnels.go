@@ -16,6 +16,7 @@ import (
 	"github.com/tally-analytics/tally/internal/funnels"
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/present"
 	"github.com/tally-analytics/tally/internal/stats"
 )
 
@@ -85,11 +86,11 @@ func (s *Server) funnelsCard(c echo.Context, ctx context.Context, p auth.Princip
 	if err != nil {
 		return err
 	}
-	card.Report, card.Window = res, formatDuration(res.Funnel.Window.Seconds())
+	card.Report, card.Window = res, present.Duration(res.Funnel.Window.Seconds())
 	for _, st := range res.Steps {
 		row := funnelRow{Step: st, Bar: strconv.FormatFloat(st.ConversionRate, 'f', 1, 64)}
 		if st.MedianSecondsFromPrevious != nil {
-			row.Median = formatDuration(*st.MedianSecondsFromPrevious)
+			row.Median = present.Duration(*st.MedianSecondsFromPrevious)
 		}
 		card.Rows = append(card.Rows, row)
 	}
@@ -305,7 +306,7 @@ func (s *Server) funnelSettings(ctx context.Context, p auth.Principal, site mode
 	}
 	items := make([]funnelItem, len(list))
 	for i, f := range list {
-		items[i] = funnelItem{ID: string(f.ID), Name: f.Name, Window: formatDuration(f.Window.Seconds())}
+		items[i] = funnelItem{ID: string(f.ID), Name: f.Name, Window: present.Duration(f.Window.Seconds())}
 		for _, st := range f.Steps {
 			items[i].Steps = append(items[i].Steps, stats.StepLabel(st))
 		}

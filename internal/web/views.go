@@ -18,6 +18,7 @@ import (
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/money"
+	"github.com/tally-analytics/tally/internal/present"
 )
 
 // page is what every full page's layout needs.
@@ -40,12 +41,12 @@ type views struct {
 }
 
 var funcs = template.FuncMap{
-	"num":      formatNumber,
-	"pct":      formatPercent,
-	"duration": formatDuration,
+	"num":      present.Number,
+	"pct":      present.Percent,
+	"duration": present.Duration,
 	"money":    money.Format,
 	"major":    money.Major,
-	"change":   formatChange,
+	"change":   present.Change,
 	"changeClass": func(v *float64) string {
 		switch {
 		case v == nil || *v == 0:
@@ -65,10 +66,8 @@ var funcs = template.FuncMap{
 		}
 		return "down"
 	},
-	"points": func(v float64) string {
-		return strconv.FormatFloat(v, 'f', 1, 64) + " pts"
-	},
-	"raw": rawFloat,
+	"points": present.Points,
+	"raw":    rawFloat,
 	// date writes a report's date as the API does
 	"date": func(t time.Time) string { return t.Format(time.DateOnly) },
 	// seriesLabel writes a point of the overview's series
@@ -83,8 +82,6 @@ var funcs = template.FuncMap{
 		return struct{ SiteID, CSRF, Suffix, Name, Type, PagePath, EventName string }{string(site), csrf, suffix, name, typ, path, event}
 	},
 }
-
-func formatPercent(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" }
 
 // rawFloat writes a number exactly as the API's JSON does.
 func rawFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -202,49 +199,6 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.deps.Log.Error("rendering the error page", "err", rerr)
 		_ = c.String(status, msg)
 	}
-}
-
-// formatNumber writes 1234567 as 1,234,567.
-func formatNumber(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-// formatDuration writes seconds as "1m 05s" or "42s".
-func formatDuration(seconds float64) string {
-	s := int64(math.Round(seconds))
-	if s < 60 {
-		return strconv.FormatInt(s, 10) + "s"
-	}
-	if s < 3600 {
-		return fmt.Sprintf("%dm %02ds", s/60, s%60)
-	}
-	return fmt.Sprintf("%dh %02dm", s/3600, s%3600/60)
-}
-
-// formatChange writes a percent change with its sign; nil (no previous
-// value to compare with) is a dash.
-func formatChange(v *float64) string {
-	if v == nil {
-		return "–"
-	}
-	sign := ""
-	if *v > 0 {
-		sign = "+"
-	}
-	return sign + strconv.FormatFloat(*v, 'f', 1, 64) + "%"
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
