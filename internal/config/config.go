@@ -111,6 +111,14 @@ type Config struct {
 	// snippet and webhook URLs; empty = the address of each request
 	// (TALLY_PUBLIC_URL).
 	PublicURL string `env:"TALLY_PUBLIC_URL"`
+	// SMTPURL is the mail server the email reports go through
+	// (TALLY_SMTP_URL): smtp://user:password@host:587 with STARTTLS, or
+	// smtps://user:password@host:465 with TLS from the start; empty = no
+	// email reports. Its password is a secret.
+	SMTPURL string `env:"TALLY_SMTP_URL" secret:"url"`
+	// MailFrom is the From of the email reports, "tally <reports@example.com>"
+	// or a bare address (TALLY_MAIL_FROM); required with SMTPURL.
+	MailFrom string `env:"TALLY_MAIL_FROM"`
 	// PprofAddr, when set, serves Go's profiling endpoints (/debug/pprof/)
 	// on this address; keep it on loopback (TALLY_PPROF_ADDR, e.g. 127.0.0.1:6060).
 	PprofAddr string `env:"TALLY_PPROF_ADDR"`
@@ -333,6 +341,7 @@ func (c *Config) validate() ([]string, error) {
 			problems = append(problems, errors.New("TALLY_PUBLIC_URL must be an http(s) URL such as https://analytics.example.com"))
 		}
 	}
+	problems = append(problems, c.validateMail(&warnings)...)
 	if c.MaxBatchBodyBytes < c.MaxEventBodyBytes {
 		problems = append(problems, errors.New("TALLY_MAX_BATCH_BODY_BYTES must be at least TALLY_MAX_EVENT_BODY_BYTES"))
 	}

@@ -56,6 +56,8 @@ func TestStringRedacts(t *testing.T) {
 	t.Setenv("TALLY_POSTGRES_URL", "postgres://tally:pg-password@db:5432/tally")
 	t.Setenv("TALLY_REDIS_URL", "redis://:redis-password@redis:6379/0")
 	t.Setenv("TALLY_CLICKHOUSE_PASSWORD", "ch-password")
+	t.Setenv("TALLY_SMTP_URL", "smtp://reports:smtp-password@mail.example.com:587")
+	t.Setenv("TALLY_MAIL_FROM", "tally <reports@example.com>")
 	cfg, _, err := Load()
 	if err != nil {
 		t.Fatal(err)
@@ -69,17 +71,60 @@ func TestStringRedacts(t *testing.T) {
 		}()
 		out = cfg.String()
 	}()
-	for _, secret := range []string{"pg-password", "redis-password", "ch-password", "jwt-secret", cfg.SecretsKey} {
+	for _, secret := range []string{"pg-password", "redis-password", "ch-password", "jwt-secret", "smtp-password", cfg.SecretsKey} {
 		if strings.Contains(out, secret) {
 			t.Errorf("String shows %q:\n%s", secret, out)
 		}
 	}
-	for _, line := range []string{"TALLY_ENV=development\n", "TALLY_CLICKHOUSE_PASSWORD=[redacted]\n", "TALLY_SECRETS_KEY=[redacted]\n"} {
+	for _, line := range []string{"TALLY_ENV=development\n", "TALLY_CLICKHOUSE_PASSWORD=[redacted]\n", "TALLY_SECRETS_KEY=[redacted]\n",
+		"TALLY_SMTP_URL=smtp://reports:xxxxx@mail.example.com:587\n"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("String has no line %q:\n%s", line, out)
 		}
 	}
 	if strings.Contains(out, "\n=") || strings.HasPrefix(out, "=") {
 		t.Errorf("String prints a setting without a variable:\n%s", out)
+	}
+}
+
+// The email reports' settings: a URL tally cannot use, or one without a
+// From address, is refused naming its variable and never quoting the URL.
+func TestMailSettings(t *testing.T) {
+	t.Setenv("TALLY_ENV", EnvTest)
+	for _, c := range []struct{ url, from, name string }{
+		{"mail.example.com:587", "reports@example.com", "TALLY_SMTP_URL"},
+		{"https://u:smtp-password-9@mail.example.com", "reports@example.com", "TALLY_SMTP_URL"},
+		{"smtp://u:smtp-password-9@mail.example.com:nine", "reports@example.com", "TALLY_SMTP_URL"},
+		{"smtp://:smtp-password-9@mail.example.com", "reports@example.com", "TALLY_SMTP_URL"},
+		{"smtp://u:smtp-password-9@mail.example.com", "", "TALLY_MAIL_FROM"},
+		{"smtp://u:smtp-password-9@mail.example.com", "not an address", "TALLY_MAIL_FROM"},
+	} {
+		t.Run(c.url+" "+c.from, func(t *testing.T) {
+			t.Setenv("TALLY_SMTP_URL", c.url)
+			t.Setenv("TALLY_MAIL_FROM", c.from)
+			_, _, err := Load()
+			if err == nil || !strings.Contains(err.Error(), c.name) {
+				t.Fatalf("%v, want a refusal naming %s", err, c.name)
+			}
+			if strings.Contains(err.Error(), "smtp-password-9") {
+				t.Errorf("the refusal shows the password: %v", err)
+			}
+		})
+	}
+	for _, c := range []struct{ url, from string }{
+		{"", ""},
+		{"smtp://u:smtp-password-9@mail.example.com", "reports@example.com"},
+		{"smtps://mail.example.com:465", "tally <reports@example.com>"},
+	} {
+		t.Setenv("TALLY_SMTP_URL", c.url)
+		t.Setenv("TALLY_MAIL_FROM", c.from)
+		cfg, _, err := Load()
+		if err != nil {
+			t.Errorf("%s %s: %v, want accepted", c.url, c.from, err)
+			continue
+		}
+		if _, from, ok := cfg.Mail(); ok != (c.url != "") || (ok && from != "reports@example.com") {
+			t.Errorf("%s %s: Mail() = %q, %v", c.url, c.from, from, ok)
+		}
 	}
 }

@@ -1,0 +1,46 @@
+package config
+
+import (
+	"errors"
+	"net/mail"
+
+	"github.com/tally-analytics/tally/internal/mailer"
+)
+
+// validateMail checks the email reports' settings: an SMTP URL tally can
+// use, and a From address with it. Its refusals never quote the URL (it
+// may hold a password).
+func (c *Config) validateMail(warnings *[]string) []error {
+	if c.SMTPURL == "" {
+		if c.MailFrom != "" {
+			*warnings = append(*warnings, "TALLY_MAIL_FROM is set but TALLY_SMTP_URL is not: no email reports are sent")
+		}
+		return nil
+	}
+	var problems []error
+	if _, err := mailer.ParseURL(c.SMTPURL); err != nil {
+		problems = append(problems, errors.New("TALLY_SMTP_URL "+err.Error()))
+	}
+	switch _, err := mail.ParseAddress(c.MailFrom); {
+	case c.MailFrom == "":
+		problems = append(problems, errors.New("TALLY_MAIL_FROM is required with TALLY_SMTP_URL: the reports' From address, "+
+			"e.g. tally <reports@example.com>"))
+	case err != nil:
+		problems = append(problems, errors.New("TALLY_MAIL_FROM must be an email address such as tally <reports@example.com>"))
+	}
+	return problems
+}
+
+// Mail is the mail server and sender of the email reports; ok is false
+// when TALLY_SMTP_URL is not set (validated by Load).
+func (c *Config) Mail() (srv mailer.Server, envelopeFrom string, ok bool) {
+	if c.SMTPURL == "" {
+		return mailer.Server{}, "", false
+	}
+	srv, err := mailer.ParseURL(c.SMTPURL)
+	from, ferr := mail.ParseAddress(c.MailFrom)
+	if err != nil || ferr != nil {
+		return mailer.Server{}, "", false
+	}
+	return srv, from.Address, true
+}
