@@ -27,8 +27,15 @@ func (l siteLookup) Site(_ context.Context, id model.SiteID) (model.Site, error)
 // nothing else: another site, or any other action, is not found or lacks
 // its scope.
 func TestGuardSharedLinkVisitor(t *testing.T) {
+	for name, p := range map[string]auth.Principal{"shared link": auth.ForSharedLink("a"), "email report": auth.ForEmailReport("a")} {
+		t.Run(name, func(t *testing.T) { checkOneSiteReader(t, p) })
+	}
+}
+
+// checkOneSiteReader checks a principal that reads site a's statistics
+// and nothing else.
+func checkOneSiteReader(t *testing.T, p auth.Principal) {
 	g := NewGuard(siteLookup{"a": {ID: "a", Domain: "a.example"}, "b": {ID: "b", Domain: "b.example"}})
-	p := auth.ForSharedLink("a")
 	ctx := context.Background()
 	site, role, err := g.Check(ctx, p, "a", ReadStats)
 	if err != nil || site.Domain != "a.example" || role != model.RoleViewer {

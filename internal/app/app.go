@@ -1,7 +1,7 @@
 // Package app wires tally together: config → pools → stores → services →
 // HTTP API, plus the background work (write-buffer flusher, key usage,
-// visitor salts). The serve command and the end-to-end tests build the same
-// App, so what the tests exercise is what runs.
+// visitor salts, email reports). The serve command and the end-to-end tests
+// build the same App, so what the tests exercise is what runs.
 package app
 
 import (
@@ -22,6 +22,7 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/chstore"
 	"github.com/tally-analytics/tally/internal/config"
+	"github.com/tally-analytics/tally/internal/emailreports"
 	"github.com/tally-analytics/tally/internal/exclusions"
 	"github.com/tally-analytics/tally/internal/export"
 	"github.com/tally-analytics/tally/internal/funnels"
@@ -33,6 +34,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ingest/referrer"
 	"github.com/tally-analytics/tally/internal/ingest/session"
 	"github.com/tally-analytics/tally/internal/ingest/useragent"
+	"github.com/tally-analytics/tally/internal/mailer"
 	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
@@ -70,6 +72,7 @@ type App struct {
 	Goals       *goals.Service
 	Funnels     *funnels.Service
 	Sharing     *sharing.Service
+	Reports     *emailreports.Service
 	Limiter     *ratelimit.Limiter
 	Revenue     *revenue.Service
 	Deleter     *accounts.Deleter
@@ -77,8 +80,9 @@ type App struct {
 	Web         *web.Server
 	Metrics     *metrics.Metrics
 
-	geo     *geo.DB
-	visitor *ingest.Visitors
+	geo        *geo.DB
+	visitor    *ingest.Visitors
+	mailerOpts []mailer.Option
 	// callers counts the requests being served, for the write-ahead log's
 	// group commit (wal.Callers)
 	callers wal.Callers
@@ -89,6 +93,12 @@ type Option func(*App)
 
 // WithClock replaces time.Now.
 func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now } }
+
+// WithMailer adjusts the mailer of the email reports (tests trust their
+// own mail server's certificate).
+func WithMailer(opts ...mailer.Option) Option {
+	return func(a *App) { a.mailerOpts = append(a.mailerOpts, opts...) }
+}
 
 // New connects to Postgres (which must answer), prepares ClickHouse and Redis
 // connections (which may be down: events wait in the write-ahead log), and
@@ -170,6 +180,7 @@ func (a *App) build(ctx context.Context) (err error) {
 			Rollups: cfg.Rollups, Funnels: a.Funnels}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Sharing = sharing.NewService(a.PG, a.Accounts)
+	a.Reports = emailreports.NewService(a.PG, a.Accounts, a.Stats, a.mailOptions(), a.now, log)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue, Funnels: a.Funnels,
 		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
@@ -183,11 +194,21 @@ func (a *App) build(ctx context.Context) (err error) {
 			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
-		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Stats: a.Stats, Limiter: a.Limiter,
+		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Reports: a.Reports, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(), ForceHTTPS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
 		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour})
 	return err
+}
+
+// mailOptions are the email reports' settings: a mailer when
+// TALLY_SMTP_URL is set (validated at start), else none, and no mail.
+func (a *App) mailOptions() emailreports.Options {
+	opts := emailreports.Options{From: a.cfg.MailFrom, PublicURL: a.cfg.PublicURL}
+	if srv, from, ok := a.cfg.Mail(); ok {
+		opts.Sender = mailer.New(srv, from, a.mailerOpts...)
+	}
+	return opts
 }
 
 // lateRevenue lets the write buffer record the revenue of events through
@@ -322,6 +343,7 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { a.Revenue.RunExporter(ctx) })
 	wg.Go(func() { a.Ingest.RunRefusals(ctx, a.cfg.FlushInterval) })
 	wg.Go(func() { a.Deleter.Run(ctx, 30*time.Second) })
+	wg.Go(func() { a.Reports.Run(ctx) })
 	wg.Go(func() { a.buildBlocks(ctx) })
 	if a.cfg.ECBRatesURL != "" {
 		wg.Go(func() { a.fetchRates(ctx) })

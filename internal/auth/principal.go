@@ -11,11 +11,13 @@ import (
 )
 
 // Principal is who a request acts for: a user, through a login token or
-// through one of their API keys; or the visitor of a shared link.
+// through one of their API keys; the visitor of a shared link; or the
+// email reports of a site.
 type Principal struct {
 	UserID model.UserID
-	// SharedSite is set for the visitor of a shared link (no user): they
-	// read that one site's statistics and nothing else.
+	// SharedSite is set for a reader without a user — the visitor of a
+	// shared link, the email reports — who reads that one site's
+	// statistics and nothing else.
 	SharedSite model.SiteID
 	// KeyID is set when the credential is an API key; empty for a JWT.
 	KeyID  model.KeyID
@@ -27,6 +29,14 @@ type Principal struct {
 
 // ForSharedLink is the principal of a visitor of a shared link of site.
 func ForSharedLink(site model.SiteID) Principal {
+	return Principal{SharedSite: site, Scopes: []model.Scope{model.ScopeStatsRead}}
+}
+
+// ForEmailReport is the principal the email reports of site read its
+// statistics as: that site's statistics only, as a shared link's visitor
+// reads them (no user, so no owner's role is borrowed, and a deleted site
+// is not found).
+func ForEmailReport(site model.SiteID) Principal {
 	return Principal{SharedSite: site, Scopes: []model.Scope{model.ScopeStatsRead}}
 }
 

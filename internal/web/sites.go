@@ -11,6 +11,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/emailreports"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
@@ -82,19 +83,26 @@ type settingsPage struct {
 	Snippet   string
 	BaseURL   string
 	Notice    string
-	// Error and ErrorSection report a form that was refused.
-	Error, ErrorSection string
-	Timezones           []string
-	Currencies          []string
-	Goals               []model.Goal
-	Funnels             []funnelItem
-	NewFunnel           funnelForm
-	Providers           []providerRow
-	Members             []model.Member
-	SharedLinks         []model.SharedLink
+	// Error and ErrorSection report a form that was refused; ErrorField
+	// names its field, when it is one.
+	Error, ErrorSection, ErrorField string
+	Timezones                       []string
+	Currencies                      []string
+	Goals                           []model.Goal
+	Funnels                         []funnelItem
+	NewFunnel                       funnelForm
+	Providers                       []providerRow
+	Members                         []model.Member
+	SharedLinks                     []model.SharedLink
 	// Exclusions fill the exclusions form: the site's, or what was typed
 	// into a form that was refused.
 	Exclusions exclusionsText
+	// ReportsEnabled: this server sends email (TALLY_SMTP_URL is set).
+	ReportsEnabled   bool
+	ReportRecipients []model.ReportRecipient
+	// ReportForm fills the add-a-recipient form: what was typed into a
+	// refused one, else weekly ticked.
+	ReportForm emailreports.Input
 	// NewShareURL is the URL of the shared link just made: shown on this
 	// one answer and never again.
 	NewShareURL, NewShareLabel string
@@ -118,9 +126,11 @@ var notices = map[string]string{
 	"created": "Your site is ready. Install the snippet below on every page to start counting.",
 	"saved":   "Saved.", "goal": "Goal saved.", "goal_deleted": "Goal deleted.", "funnel": "Funnel saved.", "funnel_deleted": "Funnel deleted.", "secret": "Webhook signing secrets saved.",
 	"member": "Member saved.", "member_removed": "Member removed.", "client_revenue": "Client revenue settings saved.",
-	"client_revenue_purged": "Revenue reported by the tracking script deleted.",
-	"exclusions":            "Exclusions saved: they apply from the next event on.",
-	"share_deleted":         "Shared link deleted: its URL opens nothing any more.",
+	"client_revenue_purged":    "Revenue reported by the tracking script deleted.",
+	"exclusions":               "Exclusions saved: they apply from the next event on.",
+	"share_deleted":            "Shared link deleted: its URL opens nothing any more.",
+	"report_recipient":         "Email reports saved.",
+	"report_recipient_removed": "Address removed: it gets no more email reports.",
 }
 
 func (s *Server) settings(c echo.Context) error {
@@ -162,6 +172,9 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 		return p, err
 	}
 	if p.SharedLinks, err = s.deps.Shares.List(ctx, pr, m.Site.ID); err != nil {
+		return p, err
+	}
+	if err := s.reportSettings(ctx, &p, pr); err != nil {
 		return p, err
 	}
 	states, err := s.deps.Team.SecretStates(ctx, u, m.Site.ID)

@@ -1,6 +1,6 @@
 // Package web is tally's dashboard: server-rendered pages (html/template,
 // assets embedded) where people log in, look at their sites' statistics, and
-// manage sites, goals, members, webhook secrets and API keys. It calls the
+// manage sites, goals, members, webhook secrets, email reports and API keys. It calls the
 // same services as the API, as the logged-in user.
 //
 // The dashboard page itself is cheap (one site lookup); each report is a
@@ -112,6 +112,7 @@ type Deps struct {
 	Goals     Goals
 	Funnels   Funnels
 	Shares    Shares
+	Reports   EmailReports
 	Stats     Stats
 	Limiter   Limiter
 	Log       *slog.Logger
@@ -216,6 +217,8 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/sites/:site/funnels/:funnel/delete", s.deleteFunnel)
 	in(http.MethodPost, "/sites/:site/shared-links", s.createSharedLink)
 	in(http.MethodPost, "/sites/:site/shared-links/:link/delete", s.deleteSharedLink)
+	in(http.MethodPost, "/sites/:site/email-reports", s.setReportRecipient)
+	in(http.MethodPost, "/sites/:site/email-reports/:recipient/delete", s.removeReportRecipient)
 	in(http.MethodPost, "/sites/:site/secrets", s.setSecret)
 	in(http.MethodPost, "/sites/:site/client-revenue", s.setClientRevenue)
 	in(http.MethodPost, "/sites/:site/client-revenue/purge", s.purgeClientRevenue)
