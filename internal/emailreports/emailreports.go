@@ -38,7 +38,7 @@ type Store interface {
 	SettledReports(ctx context.Context, since time.Time, maxAttempts int) ([]model.ReportDelivery, error)
 	ClaimReport(ctx context.Context, d model.ReportDelivery, now, leaseUntil time.Time, maxAttempts int) (model.ReportAttempt, bool, error)
 	ReportSent(ctx context.Context, id string, at time.Time) error
-	ReportFailed(ctx context.Context, id, reason string) error
+	ReportFailed(ctx context.Context, id, reason string, retryAt time.Time) error
 	ForgetReports(ctx context.Context, since time.Time) (int64, error)
 }
 

@@ -24,6 +24,10 @@ const (
 	// send may take (the mailer gives up after a minute), so no other
 	// server starts the same one meanwhile.
 	claimFor = 10 * time.Minute
+	// retryAfter is how long a failed delivery waits before any server
+	// tries it again: until a later pass, not another server's pass of
+	// the same moment.
+	retryAfter = time.Minute
 	// keepFor is how long the record of a delivery is kept; the periods it
 	// names are long past sending by then.
 	keepFor = 400 * 24 * time.Hour
@@ -156,8 +160,8 @@ func (s *Service) due(ctx context.Context, now time.Time) ([]batch, error) {
 
 // deliver sends a report to one recipient if this server claims the
 // delivery (no other server holds it, it is not sent, attempts are left),
-// and records the outcome: sent, or the failure, tried again on the next
-// pass. It reports whether it sent the message. The logs name the site
+// and records the outcome: sent, or the failure, tried again on a pass a
+// minute or more later. It reports whether it sent the message. The logs name the site
 // and the delivery, never the address.
 func (s *Service) deliver(ctx context.Context, rep Report, r model.ReportRecipient) (bool, error) {
 	now := s.now()
@@ -182,7 +186,7 @@ func (s *Service) deliver(ctx context.Context, rep Report, r model.ReportRecipie
 		}
 		s.log.Warn("email reports: a send failed", "site_id", r.SiteID, "delivery", a.ID, "attempt", a.Attempt,
 			"max_attempts", MaxAttempts, "step", brief)
-		return false, s.store.ReportFailed(context.WithoutCancel(ctx), a.ID, reason)
+		return false, s.store.ReportFailed(context.WithoutCancel(ctx), a.ID, reason, s.now().Add(retryAfter))
 	}
 	// The mail server has the message. Should this mark fail, the claim
 	// runs out and a later pass sends it again: a rare duplicate rather

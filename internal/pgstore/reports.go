@@ -146,9 +146,9 @@ func (s *Store) ReportSent(ctx context.Context, id string, at time.Time) error {
 }
 
 // ReportFailed records why an attempt failed (a message without secrets)
-// and frees the delivery for the next one.
-func (s *Store) ReportFailed(ctx context.Context, id, reason string) error {
-	_, err := s.pool.Exec(ctx, "UPDATE report_deliveries SET claimed_until = NULL, last_error = $2 WHERE id = $1", id, reason)
+// and holds the delivery until retryAt, when the next attempt may claim it.
+func (s *Store) ReportFailed(ctx context.Context, id, reason string, retryAt time.Time) error {
+	_, err := s.pool.Exec(ctx, "UPDATE report_deliveries SET claimed_until = $3, last_error = $2 WHERE id = $1", id, reason, retryAt)
 	return translate("pgstore: report failed", err)
 }
 
