@@ -19,7 +19,7 @@ import (
 
 // The dashboard in a real browser, over the scenario site of the stats
 // tests: log in, add a site, create an API key and read it once, use it,
-// revoke it (401), add a goal, check that the dashboard shows the API's
+// revoke it (401), add a goal and an email report's address, check that the dashboard shows the API's
 // numbers, filter by a source, log out.
 //
 // With TALLY_SCREENSHOTS set to a directory, it also saves the screenshots
@@ -130,6 +130,16 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Errorf("the exclusions' error reads %q", msg)
 	}
 	audit(t, b, "settings with an exclusions error")
+	// an email report's address: a bad one is the form again with the field marked, then a good one is listed
+	run("a bad report address", chromedp.SendKeys(css(`#report-email`), "not-an-address"), chromedp.Click(css(`#report-monthly`)),
+		chromedp.Submit(css(`#report-email`)), chromedp.WaitVisible(css(`#email-reports .error`)))
+	audit(t, b, "settings with an email reports error")
+	run("a report address", chromedp.SetValue(css(`#report-email`), "team@reports.example"), chromedp.Submit(css(`#report-email`)),
+		chromedp.WaitVisible(css(`#email-reports tr[data-recipient]`)))
+	if got := text(`#email-reports tr[data-recipient] td`); got != "weekly and monthly" {
+		t.Errorf("the new address gets %q", got)
+	}
+	audit(t, b, "settings with an email report")
 
 	// the dashboard shows the API's numbers
 	week := client.StatsParams{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07"}

@@ -22,6 +22,10 @@ var forbidden = []struct {
 	{"a test password", regexp.MustCompile(`correct horse battery|password-1|tally-demo-password|wrong password`)},
 	{"a webhook secret", regexp.MustCompile(`whsec_[0-9A-Za-z+/=_]{6,}|lemon-squeezy-signing-secret|pdl_ntfset_`)},
 	{"a JWT signing secret", regexp.MustCompile(`test-secret-test-secret`)},
+	// the email reports: the SMTP password of the tests' mail server, and
+	// the recipients' addresses (personal data of a site's team)
+	{"an SMTP password", regexp.MustCompile(`smtp-password-\d`)},
+	{"an email report's recipient", regexp.MustCompile(`@reports\.example`)},
 	// two-factor authentication: a TOTP secret (20 bytes in base32) or its
 	// otpauth:// URI, a recovery code (XXXX-XXXX-XXXX-XXXX), and a 6-digit
 	// code under the names a form, a body or an attribute gives it
