@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/internal/pgstore"
 	"github.com/tally-analytics/tally/internal/testenv"
 )
 
@@ -20,15 +19,7 @@ import (
 func TestSiteSecret(t *testing.T) {
 	cfg := testenv.Config(t)
 	ctx := context.Background()
-	box, err := cfg.SecretBox()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg, err := pgstore.Open(ctx, cfg.PostgresURL, pgstore.WithSecrets(box))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close()
+	pg := sealingStore(t, cfg)
 	runCLI(t, cfg, nil, "user", "create", "--email", "secrets@example.com", "--password", "password-1", "--name", "S", "--json")
 	var site struct {
 		SiteID string `json:"site_id"`

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/config"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
 	"github.com/tally-analytics/tally/internal/testenv"
@@ -21,15 +22,7 @@ import (
 func TestUser2FADisable(t *testing.T) {
 	cfg := testenv.Config(t)
 	ctx := context.Background()
-	box, err := cfg.SecretBox()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg, err := pgstore.Open(ctx, cfg.PostgresURL, pgstore.WithSecrets(box))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close()
+	pg := sealingStore(t, cfg)
 	passwords := auth.NewPasswords(1)
 	hash, err := passwords.Hash(ctx, "a password of hers")
 	if err != nil {
@@ -82,4 +75,21 @@ func TestUser2FADisable(t *testing.T) {
 		!strings.Contains(string(out), "Turn off a user's two-factor authentication") {
 		t.Fatalf("--help: %v, %s", err, out)
 	}
+}
+
+// sealingStore opens the test's Postgres with the secrets key of cfg, the
+// key the CLI's processes are given, so that each opens what the other
+// sealed; it is closed with the test.
+func sealingStore(t *testing.T, cfg *config.Config) *pgstore.Store {
+	t.Helper()
+	box, err := cfg.SecretBox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := pgstore.Open(context.Background(), cfg.PostgresURL, pgstore.WithSecrets(box))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Close)
+	return pg
 }
