@@ -29,21 +29,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	// the evening of May 7 in New York, the site's time zone: "last 7 days" is May 1..7
 	h.clock.Set(time.Date(2026, 5, 8, 3, 0, 0, 0, time.UTC))
 	b := browser(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(b, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(b, chromedp.Text(css(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return v
-	}
+	run, text := steps(t, b), textOf(t, b)
 	location := func() string { return evalJS[string](t, b, "location.pathname + location.search") }
 	// waitCards waits until every card of the page has loaded.
 	waitCards := func() {
@@ -296,6 +282,31 @@ func screenshots(t *testing.T, b context.Context, name string) {
 	}
 	if err := chromedp.Do(b, chromedp.ResetViewport()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// css selects by a CSS selector.
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+// steps runs the browser's steps of what, failing the test with what.
+func steps(t *testing.T, b context.Context) func(what string, steps ...chromedp.Action[chromedp.Void]) {
+	return func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(b, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+}
+
+// textOf reads the text of the page's element sel.
+func textOf(t *testing.T, b context.Context) func(sel string) string {
+	return func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(b, chromedp.Text(css(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return v
 	}
 }
 

@@ -76,13 +76,7 @@ func TestEventPropertiesCardInABrowser(t *testing.T) {
 	h, c, site := eventPropertiesSite(t)
 	h.clock.Set(time.Date(2026, 5, 8, 12, 0, 0, 0, time.UTC))
 	b := browser(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(b, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	run := steps(t, b)
 	run("log in", chromedp.Navigate(h.srv.URL+"/login"), chromedp.WaitVisible(css(`#email`)),
 		chromedp.SendKeys(css(`#email`), h.email), chromedp.SendKeys(css(`#password`), password),
 		chromedp.Submit(css(`#password`)), chromedp.WaitVisible(css(`.site-list`)))

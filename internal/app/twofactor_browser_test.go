@@ -13,21 +13,7 @@ import (
 func TestTwoFactorInABrowser(t *testing.T) {
 	h := newHarness(t)
 	b := browser(t)
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(b, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(b, chromedp.Text(css(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return v
-	}
+	run, text := steps(t, b), textOf(t, b)
 	location := func() string { return evalJS[string](t, b, "location.pathname + location.search") }
 
 	run("log in", chromedp.Navigate(h.srv.URL+"/login"), chromedp.WaitVisible(css(`#email`)),
