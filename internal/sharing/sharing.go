@@ -70,7 +70,13 @@ func NotFound() *errs.Error {
 
 // URL is the address of a link's dashboard on the server at base (the
 // public URL, or the request's origin).
-func URL(base, token string) string { return strings.TrimSuffix(base, "/") + "/share/" + token }
+func URL(base, token string) string { return strings.TrimSuffix(base, "/") + Path(token) }
+
+// PathPrefix starts the path of every shared dashboard and its cards.
+const PathPrefix = "/share/"
+
+// Path is the path of the shared dashboard of token.
+func Path(token string) string { return PathPrefix + token }
 
 // manageable checks that p may manage the links of site: whoever may change
 // the site's settings.

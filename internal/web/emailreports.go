@@ -7,7 +7,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/emailreports"
-	"github.com/tally-analytics/tally/internal/httpapi"
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -30,16 +30,7 @@ func (s *Server) setReportRecipient(c echo.Context) error {
 	if err == nil {
 		return s.settingsRedirect(c, "report_recipient", "email-reports")
 	}
-	e := formError(err)
-	if e == nil {
-		return err
-	}
-	p, perr := s.settingsData(c)
-	if perr != nil {
-		return perr
-	}
-	p.Error, p.ErrorSection, p.ErrorField, p.ReportForm = e.Message, "email-reports", e.Field, in
-	return s.render(c, httpapi.StatusOf(e.Kind), "settings", p)
+	return s.settingsError(c, "email-reports", err, func(p *settingsPage, e *errs.Error) { p.ErrorField, p.ReportForm = e.Field, in })
 }
 
 func (s *Server) removeReportRecipient(c echo.Context) error {

@@ -10,7 +10,6 @@ import (
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/exclusions"
-	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -61,16 +60,9 @@ func (s *Server) setExclusions(c echo.Context) error {
 	if err == nil {
 		return s.settingsRedirect(c, "exclusions", "exclusions")
 	}
-	e := formError(err)
-	if e == nil {
-		return err
-	}
-	p, perr := s.settingsData(c)
-	if perr != nil {
-		return perr
-	}
-	p.Error, p.ErrorSection, p.Exclusions = exclusionMessage(e, lineOf), "exclusions", typed
-	return s.render(c, httpapi.StatusOf(e.Kind), "settings", p)
+	return s.settingsError(c, "exclusions", err, func(p *settingsPage, e *errs.Error) {
+		p.Error, p.Exclusions = exclusionMessage(e, lineOf), typed
+	})
 }
 
 // exclusionMessage says a refused entry's list and line in words

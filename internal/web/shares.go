@@ -47,9 +47,6 @@ func (s *Server) deleteSharedLink(c echo.Context) error {
 	return s.settingsRedirect(c, "share_deleted", "shares")
 }
 
-// sharePath is the path of a shared link's dashboard.
-func sharePath(token string) string { return "/share/" + token }
-
 // sharedView opens the link of the URL's token (an unknown or deleted one
 // is the error page's 404) and reads its view.
 func (s *Server) sharedView(c echo.Context) (sharing.Opened, view, error) {
@@ -58,7 +55,7 @@ func (s *Server) sharedView(c echo.Context) (sharing.Opened, view, error) {
 	if err != nil {
 		return o, view{}, err
 	}
-	v, err := parseView(c.QueryParams(), o.Site, sharePath(token), s.deps.Now())
+	v, err := parseView(c.QueryParams(), o.Site, sharing.Path(token), s.deps.Now())
 	v.Shared, v.NoRevenue = true, !o.Link.ShowRevenue
 	return o, v, err
 }

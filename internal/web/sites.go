@@ -199,7 +199,11 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 func (s *Server) baseURL(c echo.Context) string { return httpapi.BaseURL(c, s.deps.PublicURL) }
 
 // settingsError shows the settings page again with a refused form's message.
-func (s *Server) settingsError(c echo.Context, section string, err error) error {
+// settingsError answers a refused settings form: the page again, the
+// refusal's message in section, and whatever keep puts back of what was
+// typed (or reworded of the message). An error no form can show is
+// returned as it is.
+func (s *Server) settingsError(c echo.Context, section string, err error, keep ...func(*settingsPage, *errs.Error)) error {
 	e := formError(err)
 	if e == nil {
 		return err
@@ -209,6 +213,9 @@ func (s *Server) settingsError(c echo.Context, section string, err error) error 
 		return perr
 	}
 	p.Error, p.ErrorSection = e.Message, section
+	for _, k := range keep {
+		k(&p, e)
+	}
 	return s.render(c, httpapi.StatusOf(e.Kind), "settings", p)
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/outage"
 	"github.com/tally-analytics/tally/internal/ratelimit"
+	"github.com/tally-analytics/tally/internal/sharing"
 	"github.com/tally-analytics/tally/internal/stats"
 )
 
@@ -261,7 +262,7 @@ func (s *Server) headers(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.deps.HSTS {
 			h.Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
 		}
-		if strings.HasPrefix(c.Request().URL.Path, "/share/") {
+		if strings.HasPrefix(c.Request().URL.Path, sharing.PathPrefix) {
 			sharedHeaders(h)
 		}
 		return next(c)
