@@ -77,14 +77,20 @@ type Service struct {
 	scratch sync.Pool
 }
 
-// scratch is the room for a request's drafts and rows. They live only until
-// accept returns, the Writer having encoded the records; a batch of 1,000
-// events takes ~860 KB of them, which allocated anew each request was 46 %
-// of the bytes BenchmarkTrackBatch allocates, and large allocations are
-// zeroed and taken from the OS page by page.
+// scratch is the room for a request's drafts, rows and records. They live
+// only until accept returns, the Writer having encoded the records; a batch
+// of 1,000 events takes ~860 KB of them, which allocated anew each request
+// was 46 % of the bytes BenchmarkTrackBatch allocates, and large
+// allocations are zeroed and taken from the OS page by page.
 type scratch struct {
 	drafts []draft
 	rows   []model.EventRow
+	recs   []model.Record
+	// one and site are a single-event request's event and site (acceptOne):
+	// a draft points to them, so anywhere else they would be moved to the
+	// heap, half of what the ingest service allocates for such a request
+	one  [1]accepted
+	site model.Site
 }
 
 // take returns room for n drafts and rows; prepare overwrites each whole.
@@ -95,11 +101,29 @@ func (s *scratch) take(n int) ([]draft, []model.EventRow) {
 	return s.drafts[:n], s.rows[:n]
 }
 
-// release drops what the first n drafts and rows point to (the request's
-// strings), so that a pooled scratch keeps no request alive.
+// release drops what the first n drafts and rows, the records and the
+// single event point to (the request's strings), so that a pooled scratch
+// keeps no request alive.
 func (s *scratch) release(n int) {
 	clear(s.drafts[:n])
 	clear(s.rows[:n])
+	clear(s.recs)
+	s.recs = s.recs[:0]
+	s.one[0], s.site = accepted{}, model.Site{}
+}
+
+// room takes a scratch from the pool; put it back with done.
+func (s *Service) room() *scratch {
+	if room, _ := s.scratch.Get().(*scratch); room != nil {
+		return room
+	}
+	return &scratch{}
+}
+
+// done releases room's first n drafts and rows and pools it again.
+func (s *Service) done(room *scratch, n int) {
+	room.release(n)
+	s.scratch.Put(room)
 }
 
 // NewService wires the pipeline; m may be nil.
@@ -128,7 +152,7 @@ func (s *Service) Track(ctx context.Context, p auth.Principal, in Input) (string
 	if excluded(&site, &ev) {
 		return s.exclude(site.ID)
 	}
-	return s.acceptOne(ctx, site, ev)
+	return s.acceptOne(ctx, &site, &ev)
 }
 
 // TrackBrowser accepts one event from the tracking script. There is no
@@ -168,7 +192,7 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllow
 	if excluded(&site, &ev) {
 		return s.exclude(site.ID)
 	}
-	return s.acceptOne(ctx, site, ev)
+	return s.acceptOne(ctx, &site, &ev)
 }
 
 // OnDomain reports whether host is domain or one of its subdomains ("www."
@@ -185,9 +209,15 @@ func (s *Service) authorize(ctx context.Context, p auth.Principal, id model.Site
 	return site, err
 }
 
-// acceptOne accepts a validated event of a known site.
-func (s *Service) acceptOne(ctx context.Context, site model.Site, ev event) (string, error) {
-	res := s.accept(ctx, []accepted{{site: &site, ev: ev}})
+// acceptOne accepts a validated event of a known site. It copies both into
+// a pooled scratch, so that neither is moved to the heap.
+func (s *Service) acceptOne(ctx context.Context, site *model.Site, ev *event) (string, error) {
+	room := s.room()
+	defer s.done(room, 1)
+	room.site = *site
+	room.one[0] = accepted{site: &room.site, ev: *ev}
+	var res [1]Result
+	s.acceptIn(ctx, room, room.one[:], res[:])
 	return res[0].EventID, res[0].Err
 }
 
@@ -209,16 +239,17 @@ type accepted struct {
 // has it. It returns one result per event, in order.
 func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 	results := make([]Result, len(items))
-	recs := make([]model.Record, 0, len(items))
-	room, _ := s.scratch.Get().(*scratch)
-	if room == nil {
-		room = &scratch{}
-	}
+	room := s.room()
+	defer s.done(room, len(items))
+	s.acceptIn(ctx, room, items, results)
+	return results
+}
+
+// acceptIn is accept with the request's scratch, writing the results into
+// results (one per item).
+func (s *Service) acceptIn(ctx context.Context, room *scratch, items []accepted, results []Result) {
 	drafts, rows := room.take(len(items))
-	defer func() {
-		room.release(len(items))
-		s.scratch.Put(room)
-	}()
+	recs := room.recs[:0]
 	for i := range items {
 		it := &items[i]
 		it.d, it.row = &drafts[i], &rows[i]
@@ -228,6 +259,7 @@ func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 		}
 		recs = append(recs, it.rec)
 	}
+	room.recs = recs // kept for the next request, cleared by release
 	if err := s.writer.WriteMany(ctx, recs); err != nil {
 		err = s.refused(fmt.Errorf("ingest: write: %w", err), len(recs))
 		for i := range results {
@@ -236,7 +268,7 @@ func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 				s.countAt(items[i].site.ID, "", err, 1)
 			}
 		}
-		return results
+		return
 	}
 	bots := 0
 	for i := range items {
@@ -251,7 +283,6 @@ func (s *Service) accept(ctx context.Context, items []accepted) []Result {
 	}
 	s.metrics.CountEvents(metrics.OutcomeBot, bots)
 	s.metrics.CountEvents(metrics.OutcomeAccepted, len(recs)-bots)
-	return results
 }
 
 // prepare gives an event its id and enrichment and builds its record in
