@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"time"
 )
 
@@ -180,6 +181,26 @@ func AppendAttribution(b []byte, a Attribution) []byte {
 	}
 	return b
 }
+
+// AttributionSize is the length of a's encoding.
+func AttributionSize(a *Attribution) int {
+	n := 0
+	for _, s := range [...]string{a.Hostname, a.Referrer, a.ReferrerSource, a.SourceType, a.UTMSource, a.UTMMedium,
+		a.UTMCampaign, a.UTMContent, a.UTMTerm, a.Device, a.Browser, a.BrowserVersion, a.OS, a.OSVersion,
+		a.CountryCode, a.RegionCode, a.RegionName, a.City} {
+		n += StringSize(s)
+	}
+	return n
+}
+
+// StringSize is the length of AppendString's encoding of s.
+func StringSize(s string) int { return UvarintSize(uint64(len(s))) + len(s) }
+
+// UvarintSize is the length of binary.AppendUvarint's encoding of x.
+func UvarintSize(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// VarintSize is the length of binary.AppendVarint's encoding of x.
+func VarintSize(x int64) int { return UvarintSize(uint64(x<<1) ^ uint64(x>>63)) }
 
 // DecodeAttribution decodes what AppendAttribution wrote.
 func DecodeAttribution(p []byte) (Attribution, error) {

@@ -1,9 +1,12 @@
 package model_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,5 +178,31 @@ func BenchmarkDecodeRecord(b *testing.B) {
 		if _, err := model.DecodeRecord(p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEncodedSizes: the sizes encoders take room by are the lengths the
+// encodings have, at each boundary of a varint's length.
+func TestEncodedSizes(t *testing.T) {
+	for _, x := range []uint64{0, 1, 127, 128, 16383, 16384, 1<<56 - 1, 1 << 56, 1<<63 - 1, 1 << 63, 1<<64 - 1} {
+		if got, want := model.UvarintSize(x), len(binary.AppendUvarint(nil, x)); got != want {
+			t.Errorf("UvarintSize(%d) = %d, want %d", x, got, want)
+		}
+	}
+	for _, x := range []int64{0, 1, -1, 63, -64, 64, -65, 1_780_000_000, math.MaxInt64, math.MinInt64} {
+		if got, want := model.VarintSize(x), len(binary.AppendVarint(nil, x)); got != want {
+			t.Errorf("VarintSize(%d) = %d, want %d", x, got, want)
+		}
+	}
+	for _, n := range []int{0, 127, 128, 300} {
+		s := strings.Repeat("a", n)
+		if got, want := model.StringSize(s), len(model.AppendString(nil, s)); got != want {
+			t.Errorf("StringSize of %d bytes = %d, want %d", n, got, want)
+		}
+	}
+	a := sampleAttribution()
+	a.Referrer = strings.Repeat("r", 200) // a length of two bytes
+	if got, want := model.AttributionSize(&a), len(model.AppendAttribution(nil, a)); got != want {
+		t.Errorf("AttributionSize = %d, want %d", got, want)
 	}
 }

@@ -63,7 +63,7 @@ func (b *Buffer) createPlanFiles() error {
 
 // writePlan writes p to its file, framed as the WAL frames its records.
 func (b *Buffer) writePlan(p plan) error {
-	body := binary.AppendUvarint(nil, p.Seq)
+	body := binary.AppendUvarint(make([]byte, 0, p.Snapshot.Size()+4*binary.MaxVarintLen64), p.Seq)
 	body = binary.AppendUvarint(body, p.Rev)
 	body = appendPosition(body, p.End)
 	body, err := p.Snapshot.AppendBinary(body)

@@ -152,7 +152,13 @@ func (r Rule) Compute(evs []*model.EventRow, snap *Snapshot) Outcome {
 	for site, n := range perSite {
 		out.active[site] = make([]realtime.Active, 0, n)
 	}
-	values := make([]byte, 0, 128*len(order)) // the new states, one after another
+	// the new states, one after another, in room taken at once: a slice
+	// that outgrows its room copies all it holds
+	size := 0
+	for _, k := range order {
+		size += storedSize(&tracks[k].cur)
+	}
+	values := make([]byte, 0, size)
 	for _, k := range order {
 		tr := &tracks[k]
 		v := tr.v

@@ -384,6 +384,9 @@ func TestSnapshotEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.Size() < len(data) {
+		t.Errorf("Size() = %d, less than the %d bytes of the encoding", s.Size(), len(data))
+	}
 	var got session.Snapshot
 	if err := got.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)

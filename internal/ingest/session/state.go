@@ -52,6 +52,13 @@ func appendStored(b []byte, s stored) []byte {
 	return model.AppendAttribution(b, *s.attribution)
 }
 
+// storedSize is the length of appendStored's encoding of a state.
+func storedSize(s *state) int {
+	return tagBytes + 1 + model.UvarintSize(s.sid) + model.VarintSize(s.start) + model.VarintSize(s.last) +
+		model.UvarintSize(uint64(s.version)) + model.UvarintSize(uint64(s.pageviews)) + model.UvarintSize(uint64(s.events)) +
+		model.StringSize(s.entry) + model.StringSize(s.exit) + model.VarintSize(s.lastPageview) + model.AttributionSize(s.attribution)
+}
+
 // decodeStored reads what appendStored wrote. Anything else (a state of an
 // older release, kept as a hash, reads as nothing) is an error: the visitor
 // then starts a new session, which is safe.
