@@ -2,6 +2,9 @@ package wal
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"slices"
 	"sync/atomic"
 )
 
@@ -62,23 +65,58 @@ func (l *Log) Append(ctx context.Context, payload []byte) (Position, error) {
 // in order and in one segment; the returned Position is the end of the last
 // one. An empty batch returns Durable().
 func (l *Log) AppendBatch(ctx context.Context, payloads [][]byte) (Position, error) {
-	if len(payloads) == 0 {
-		return l.Durable(), nil
-	}
 	n := 0
 	for _, p := range payloads {
-		if len(p) == 0 || len(p) > MaxPayload {
-			return Position{}, ErrPayloadSize
-		}
 		n += headerSize + len(p)
+	}
+	f := Framed{data: make([]byte, 0, n)}
+	for _, p := range payloads {
+		if err := f.Add(func(b []byte) []byte { return append(b, p...) }); err != nil {
+			return Position{}, err
+		}
+	}
+	return l.AppendFramed(ctx, &f)
+}
+
+// Framed is records framed as the log writes them, each encoded by its
+// caller in place, so that AppendFramed commits them without the copy
+// AppendBatch makes of its payloads.
+type Framed struct {
+	data    []byte
+	records int
+}
+
+// Grow makes room for n more bytes of records and their frames.
+func (f *Framed) Grow(n int) { f.data = slices.Grow(f.data, n) }
+
+// Add appends one record, whose payload encode appends to the slice it is
+// given. A payload that is empty or over MaxPayload is not added:
+// ErrPayloadSize.
+func (f *Framed) Add(encode func([]byte) []byte) error {
+	start := len(f.data)
+	data := encode(append(f.data, make([]byte, headerSize)...))
+	payload := data[start+headerSize:]
+	if len(payload) == 0 || len(payload) > MaxPayload {
+		f.data = data[:start]
+		return ErrPayloadSize
+	}
+	binary.LittleEndian.PutUint32(data[start:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(data[start+4:], crc32.Checksum(payload, castagnoli))
+	f.data, f.records = data, f.records+1
+	return nil
+}
+
+// AppendFramed is AppendBatch for records framed in f. The log keeps f's
+// bytes from the call on: f must not be used again.
+func (l *Log) AppendFramed(ctx context.Context, f *Framed) (Position, error) {
+	if f.records == 0 {
+		return l.Durable(), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return Position{}, err
 	}
-	r := &request{records: len(payloads), data: make([]byte, 0, n)}
-	for _, p := range payloads {
-		r.data = appendRecord(r.data, p)
-	}
+	r := &request{records: f.records, data: f.data}
+	*f = Framed{}
 	g, err := l.enqueue(r)
 	if err != nil {
 		return Position{}, err

@@ -210,15 +210,15 @@ func (b *Buffer) Write(ctx context.Context, rec model.Record) error {
 // WriteMany stores recs durably in one commit of the log: when it returns
 // nil, all of them survive a crash; otherwise none was acknowledged.
 func (b *Buffer) WriteMany(ctx context.Context, recs []model.Record) error {
-	// one buffer for all (a payload whose append outgrew it keeps the old
-	// one: payloads are never written to)
-	payloads, buf := make([][]byte, len(recs)), make([]byte, 0, 320*len(recs))
-	for i, rec := range recs {
-		start := len(buf)
-		buf = model.AppendRecord(buf, rec)
-		payloads[i] = buf[start:len(buf):len(buf)]
+	// encoded where the log frames them, in one buffer for all
+	var f wal.Framed
+	f.Grow(330 * len(recs))
+	for _, rec := range recs {
+		if err := f.Add(func(p []byte) []byte { return model.AppendRecord(p, rec) }); err != nil {
+			return fmt.Errorf("buffer: append: %w", err)
+		}
 	}
-	if _, err := b.log.AppendBatch(ctx, payloads); err != nil {
+	if _, err := b.log.AppendFramed(ctx, &f); err != nil {
 		if errors.Is(err, wal.ErrFull) {
 			return &errs.Error{Kind: errs.Unavailable, Code: "service_unavailable", RetryAfter: retryAfterFull,
 				Message: "the event buffer is full while the database catches up; retry later", Err: err}
