@@ -90,6 +90,10 @@ type Payment struct {
 	OccurredAt    time.Time
 	PaymentRef    string // the provider's id refunds reference
 	RefundOf      string // for a refund: the ledger id of the payment it undoes
+	// Reinstatement, for a payment: money a won dispute brought back, whose
+	// chargeback is a refund of the payment known as PaymentRef. A running
+	// refund total counts neither, so the two are netted when one is settled.
+	Reinstatement bool
 	VisitorID     uint64 // 0 = unknown
 	EventName     string
 	Metadata      []byte // JSON, as sent

@@ -15,7 +15,7 @@ import (
 
 const paymentColumns = `id::text, site_id, provider, transaction_id, kind, amount, currency, occurred_at,
 	coalesce(payment_ref, ''), coalesce(refund_of::text, ''), coalesce(visitor_id, 0), event_name, metadata,
-	base_currency, base_amount, coalesce(fx_rate::text, ''), fx_day, attribution, held_until, created_at`
+	base_currency, base_amount, coalesce(fx_rate::text, ''), fx_day, attribution, held_until, reinstatement, created_at`
 
 func scanPayment(row interface{ Scan(...any) error }) (model.Payment, error) {
 	var p model.Payment
@@ -24,7 +24,7 @@ func scanPayment(row interface{ Scan(...any) error }) (model.Payment, error) {
 	var attribution []byte
 	err := row.Scan(&p.ID, &site, &p.Provider, &p.TransactionID, &kind, &p.Amount, &p.Currency, &p.OccurredAt,
 		&p.PaymentRef, &p.RefundOf, &visitor, &p.EventName, &p.Metadata, &p.BaseCurrency, &p.BaseAmount, &p.FXRate,
-		&p.FXDay, &attribution, &p.HeldUntil, &p.CreatedAt)
+		&p.FXDay, &attribution, &p.HeldUntil, &p.Reinstatement, &p.CreatedAt)
 	if err != nil {
 		return p, err
 	}
@@ -86,12 +86,12 @@ func insertPayment(ctx context.Context, q querier, p model.Payment) (stored mode
 	}
 	stored, err = scanPayment(q.QueryRow(ctx, `INSERT INTO payments (site_id, provider, transaction_id, kind, amount,
 			currency, occurred_at, payment_ref, refund_of, visitor_id, event_name, metadata, base_currency, base_amount,
-			fx_rate, fx_day, attribution, held_until)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+			fx_rate, fx_day, attribution, held_until, reinstatement)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 		ON CONFLICT (site_id, provider, transaction_id, kind) DO NOTHING RETURNING `+paymentColumns,
 		string(p.SiteID), p.Provider, p.TransactionID, string(p.Kind), p.Amount, p.Currency, p.OccurredAt,
 		nullable(p.PaymentRef), refundOf, nullIfZero(p.VisitorID), p.EventName, metadata, p.BaseCurrency, p.BaseAmount,
-		fxRate, p.FXDay, attribution, p.HeldUntil))
+		fxRate, p.FXDay, attribution, p.HeldUntil, p.Reinstatement))
 	if err == nil {
 		return stored, true, nil
 	}

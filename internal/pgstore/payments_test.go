@@ -6,8 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tally-analytics/tally/internal/migrations"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
+	"github.com/tally-analytics/tally/internal/testenv"
+	"github.com/tally-analytics/tally/postgres"
 )
 
 // refundsSite is a store with a site s1 (base currency USD).
@@ -133,5 +138,85 @@ func TestLinkRefundsWaitsForTheExport(t *testing.T) {
 	}
 	if got.RefundOf != "" || got.VisitorID != 0 {
 		t.Errorf("exported refund changed: %+v", got)
+	}
+}
+
+// record stores a converted payment or refund of amount US cents of the
+// payment its provider knows as ref, keyed tx.
+func record(t *testing.T, s *pgstore.Store, provider string, kind model.PaymentKind, tx, ref string, amount int64, reinstatement bool) {
+	t.Helper()
+	day := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	if _, inserted, err := s.InsertPayment(context.Background(), model.Payment{SiteID: "s1", Provider: provider,
+		TransactionID: tx, Kind: kind, Amount: amount, Currency: "USD", OccurredAt: day.Add(9 * time.Hour), PaymentRef: ref,
+		EventName: string(kind), BaseCurrency: "USD", BaseAmount: &amount, FXRate: "1", FXDay: &day,
+		Reinstatement: reinstatement}); err != nil || !inserted {
+		t.Fatalf("record %s %s: %v, inserted %t", kind, tx, err, inserted)
+	}
+}
+
+// Migration 0019 marks the money back recorded before it by the keys tally
+// gave it: Stripe's "<dispute id>:reinstated", Paddle's adjustment ids; no
+// other row.
+func TestReinstatementsMarkedByMigration(t *testing.T) {
+	url := testenv.Postgres(t)
+	s := openWith(t, url, testKey(1))
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, model.User{Email: "reinstated@example.com", Name: "R", PasswordHash: "h", Plan: model.PlanPro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateSite(ctx, model.Site{ID: "s1", Domain: "example.com", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		provider string
+		kind     model.PaymentKind
+		tx, ref  string
+		want     bool
+	}{
+		{"provider_a", model.KindPayment, "pi_1", "pi_1", false},
+		{"provider_a", model.KindRefund, "dp_1", "pi_1", false},
+		{"provider_a", model.KindPayment, "dp_1:reinstated", "pi_1", true},
+		{"provider_a", model.KindRefund, "ch_1:500", "pi_1", false},
+		{"provider_c", model.KindPayment, "txn_1", "txn_1", false},
+		{"provider_c", model.KindRefund, "adj_1", "txn_1", false},
+		{"provider_c", model.KindPayment, "adj_2", "txn_1", true},
+		{"provider_b", model.KindPayment, "adj_3", "adj_3", false}, // another provider's id that looks like one
+	}
+	for _, r := range rows {
+		record(t, s, r.provider, r.kind, r.tx, r.ref, 1000, false) // as recorded before the column
+	}
+	ms, err := migrations.Load(postgres.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close(ctx)
+	ran := false
+	for _, m := range ms {
+		if m.Version != 19 {
+			continue
+		}
+		for _, stmt := range m.Statements {
+			if _, err := raw.Exec(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ran = true
+	}
+	if !ran {
+		t.Fatal("no migration 0019")
+	}
+	for _, r := range rows {
+		p, err := s.PaymentByKey(ctx, "s1", r.provider, r.tx, r.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Reinstatement != r.want {
+			t.Errorf("%s %s %s: reinstatement %t, want %t", r.provider, r.kind, r.tx, p.Reinstatement, r.want)
+		}
 	}
 }

@@ -286,10 +286,10 @@ func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming)
 // linkReinstated gives money a won dispute returns the visitor and
 // attribution of the payment disputed, when tally has it (found), as its
 // chargeback, a refund of that payment, has them; else it is attributed
-// as any payment. It keeps that payment's ref, and does not link held
-// refunds: they wait for the payment itself.
+// as any payment. It keeps that payment's ref, marked as a reinstatement,
+// and does not link held refunds: they wait for the payment itself.
 func (s *Service) linkReinstated(ctx context.Context, p *model.Payment, in Incoming) (found bool, err error) {
-	p.PaymentRef = in.ReinstateOf
+	p.PaymentRef, p.Reinstatement = in.ReinstateOf, true
 	paid, err := s.ledger.PaymentByRef(ctx, in.Site.ID, in.Provider, in.ReinstateOf)
 	if errors.Is(err, errs.ErrNotFound) {
 		return false, nil
