@@ -155,3 +155,124 @@ func TestPaddleChargebackReversed(t *testing.T) {
 		t.Errorf("ledger rows of the transaction: %q, %d visitors (%d); want %q, all of the payment's visitor", ledger, visitors, visitor, want)
 	}
 }
+
+// disputedStep is one Stripe event of a dispute scenario, at a time of July
+// 2026, and the amount of the ledger row it must record.
+type disputedStep struct {
+	at     time.Time
+	event  func(h *harness) map[string]any
+	amount int64
+}
+
+// runDisputed posts steps in order on a site with a visitor (vid) from
+// Google, checks what each records, then posts them all again: each
+// redelivery is a duplicate. It returns July's revenue totals once every
+// row is exported, and checks that the breakdown by source is the same
+// figures, all Google's.
+func runDisputed(t *testing.T, h *harness, vid string, steps []disputedStep) api.RevenueTotals {
+	t.Helper()
+	ctx := context.Background()
+	t0 := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
+	site := refundFirstSite(t, h, t0, vid)
+	var ids []string
+	var events []map[string]any
+	for i, s := range steps {
+		h.clock.Set(s.at)
+		ev := s.event(h)
+		events = append(events, ev)
+		id := h.postStripe(t, site, ev)
+		var amount int64
+		var linked bool
+		if err := h.app.PG.QueryRow(ctx, `SELECT amount, refund_of IS NOT NULL OR kind = 'payment' FROM payments WHERE id = $1`, id).
+			Scan(&amount, &linked); err != nil {
+			t.Fatalf("step %d (%s): %v", i, ev["type"], err)
+		}
+		if amount != s.amount || !linked {
+			t.Errorf("step %d (%s): recorded %d (linked %t), want %d linked to its payment", i, ev["type"], amount, linked, s.amount)
+		}
+		ids = append(ids, id)
+	}
+	for i, ev := range events {
+		if status, res := stripeWebhook(t, h, site, refundFirstSecret, ev); status != 200 || !res.Duplicate || res.PaymentID != ids[i] {
+			t.Errorf("step %d (%s) redelivered: %d %+v, want a duplicate of %s", i, ev["type"], status, res, ids[i])
+		}
+	}
+	for _, id := range ids {
+		waitExported(t, h, id)
+	}
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-07-01", DateTo: "2026-07-31", Timezone: "UTC"}
+	rep, err := h.client(h.key).Revenue(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by, err := h.client(h.key).RevenueBy(ctx, p, "source", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := rep.Data.Totals.RevenueTotals
+	want := []revenueCells{{"Google", tot.Revenue, tot.Refunds, tot.Net, tot.Payments, tot.RefundCount, tot.PayingVisitors}}
+	if diff := cmp.Diff(want, cells(by.Data.Breakdown)); diff != "" {
+		t.Errorf("revenue by source, all of it Google's (-want +got):\n%s", diff)
+	}
+	return tot
+}
+
+// Stripe's amount_refunded, the running total a charge.refunded without a
+// list of refunds carries, counts refunds and never disputes. After a won
+// dispute tally's chargeback and its money back cancel out, so a later
+// refund is what the total says beyond the refunds alone.
+func TestRefundAfterAWonDispute(t *testing.T) {
+	day := func(d, hour int) time.Time { return time.Date(2026, 7, d, hour, 0, 0, 0, time.UTC) }
+	t.Run("refund after the dispute", func(t *testing.T) {
+		// 100.00 paid, 100.00 taken by the bank and given back, then a
+		// refund of 30.00 (amount_refunded 3000): refunds so far are 100.00
+		// of chargeback less 100.00 back, 0, so the refund is 30.00.
+		// Revenue 100.00 + 100.00 back = 200.00; refunds 100.00 + 30.00 =
+		// 130.00; net 70.00, what the merchant kept of the 100.00 after
+		// refunding 30.00; 2 payments, 2 refunds, 1 paying visitor.
+		h := newHarness(t)
+		tot := runDisputed(t, h, "vid-won-then-refunded", []disputedStep{
+			{day(1, 10), func(h *harness) map[string]any {
+				return checkoutBy(h, "evt_pay", "cs_won", "pi_won", 10000, "vid-won-then-refunded")
+			}, 10000},
+			{day(10, 14), func(h *harness) map[string]any {
+				return disputeEvent(h, "evt_dp_w", "charge.dispute.funds_withdrawn", "dp_won", "pi_won", 10000, "needs_response")
+			}, 10000},
+			{day(25, 11), func(h *harness) map[string]any {
+				return disputeEvent(h, "evt_dp_r", "charge.dispute.funds_reinstated", "dp_won", "pi_won", 10000, "won")
+			}, 10000},
+			{day(28, 9), func(h *harness) map[string]any { return chargeRefunded(h, "evt_r1", "pi_won", 10000, 3000) }, 3000},
+		})
+		want := api.RevenueTotals{Revenue: 20000, Refunds: 13000, Net: 7000, Payments: 2, RefundCount: 2, PayingVisitors: 1}
+		if tot != want {
+			t.Errorf("July's totals %+v, want %+v", tot, want)
+		}
+	})
+	t.Run("refund before and after the dispute", func(t *testing.T) {
+		// 100.00 paid; 30.00 refunded (amount_refunded 3000: nothing
+		// recorded yet, so 30.00); the 70.00 left disputed, taken and given
+		// back; then amount_refunded 5000: refunds so far are 30.00 + 70.00
+		// of chargeback − 70.00 back = 30.00, so the new refund is 20.00.
+		// Revenue 100.00 + 70.00 back = 170.00; refunds 30.00 + 70.00 +
+		// 20.00 = 120.00; net 50.00, the 100.00 less the 50.00 refunded in
+		// all; 2 payments, 3 refunds, 1 paying visitor.
+		h := newHarness(t)
+		tot := runDisputed(t, h, "vid-refunded-won", []disputedStep{
+			{day(1, 10), func(h *harness) map[string]any {
+				return checkoutBy(h, "evt_pay", "cs_part", "pi_part", 10000, "vid-refunded-won")
+			}, 10000},
+			{day(3, 9), func(h *harness) map[string]any { return chargeRefunded(h, "evt_r1", "pi_part", 10000, 3000) }, 3000},
+			{day(10, 14), func(h *harness) map[string]any {
+				return disputeEvent(h, "evt_dp_w", "charge.dispute.funds_withdrawn", "dp_part", "pi_part", 7000, "needs_response")
+			}, 7000},
+			{day(25, 11), func(h *harness) map[string]any {
+				return disputeEvent(h, "evt_dp_r", "charge.dispute.funds_reinstated", "dp_part", "pi_part", 7000, "won")
+			}, 7000},
+			{day(28, 9), func(h *harness) map[string]any { return chargeRefunded(h, "evt_r2", "pi_part", 10000, 5000) }, 2000},
+		})
+		want := api.RevenueTotals{Revenue: 17000, Refunds: 12000, Net: 5000, Payments: 2, RefundCount: 3, PayingVisitors: 1}
+		if tot != want {
+			t.Errorf("July's totals %+v, want %+v", tot, want)
+		}
+	})
+}

@@ -105,10 +105,12 @@ func insertPayment(ctx context.Context, q querier, p model.Payment) (stored mode
 // InsertRefund records a refund of the payment its provider knows as
 // p.PaymentRef, given what is refunded of that payment already: settle gets
 // the sum of the refunds recorded of it (but for p's own transaction id, whose
-// repeat is a duplicate) and returns the refund to insert, or an error that
-// InsertRefund returns as it is. The refunds of one payment are recorded one
-// at a time (a lock on the payment, held until the insert commits), so two
-// at once never both count the same part. settle must not use the store.
+// repeat is a duplicate) less the money won disputes brought back of it (its
+// reinstatements), never below zero, and returns the refund to insert, or an
+// error that InsertRefund returns as it is. The refunds of one payment are
+// recorded one at a time (a lock on the payment, held until the insert
+// commits), so two at once never both count the same part. settle must not
+// use the store.
 func (s *Store) InsertRefund(ctx context.Context, p model.Payment, settle func(refunded int64) (model.Payment, error)) (stored model.Payment, inserted bool, err error) {
 	var settleErr error
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -116,9 +118,14 @@ func (s *Store) InsertRefund(ctx context.Context, p model.Payment, settle func(r
 			string(p.SiteID)+"\n"+p.Provider+"\n"+p.PaymentRef); err != nil {
 			return err
 		}
+		// A chargeback is a refund here, but a provider's running total
+		// counts refunds only: a won dispute's money back cancels its
+		// chargeback. Money back recorded before its chargeback (deliveries
+		// out of order) brings back nothing yet, hence the floor at zero.
 		var refunded int64
-		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(amount), 0) FROM payments
-			WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'refund' AND transaction_id <> $4`,
+		if err := tx.QueryRow(ctx, `SELECT greatest(coalesce(sum(CASE kind WHEN 'refund' THEN amount ELSE -amount END), 0), 0)
+			FROM payments WHERE site_id = $1 AND provider = $2 AND payment_ref = $3
+				AND (kind = 'refund' AND transaction_id <> $4 OR kind = 'payment' AND reinstatement)`,
 			string(p.SiteID), p.Provider, p.PaymentRef, p.TransactionID).Scan(&refunded); err != nil {
 			return err
 		}

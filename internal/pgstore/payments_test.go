@@ -154,6 +154,79 @@ func record(t *testing.T, s *pgstore.Store, provider string, kind model.PaymentK
 	}
 }
 
+// refundedOf is what InsertRefund gives settle for a refund keyed tx of
+// the Stripe payment ref; the refund is inserted with amount (0: none).
+func refundedOf(t *testing.T, s *pgstore.Store, tx, ref string, amount int64) int64 {
+	t.Helper()
+	got := int64(-1)
+	errNone := errors.New("nothing to insert")
+	day := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	p := model.Payment{SiteID: "s1", Provider: "provider_a", TransactionID: tx, Kind: model.KindRefund, Amount: amount,
+		Currency: "USD", OccurredAt: day.Add(10 * time.Hour), PaymentRef: ref, EventName: "refund", BaseCurrency: "USD",
+		BaseAmount: &amount, FXRate: "1", FXDay: &day}
+	_, _, err := s.InsertRefund(context.Background(), p, func(refunded int64) (model.Payment, error) {
+		got = refunded
+		if amount == 0 {
+			return p, errNone
+		}
+		return p, nil
+	})
+	if err != nil && !errors.Is(err, errNone) {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// What is refunded of a payment, as a running refund total counts it, is
+// its refunds (a chargeback is one) less what won disputes brought back.
+func TestInsertRefundNetsReinstatements(t *testing.T) {
+	s := refundsSite(t)
+	record(t, s, "provider_a", model.KindPayment, "pi_1", "pi_1", 10000, false)
+	record(t, s, "provider_a", model.KindRefund, "re_1", "pi_1", 3000, false)
+	// 30.00 refunded
+	if got := refundedOf(t, s, "ch_1:9999", "pi_1", 0); got != 3000 {
+		t.Errorf("after a refund of 30.00: %d refunded, want 3000", got)
+	}
+	// the 70.00 left is taken back by the bank: 30.00 + 70.00
+	record(t, s, "provider_a", model.KindRefund, "dp_1", "pi_1", 7000, false)
+	if got := refundedOf(t, s, "ch_1:9999", "pi_1", 0); got != 10000 {
+		t.Errorf("after a chargeback of 70.00: %d refunded, want 10000", got)
+	}
+	// and given back, the dispute won: 30.00 + 70.00 − 70.00
+	record(t, s, "provider_a", model.KindPayment, "dp_1:reinstated", "pi_1", 7000, true)
+	if got := refundedOf(t, s, "ch_1:9999", "pi_1", 0); got != 3000 {
+		t.Errorf("after the dispute is won: %d refunded, want 3000", got)
+	}
+	// a refund of 20.00 more: 30.00 + 70.00 − 70.00 + 20.00; the refund's
+	// own repeat does not count itself: 30.00
+	if got := refundedOf(t, s, "ch_1:5000", "pi_1", 2000); got != 3000 {
+		t.Errorf("recording a refund of 20.00: %d refunded before it, want 3000", got)
+	}
+	if got := refundedOf(t, s, "ch_1:9999", "pi_1", 0); got != 5000 {
+		t.Errorf("after a refund of 20.00: %d refunded, want 5000", got)
+	}
+	if got := refundedOf(t, s, "ch_1:5000", "pi_1", 0); got != 3000 {
+		t.Errorf("the refund of 20.00 again: %d refunded besides it, want 3000", got)
+	}
+	// a payment of the same ref that is no reinstatement takes nothing off
+	record(t, s, "provider_a", model.KindPayment, "in_1", "pi_1", 1000, false)
+	if got := refundedOf(t, s, "ch_1:9999", "pi_1", 0); got != 5000 {
+		t.Errorf("after a payment that is no reinstatement: %d refunded, want 5000", got)
+	}
+	// money back recorded before its chargeback (deliveries out of order)
+	// brings back nothing yet: 0, not −40.00
+	record(t, s, "provider_a", model.KindPayment, "pi_2", "pi_2", 4000, false)
+	record(t, s, "provider_a", model.KindPayment, "dp_2:reinstated", "pi_2", 4000, true)
+	if got := refundedOf(t, s, "ch_2:9999", "pi_2", 0); got != 0 {
+		t.Errorf("money back before its chargeback: %d refunded, want 0", got)
+	}
+	// another provider's rows with the same ref are not this payment's
+	record(t, s, "provider_c", model.KindRefund, "adj_1", "pi_2", 500, false)
+	if got := refundedOf(t, s, "ch_2:9999", "pi_2", 0); got != 0 {
+		t.Errorf("with another provider's refund of the same ref: %d refunded, want 0", got)
+	}
+}
+
 // Migration 0019 marks the money back recorded before it by the keys tally
 // gave it: Stripe's "<dispute id>:reinstated", Paddle's adjustment ids; no
 // other row.

@@ -25,10 +25,12 @@ type Ledger interface {
 	PaymentByRef(ctx context.Context, site model.SiteID, provider, ref string) (model.Payment, error)
 	// InsertRefund inserts a refund of the payment its provider knows as
 	// p.PaymentRef, whether tally has that payment or not, as settle gives
-	// it from the sum of the refunds recorded of that payment (but for p's
-	// own transaction id: a repeat of it is a duplicate, not one more
-	// refund). The refunds of one payment are settled one at a time; settle
-	// must not use the ledger, and its error is returned as it is.
+	// it from what is refunded of that payment already: the sum of the
+	// refunds recorded of it (but for p's own transaction id: a repeat of
+	// it is a duplicate, not one more refund), chargebacks included, less
+	// its payments marked Reinstatement, never below zero. The refunds of
+	// one payment are settled one at a time; settle must not use the
+	// ledger, and its error is returned as it is.
 	InsertRefund(ctx context.Context, p model.Payment, settle func(refunded int64) (model.Payment, error)) (model.Payment, bool, error)
 	// UnexportedPayments locks up to limit rows to export, none held at
 	// now, and marks them exported when export succeeds.
@@ -121,7 +123,10 @@ type Incoming struct {
 	// back, with that payment's visitor and attribution.
 	ReinstateOf string
 	// CumulativeRefund: Amount is the total refunded so far for RefundOf
-	// (Stripe's amount_refunded); the refunds already recorded are subtracted.
+	// (Stripe's amount_refunded); what is refunded of it already is
+	// subtracted: the refunds recorded, less what won disputes brought back
+	// (a chargeback is recorded as a refund, and such totals count no
+	// dispute).
 	CumulativeRefund bool
 	// The visitor: known id, else the client's id (analytics_vid), else the
 	// checkout session or subscription the tracker or a checkout linked to one.
@@ -248,10 +253,11 @@ var errNothingNew = errors.New("the refund adds nothing to those recorded")
 // keeps the provider's id of its payment, so that a running total is
 // counted once even when tally never saw the payment. When
 // what is refunded already matters, linkRefund returns settle, which the
-// ledger calls with that sum: a cumulative amount becomes this refund's
-// share, and a refund sent through the payments API is checked against its
-// payment (a provider's is the provider's word): in its currency, and no
-// more than is left of it.
+// ledger calls with that sum (chargebacks count as refunds, and a won
+// dispute's money back is taken off): a cumulative amount becomes this
+// refund's share, and a refund sent through the payments API is checked
+// against its payment (a provider's is the provider's word): in its
+// currency, and no more than is left of it.
 func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming) (settle func(p *model.Payment, refunded int64) error, found bool, err error) {
 	p.PaymentRef = in.RefundOf
 	paid, err := s.ledger.PaymentByRef(ctx, in.Site.ID, in.Provider, in.RefundOf)
@@ -286,8 +292,9 @@ func (s *Service) linkRefund(ctx context.Context, p *model.Payment, in Incoming)
 // linkReinstated gives money a won dispute returns the visitor and
 // attribution of the payment disputed, when tally has it (found), as its
 // chargeback, a refund of that payment, has them; else it is attributed
-// as any payment. It keeps that payment's ref, marked as a reinstatement,
-// and does not link held refunds: they wait for the payment itself.
+// as any payment. It keeps that payment's ref, marked as a reinstatement
+// so that the refunds settled later take it off their chargeback, and does
+// not link held refunds: they wait for the payment itself.
 func (s *Service) linkReinstated(ctx context.Context, p *model.Payment, in Incoming) (found bool, err error) {
 	p.PaymentRef, p.Reinstatement = in.ReinstateOf, true
 	paid, err := s.ledger.PaymentByRef(ctx, in.Site.ID, in.Provider, in.ReinstateOf)

@@ -108,7 +108,9 @@ type Notification struct {
 	Tax int64
 	// CumulativeRefund: Amount is the total refunded so far on RefundOf, not
 	// this refund alone (the provider only sent the running total); the
-	// caller subtracts the refunds it already recorded for RefundOf.
+	// caller subtracts what it already recorded as refunded of RefundOf. Such
+	// a total counts refunds, not disputes, so a chargeback a won dispute
+	// reversed (ReinstateOf) is not part of what is subtracted.
 	CumulativeRefund bool
 	// Currency is the ISO 4217 code, upper case.
 	Currency   string
