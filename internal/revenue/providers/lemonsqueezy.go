@@ -23,7 +23,9 @@ import (
 // counted again); order_refunded, sent for every full or partial refund
 // (https://docs.lemonsqueezy.com/help/webhooks/event-types), and
 // subscription_payment_refunded are refunds carrying the running
-// refunded_amount of their order or invoice.
+// refunded_amount of their order or invoice. A refund of a subscription's
+// first invoice is a refund of its order, counted from order_refunded as
+// its payment is from order_created.
 //
 // Test mode: a store's test mode sends webhooks as live mode does, with
 // test_mode true in the body's meta and in the order or invoice itself
@@ -111,6 +113,13 @@ func (lemonSqueezy) Parse(body []byte) (Notification, error) {
 		n, err = lemonSqueezyInvoice(ev, n)
 	case "subscription_payment_refunded":
 		n.SubscriptionID = ev.Data.Attributes.SubscriptionID.String()
+		if ev.Data.Attributes.BillingReason == "initial" {
+			// The first invoice's money is its order's: no payment holds
+			// the invoice's ref, so counted here too the refund would be
+			// counted twice, once of the order and once unattributed.
+			n.Type, n.RefundOf = Refund, invoiceRef(ev.Data.ID)
+			return ignore(n, "a refund of the subscription's first payment, counted from order_refunded"), nil
+		}
 		n = lemonSqueezyRefund(ev, n, invoiceRef(ev.Data.ID))
 	}
 	if err != nil || n.Ignored {

@@ -80,6 +80,13 @@ func TestLemonSqueezyParse(t *testing.T) {
 			RefundOf: "subscription-invoice:2167840", Amount: 600, CumulativeRefund: true, Currency: "USD",
 			OccurredAt: time.Date(2026, 11, 22, 10, 20, 11, 0, time.UTC), VisitorID: "v_2b8e4f61c0", SubscriptionID: "1052306",
 		}},
+		// 5.00 of the first invoice refunded: a refund of the order that
+		// created the subscription, whose order_refunded counts it
+		{"subscription_payment_refunded.initial.json", Notification{
+			Kind: "subscription_payment_refunded", Type: Refund, RefundOf: "subscription-invoice:2167612",
+			Ignored: true, IgnoreReason: "a refund of the subscription's first payment, counted from order_refunded",
+			VisitorID: "v_2b8e4f61c0", SubscriptionID: "1052306",
+		}},
 		// the first invoice is the order that created the subscription
 		{"subscription_payment_success.initial.json", Notification{
 			Kind: "subscription_payment_success", Type: Payment, PaymentRef: "subscription-invoice:2167612",
