@@ -159,10 +159,12 @@ func paymentByKey(ctx context.Context, q querier, site model.SiteID, provider, t
 }
 
 // PaymentByRef finds the payment of a site and provider that refunds refer
-// to by ref.
+// to by ref: never the money a won dispute brought back, which shares the
+// ref and may be all tally has of it.
 func (s *Store) PaymentByRef(ctx context.Context, site model.SiteID, provider, ref string) (model.Payment, error) {
 	p, err := scanPayment(s.pool.QueryRow(ctx, "SELECT "+paymentColumns+` FROM payments
-		WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'payment' ORDER BY created_at LIMIT 1`,
+		WHERE site_id = $1 AND provider = $2 AND payment_ref = $3 AND kind = 'payment' AND NOT reinstatement
+		ORDER BY created_at LIMIT 1`,
 		string(site), provider, ref))
 	return p, translate("pgstore: payment by ref", err)
 }

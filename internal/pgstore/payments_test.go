@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/migrations"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
@@ -291,5 +292,23 @@ func TestReinstatementsMarkedByMigration(t *testing.T) {
 		if p.Reinstatement != r.want {
 			t.Errorf("%s %s %s: reinstatement %t, want %t", r.provider, r.kind, r.tx, p.Reinstatement, r.want)
 		}
+	}
+}
+
+// PaymentByRef never takes the money a won dispute brought back for the
+// payment refunds refer to: it shares the payment's ref, and when tally
+// never had the payment itself (made before the site used tally) it is all
+// there is of that ref.
+func TestPaymentByRefIsNoReinstatement(t *testing.T) {
+	s := refundsSite(t)
+	ctx := context.Background()
+	record(t, s, "provider_a", model.KindPayment, "dp_1:reinstated", "pi_1", 7000, true)
+	if _, err := s.PaymentByRef(ctx, "s1", "provider_a", "pi_1"); !errors.Is(err, errs.ErrNotFound) {
+		t.Errorf("only the money back of pi_1 recorded: %v, want not found", err)
+	}
+	record(t, s, "provider_a", model.KindPayment, "ch_1", "pi_1", 10000, false)
+	p, err := s.PaymentByRef(ctx, "s1", "provider_a", "pi_1")
+	if err != nil || p.TransactionID != "ch_1" {
+		t.Errorf("with the payment recorded after its money back: %q, %v; want ch_1", p.TransactionID, err)
 	}
 }
