@@ -32,6 +32,10 @@
 // is spent, the next one is asked for in the background while the rest is
 // spent, so only a key's first request, a key near its limit, or one whose
 // traffic outruns its lease waits for Redis's answer.
+//
+// Attempts, beside the Limiter, bounds failures rather than requests (the
+// codes tried for an account's second factor), exactly: one Redis call per
+// attempt, for operations too rare and too guarded for a lease.
 package ratelimit
 
 import (
