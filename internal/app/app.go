@@ -161,7 +161,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	})
 	a.revocations = auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix, log)
 	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
-	var tfOpts []twofactor.Option
+	// every server counts an account's wrong codes in the same place
+	tfOpts := []twofactor.Option{twofactor.WithAttempts(ratelimit.NewAttempts(a.Redis, cfg.RedisPrefix))}
 	if cfg.SecretsKeyEphemeral() {
 		tfOpts = append(tfOpts, twofactor.WithKeyOfThisProcess())
 	}

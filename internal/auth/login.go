@@ -16,7 +16,8 @@ type SecondFactor interface {
 	// Required reports whether user's logins need it.
 	Required(ctx context.Context, user model.UserID) (bool, error)
 	// Verify checks and spends code (a one-time code or a recovery code);
-	// a wrong one is Unauthenticated.
+	// a wrong one is Unauthenticated, and any one RateLimited once the
+	// account has had too many wrong ones.
 	Verify(ctx context.Context, user model.UserID, code string) error
 }
 
@@ -137,7 +138,8 @@ func (s *Service) Challenged(ctx context.Context, challenge string) (model.User,
 
 // FinishLogin checks the second factor of a challenged login and ends the
 // challenge: the login is the caller's to start. A wrong code leaves the
-// challenge to try again (within the login limit).
+// challenge to try again (within the login limit, and the account's bound
+// on wrong codes).
 func (s *Service) FinishLogin(ctx context.Context, challenge, code string) (model.User, error) {
 	user, err := s.Challenged(ctx, challenge)
 	if err != nil {

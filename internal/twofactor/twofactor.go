@@ -7,7 +7,10 @@
 // The secret is kept sealed (the store seals it with TALLY_SECRETS_KEY),
 // recovery codes only as their SHA-256, and no code is accepted twice: each
 // TOTP code only for a time step later than the last one accepted, each
-// recovery code once.
+// recovery code once. An account's wrong codes are bounded across servers
+// and client addresses (WrongCodes in any WrongCodesWindow, in Redis): the
+// login limits count per address, which someone who has the password can
+// change at will.
 package twofactor
 
 import (
@@ -63,6 +66,8 @@ type Service struct {
 	store     Store
 	passwords *auth.Passwords
 	now       func() time.Time
+	// attempts bounds each account's wrong codes (nil: unbounded)
+	attempts Attempts
 	// keyOfThisProcess: secrets are sealed with a key made up for this
 	// process (no TALLY_SECRETS_KEY), which the next one cannot open
 	keyOfThisProcess bool
@@ -211,9 +216,10 @@ func (s *Service) Confirm(ctx context.Context, user model.UserID, code string) (
 }
 
 // RegenerateRecoveryCodes replaces user's recovery codes (the old ones stop
-// working) when code is a current TOTP code, and returns the new ones.
+// working) when code is a current TOTP code, and returns the new ones. A
+// wrong code counts against the account's bound, as at login.
 func (s *Service) RegenerateRecoveryCodes(ctx context.Context, user model.UserID, code string) ([]string, error) {
-	ok, err := s.useTOTP(ctx, user, code)
+	ok, err := s.bounded(ctx, user, func() (bool, error) { return s.useTOTP(ctx, user, code) })
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +234,8 @@ func (s *Service) RegenerateRecoveryCodes(ctx context.Context, user model.UserID
 }
 
 // Disable turns user's 2FA off: it needs their password and a current code
-// or a recovery code. Sessions and tokens stay valid.
+// or a recovery code (a wrong one counts against the account's bound, as
+// at login). Sessions and tokens stay valid.
 func (s *Service) Disable(ctx context.Context, user model.UserID, password, code string) error {
 	if _, err := s.checkPassword(ctx, user, password); err != nil {
 		return err
@@ -283,7 +290,9 @@ func (s *Service) Required(ctx context.Context, user model.UserID) (bool, error)
 }
 
 // Verify checks a login's second factor, a TOTP code or a recovery code,
-// and spends it. A wrong one is 401 invalid_credentials.
+// and spends it. A wrong one is 401 invalid_credentials; past the
+// account's WrongCodes in WrongCodesWindow, every code is 429
+// too_many_attempts, unchecked.
 func (s *Service) Verify(ctx context.Context, user model.UserID, code string) error {
 	ok, err := s.use(ctx, user, code)
 	if err != nil {
@@ -295,16 +304,19 @@ func (s *Service) Verify(ctx context.Context, user model.UserID, code string) er
 	return nil
 }
 
-// use spends code, a current TOTP code or a recovery code of user's.
+// use spends code, a current TOTP code or a recovery code of user's,
+// within the account's bound on wrong codes.
 func (s *Service) use(ctx context.Context, user model.UserID, code string) (bool, error) {
-	if isTOTPCode(code) {
-		return s.useTOTP(ctx, user, code)
-	}
-	rc, ok := normalizeRecoveryCode(code)
-	if !ok {
-		return false, nil
-	}
-	return s.store.UseRecoveryCode(ctx, user, auth.HashKey(rc))
+	return s.bounded(ctx, user, func() (bool, error) {
+		if isTOTPCode(code) {
+			return s.useTOTP(ctx, user, code)
+		}
+		rc, ok := normalizeRecoveryCode(code)
+		if !ok {
+			return false, nil
+		}
+		return s.store.UseRecoveryCode(ctx, user, auth.HashKey(rc))
+	})
 }
 
 // useTOTP spends a current TOTP code of user's, once.
