@@ -54,7 +54,7 @@ func (s *Service) bounded(ctx context.Context, user model.UserID, check func() (
 	}
 	at, wait, err := s.attempts.Begin(ctx, "2fa:"+string(user), wrongCodes, s.now())
 	if err != nil {
-		return false, errs.E(errs.Unavailable, "service_unavailable", "codes cannot be checked right now; retry later").Wrap(err)
+		return false, errs.StoreDown(err)
 	}
 	if wait > 0 {
 		return false, errTooManyCodes(wait)

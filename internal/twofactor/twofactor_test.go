@@ -51,8 +51,8 @@ func TestCodesRefusedUnchecked(t *testing.T) {
 			"too many wrong codes for this account (5 in 15 minutes): no code is accepted for the next 15 minutes"},
 		{"last second", attemptsAt{wait: time.Second}, errs.RateLimited, "too_many_attempts", time.Second,
 			"too many wrong codes for this account (5 in 15 minutes): no code is accepted for the next minute"},
-		{"Redis down", attemptsAt{err: errors.New("connection refused")}, errs.Unavailable, "service_unavailable", 0,
-			"codes cannot be checked right now; retry later"},
+		{"Redis down", attemptsAt{err: errors.New("connection refused")}, errs.Unavailable, "service_unavailable", 5 * time.Second,
+			"a database this request needs is unavailable; retry later"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
