@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/httpapi"
+	"github.com/tally-analytics/tally/internal/twofactor"
 )
 
 type codePage struct {
@@ -56,7 +58,8 @@ func (s *Server) codeForm(c echo.Context) error {
 }
 
 // loginCode checks the second factor and starts the session. Each attempt
-// counts against the account's login limit, as a password does.
+// counts against the account's login limit, as a password does, and each
+// wrong code against the account's bound on them (twofactor.WrongCodes).
 func (s *Server) loginCode(c echo.Context) error {
 	p := codePage{Next: safeNext(c.FormValue("next"))}
 	if !s.loginCSRF(c) {
@@ -82,6 +85,8 @@ func (s *Server) loginCode(c echo.Context) error {
 		return s.renderCode(c, http.StatusBadRequest, p)
 	case errCode(err) == "login_expired":
 		return s.expiredChallenge(c, p.Next)
+	case errs.KindOf(err) == errs.RateLimited:
+		return s.tooManyCodes(c, p, err)
 	case errs.KindOf(err) == errs.Unauthenticated:
 		p.Error = "That code is not right, or was used already."
 		return s.renderCode(c, http.StatusUnauthorized, p)
@@ -89,6 +94,17 @@ func (s *Server) loginCode(c echo.Context) error {
 		return err
 	}
 	return s.startSession(c, user, p.Next)
+}
+
+// tooManyCodes answers a code of an account that had too many wrong ones
+// lately: when codes are accepted again, and what the wrong ones may mean.
+func (s *Server) tooManyCodes(c echo.Context, p codePage, err error) error {
+	var e *errs.Error
+	errors.As(err, &e)
+	httpapi.SetRetryAfter(c.Response().Header(), err)
+	p.Error = "Too many wrong codes for this account: no code is accepted for the next " + twofactor.Minutes(e.RetryAfter) +
+		". If they were not yours, someone else may know your password."
+	return s.renderCode(c, http.StatusTooManyRequests, p)
 }
 
 // errCode is the code of err, an *errs.Error; empty for any other.

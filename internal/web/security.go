@@ -101,8 +101,9 @@ func (s *Server) securityConfirm(c echo.Context) error {
 }
 
 // securityRegenerate replaces the recovery codes (a current code needed).
-// Each try counts against the login limits, as the login's own code step
-// does: a stolen session guesses codes no faster here.
+// Each try counts against the login limits, and a wrong code against the
+// account's bound on them, as the login's own code step does: a stolen
+// session guesses codes no faster here.
 func (s *Server) securityRegenerate(c echo.Context) error {
 	u, _ := session(c)
 	if refused := s.countLogin(c, u.user.Email); refused != nil {
@@ -115,8 +116,9 @@ func (s *Server) securityRegenerate(c echo.Context) error {
 }
 
 // securityDisable turns 2FA off (the password and a code needed). Each
-// try counts against the login limits: a stolen session guesses the
-// password no faster here than at the login.
+// try counts against the login limits, and a wrong code against the
+// account's bound on them: a stolen session guesses the password or the
+// code no faster here than at the login.
 func (s *Server) securityDisable(c echo.Context) error {
 	u, _ := session(c)
 	if refused := s.countLogin(c, u.user.Email); refused != nil {
@@ -137,6 +139,7 @@ func (s *Server) securityAnswer(c echo.Context, refused error, form string, done
 	}
 	if e := formError(refused); e != nil {
 		p.Error, p.ErrorIn = e.Message, form
+		httpapi.SetRetryAfter(c.Response().Header(), refused) // the account's bound on wrong codes
 		return s.render(c, httpapi.StatusOf(e.Kind), "security", p)
 	}
 	if refused != nil {
