@@ -194,3 +194,25 @@ func TestTwoFactorSecurityFormsCountWrongCodes(t *testing.T) {
 		t.Fatal("the right code once the bound had passed did not turn 2FA off")
 	}
 }
+
+// While Redis cannot keep the bound, no code is checked: a login that
+// needs one is 503 with a Retry-After (the login limits meanwhile let it
+// through), and works again once Redis is back.
+func TestTwoFactorCodesWaitForRedis(t *testing.T) {
+	cfg := behindProxy(t)
+	stores := proxyStores(t, cfg)
+	h := newHarnessWith(t, cfg)
+	owner := newWebUser(t, h)
+	owner.login(h.email)
+	secret, _ := enableTwoFactor(t, h, owner)
+
+	stores.redis.Down()
+	status, retry, code := apiLogin(t, h, "203.0.113.12", h.code(secret))
+	stores.redis.Up()
+	if status != http.StatusServiceUnavailable || code != "service_unavailable" || retry != "5" {
+		t.Fatalf("a right code with Redis down: %d %q, Retry-After %q; want 503 service_unavailable, 5", status, code, retry)
+	}
+	if status, _, code := apiLogin(t, h, "203.0.113.12", h.code(secret)); status != http.StatusOK {
+		t.Fatalf("the same code once Redis is back: %d %q, want 200 (it was not spent)", status, code)
+	}
+}
