@@ -30,8 +30,10 @@ const (
 	EnvTest        = "test"
 )
 
-// clusterName is what ClickHouse accepts unquoted as a cluster's name.
-var clusterName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+// identifier is what ClickHouse accepts unquoted as the name of a cluster
+// or a database: tally formats both into statements (CREATE DATABASE, ON
+// CLUSTER, db.table), where no value can be bound. chstore checks the same.
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 
 // Config is every setting of tally. Each field documents its variable.
 type Config struct {
@@ -50,7 +52,8 @@ type Config struct {
 	// scale out on (TALLY_CLICKHOUSE_CLUSTER): tables become Replicated, with
 	// Distributed tables over them sharded by visitor. Empty: one node.
 	ClickHouseCluster string `env:"TALLY_CLICKHOUSE_CLUSTER"`
-	// ClickHouseDatabase is the ClickHouse database (TALLY_CLICKHOUSE_DATABASE).
+	// ClickHouseDatabase is the ClickHouse database (TALLY_CLICKHOUSE_DATABASE):
+	// letters, digits and _, not starting with a digit.
 	ClickHouseDatabase string `env:"TALLY_CLICKHOUSE_DATABASE" envDefault:"tally"`
 	// ClickHouseUser and ClickHousePassword authenticate to ClickHouse.
 	ClickHouseUser     string `env:"TALLY_CLICKHOUSE_USER" envDefault:"default"`
@@ -409,7 +412,11 @@ func (c *Config) validate() ([]string, error) {
 			}
 		}
 	}
-	if c.ClickHouseCluster != "" && !clusterName.MatchString(c.ClickHouseCluster) {
+	if !identifier.MatchString(c.ClickHouseDatabase) {
+		problems = append(problems, fmt.Errorf("TALLY_CLICKHOUSE_DATABASE must be a ClickHouse identifier (letters, digits, _, "+
+			"not starting with a digit, at most 63), not %q", c.ClickHouseDatabase))
+	}
+	if c.ClickHouseCluster != "" && !identifier.MatchString(c.ClickHouseCluster) {
 		problems = append(problems, errors.New("TALLY_CLICKHOUSE_CLUSTER must be a ClickHouse identifier (letters, digits, _)"))
 	}
 	if c.ClickHouseTimeout <= 0 {

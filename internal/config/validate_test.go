@@ -128,3 +128,32 @@ func TestMailSettings(t *testing.T) {
 		}
 	}
 }
+
+// The ClickHouse database is named in statements unquoted, so a name
+// ClickHouse would not take unquoted is refused at start, before any
+// store is opened, and the message says what a name may hold.
+func TestClickHouseDatabaseName(t *testing.T) {
+	t.Setenv("TALLY_ENV", EnvTest)
+	for _, name := range []string{"tally-test", "1tally", "tally.events", "tally;DROP", "tälly", "tally db", "`tally`",
+		strings.Repeat("a", 64)} {
+		t.Run("refused "+name, func(t *testing.T) {
+			t.Setenv("TALLY_CLICKHOUSE_DATABASE", name)
+			_, _, err := Load()
+			if err == nil || !strings.Contains(err.Error(), "TALLY_CLICKHOUSE_DATABASE must be a ClickHouse identifier (letters, digits, _") {
+				t.Errorf("TALLY_CLICKHOUSE_DATABASE=%s: %v, want a refusal saying what a name may hold", name, err)
+			}
+		})
+	}
+	for _, name := range []string{"tally", "tally_test_2", "_scratch", "T", strings.Repeat("a", 63)} {
+		t.Run("accepted "+name, func(t *testing.T) {
+			t.Setenv("TALLY_CLICKHOUSE_DATABASE", name)
+			cfg, _, err := Load()
+			if err != nil {
+				t.Fatalf("TALLY_CLICKHOUSE_DATABASE=%s: %v, want accepted", name, err)
+			}
+			if cfg.ClickHouseDatabase != name {
+				t.Errorf("ClickHouseDatabase = %q, want %q", cfg.ClickHouseDatabase, name)
+			}
+		})
+	}
+}
