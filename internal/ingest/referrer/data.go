@@ -79,6 +79,9 @@ func newClassifier(entries []hostEntry) *Classifier {
 			}
 		}
 	}
+	for site, source := range languageSites(hosts) {
+		hosts[site] = source
+	}
 	// Search engines, networks, messengers and apps the list misses (it wins
 	// where it names one).
 	for host, name := range searchHosts {
@@ -105,6 +108,40 @@ func newClassifier(entries []hostEntry) *Classifier {
 		}
 	}
 	return &Classifier{hosts: hosts, names: names, suffixes: publicSuffixes(hosts)}
+}
+
+// languageSites returns the registrable domains of sites that put each
+// language on a host of its own, with a mobile twin (en.wikipedia.org and
+// en.m.wikipedia.org, de.wikipedia.org and de.m.wikipedia.org, ...), and
+// that the list names by one language only: by a host directly under the
+// registrable domain together with its twin, both for one source. Such a
+// domain is listed as that source, so the parent walk of lookupHost finds
+// every other language, its mobile host and the domain itself. The twin is
+// the sign: a product's host (mail.example.com) has no "<label>.m." twin,
+// and a domain is left alone when the list names it, or names another
+// source under it.
+func languageSites(hosts map[string]Source) map[string]Source {
+	sites := map[string]Source{}
+	for host, source := range hosts {
+		label, site, ok := strings.Cut(host, ".")
+		if !ok || hosts[label+".m."+site] != source {
+			continue
+		}
+		if _, listed := hosts[site]; listed {
+			continue
+		}
+		if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil && d == site {
+			sites[site] = source
+		}
+	}
+	for host, source := range hosts {
+		if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+			if s, ok := sites[d]; ok && s != source {
+				delete(sites, d)
+			}
+		}
+	}
+	return sites
 }
 
 // publicSuffixes returns the listed hosts that are public suffixes, which

@@ -78,6 +78,18 @@ func TestFromHost(t *testing.T) {
 		{"startpage", "www.startpage.com", Source{"Startpage", Search}, "www.startpage.com"},
 		{"listed search engine keeps its entry", "yandex.ru", Source{"Yandex", Search}, ""},
 		{"email on a search engine's domain stays email", "mail.yandex.kz", Source{"Yandex", Referral}, ""},
+		{"wikipedia listed language", "en.wikipedia.org", Source{"Wikipedia", Referral}, ""},
+		{"wikipedia listed mobile", "en.m.wikipedia.org", Source{"Wikipedia", Referral}, ""},
+		{"wikipedia german", "de.wikipedia.org", Source{"Wikipedia", Referral}, "de.wikipedia.org"},
+		{"wikipedia french", "fr.wikipedia.org", Source{"Wikipedia", Referral}, "fr.wikipedia.org"},
+		{"wikipedia japanese", "ja.wikipedia.org", Source{"Wikipedia", Referral}, "ja.wikipedia.org"},
+		{"wikipedia cantonese", "zh-yue.wikipedia.org", Source{"Wikipedia", Referral}, "zh-yue.wikipedia.org"},
+		{"wikipedia simple english", "simple.wikipedia.org", Source{"Wikipedia", Referral}, "simple.wikipedia.org"},
+		{"wikipedia german mobile", "de.m.wikipedia.org", Source{"Wikipedia", Referral}, "de.m.wikipedia.org"},
+		{"wikipedia portuguese mobile", "pt.m.wikipedia.org", Source{"Wikipedia", Referral}, "pt.m.wikipedia.org"},
+		{"wikipedia japanese mobile upper case", "JA.M.Wikipedia.org", Source{"Wikipedia", Referral}, "ja.m.wikipedia.org"},
+		{"wikipedia portal", "www.wikipedia.org", Source{"Wikipedia", Referral}, "wikipedia.org"},
+		{"wikipedia look-alike", "en.wikipedia.org.example.com", Source{"en.wikipedia.org.example.com", Referral}, ""},
 		{"unknown", "example.com", Source{"example.com", Referral}, "example.com"},
 		{"unknown www and port", "www.Example.com:8080", Source{"example.com", Referral}, "example.com"},
 		{"unknown subdomain kept", "blog.example.co.uk", Source{"blog.example.co.uk", Referral}, "example.co.uk"},
@@ -122,6 +134,47 @@ func TestParentWalkStopsAtRegistrableDomain(t *testing.T) {
 	}
 }
 
+// A site the list names by one language host and its mobile twin stands
+// for its registrable domain; without the twin, with another source under
+// the domain, or with the domain listed itself, nothing is inferred.
+func TestLanguageSites(t *testing.T) {
+	wiki := Source{"Wiki", Referral}
+	c := newClassifier([]hostEntry{
+		{"en.wiki.example", wiki},
+		{"en.m.wiki.example", wiki},
+		{"search.portal.example", Source{"Portal", Search}},
+		{"en.mixed.example", Source{"Mixed", Referral}},
+		{"en.m.mixed.example", Source{"Mixed", Referral}},
+		{"mail.mixed.example", Source{"Mixed Mail", Referral}},
+		{"listed.example", Source{"Listed", Social}},
+		{"en.listed.example", Source{"Listed English", Referral}},
+		{"en.m.listed.example", Source{"Listed English", Referral}},
+		{"en.deep.sub.example", Source{"Deep", Referral}},
+		{"en.m.deep.sub.example", Source{"Deep", Referral}},
+	})
+	tests := []struct {
+		host string
+		want Source
+	}{
+		{"de.wiki.example", wiki},
+		{"de.m.wiki.example", wiki},
+		{"wiki.example", wiki},
+		{"www.portal.example", Source{"portal.example", Referral}},
+		{"de.mixed.example", Source{"de.mixed.example", Referral}},
+		{"mail.mixed.example", Source{"Mixed Mail", Referral}},
+		{"en.listed.example", Source{"Listed English", Referral}},
+		{"de.listed.example", Source{"Listed", Social}},
+		{"de.deep.sub.example", Source{"de.deep.sub.example", Referral}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, c.FromHost(tt.host)); diff != "" {
+				t.Errorf("FromHost(%q) mismatch (-want +got):\n%s", tt.host, diff)
+			}
+		})
+	}
+}
+
 func TestFromUTMSource(t *testing.T) {
 	c := testClassifier()
 	tests := []struct {
@@ -141,6 +194,7 @@ func TestFromUTMSource(t *testing.T) {
 		{"meta ads placement messenger", "msg", Source{"Messenger", Social}},
 		{"host", "google.com", Source{"Google", Search}},
 		{"host with subdomain", "www.reddit.com", Source{"Reddit", Social}},
+		{"language host the list does not name", "de.wikipedia.org", Source{"Wikipedia", Referral}},
 		{"ai host as ChatGPT tags links", "chatgpt.com", Source{"ChatGPT", Referral}},
 		{"unknown kept as given", " Spring Newsletter ", Source{"Spring Newsletter", Referral}},
 		{"unknown host kept as given", "Partner.Example.com", Source{"Partner.Example.com", Referral}},
