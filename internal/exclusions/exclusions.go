@@ -2,18 +2,17 @@
 // shields): which page patterns, visitor addresses and hostnames a site
 // keeps out of its statistics, how they are checked when an owner sets
 // them, and how the ingest path matches an event against them. Page
-// patterns are the goals' (goals.ValidatePath, goals.PathRegexp).
+// patterns are the goals' (goals.ValidatePath, goals.PathRegexp), with a
+// hash route after one # (pages.go).
 package exclusions
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/errs"
-	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -69,14 +68,11 @@ func each(field string, list []string, norm func(string) (string, string)) ([]st
 	return out, nil
 }
 
-// page checks a page pattern by the goals' rule.
+// page checks a page pattern: the goals' rule for its path, and a hash
+// route after one # (see pageMatcher).
 func page(p string) (string, string) {
-	if err := goals.ValidatePath(p); err != nil {
-		var e *errs.Error
-		if errors.As(err, &e) {
-			return "", e.Message
-		}
-		return "", "is not a page pattern"
+	if problem := pageProblem(p); problem != "" {
+		return "", problem
 	}
 	return p, ""
 }
@@ -126,10 +122,10 @@ func host(h string) (string, string) {
 }
 
 // shield is a site's exclusions compiled: the page patterns (see
-// pagePattern), the addresses as networks, the hosts split into exact names
+// pageMatcher), the addresses as networks, the hosts split into exact names
 // and suffixes.
 type shield struct {
-	pages    []*pagePattern
+	pages    []pageMatcher
 	networks []netip.Prefix
 	hosts    []string
 	suffixes []string // ".staging.example.com" of *.staging.example.com
@@ -141,8 +137,8 @@ type shield struct {
 func Compile(e model.Exclusions) model.Shield {
 	var s shield
 	for _, p := range e.Pages {
-		if goals.ValidatePath(p) == nil {
-			s.pages = append(s.pages, compilePage(p))
+		if pageProblem(p) == "" {
+			s.pages = append(s.pages, compilePageMatcher(p))
 		}
 	}
 	for _, a := range e.Addresses {

@@ -14,7 +14,7 @@ import (
 
 func TestValidateNormalises(t *testing.T) {
 	got, err := Validate(model.Exclusions{
-		Pages:     []string{" /admin/** ", "/preview/*", "/login", "/login"},
+		Pages:     []string{" /admin/** ", "/preview/*", "/login", "/login", "/app#/admin/**", "/#!/beta/*", "/app#"},
 		Addresses: []string{"203.0.113.7", "203.0.113.77/24", "2001:DB8::/48", "::ffff:198.51.100.1"},
 		Hosts:     []string{"Staging.Example.com.", "*.preview.example.com", "bücher.example"},
 	})
@@ -22,7 +22,7 @@ func TestValidateNormalises(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := model.Exclusions{
-		Pages:     []string{"/admin/**", "/preview/*", "/login"},
+		Pages:     []string{"/admin/**", "/preview/*", "/login", "/app#/admin/**", "/#!/beta/*", "/app#"},
 		Addresses: []string{"203.0.113.7", "203.0.113.0/24", "2001:db8::/48", "198.51.100.1"},
 		Hosts:     []string{"staging.example.com", "*.preview.example.com", "xn--bcher-kva.example"},
 	}
@@ -45,6 +45,12 @@ func TestValidateNamesTheEntry(t *testing.T) {
 		{"page with query", model.Exclusions{Pages: []string{"/a?b=1"}}, "excluded_pages.0"},
 		{"page with ***", model.Exclusions{Pages: []string{"/a/***"}}, "excluded_pages.0"},
 		{"blank page", model.Exclusions{Pages: []string{"/a", "  "}}, "excluded_pages.1"},
+		{"route without path", model.Exclusions{Pages: []string{"#/admin/**"}}, "excluded_pages.0"},
+		{"two routes", model.Exclusions{Pages: []string{"/app#/a", "/app#/a#b"}}, "excluded_pages.1"},
+		{"route with query", model.Exclusions{Pages: []string{"/app#/a?b=1"}}, "excluded_pages.0"},
+		{"route with ***", model.Exclusions{Pages: []string{"/app#/***"}}, "excluded_pages.0"},
+		{"query before route", model.Exclusions{Pages: []string{"/app?x=1#/a"}}, "excluded_pages.0"},
+		{"route past the length", model.Exclusions{Pages: []string{"/app#/" + strings.Repeat("a", 1019)}}, "excluded_pages.0"},
 		{"31 pages", model.Exclusions{Pages: many}, "excluded_pages"},
 		{"bad address", model.Exclusions{Addresses: []string{"10.0.0.1", "10.0.0.300"}}, "excluded_addresses.1"},
 		{"bad prefix length", model.Exclusions{Addresses: []string{"10.0.0.0/33"}}, "excluded_addresses.0"},
@@ -110,11 +116,59 @@ func TestCompiledShield(t *testing.T) {
 // Matching costs no allocation: it runs for every event of a site with
 // exclusions.
 func TestExcludesAllocatesNothing(t *testing.T) {
-	s := Compile(model.Exclusions{Pages: []string{"/admin/**", "/preview/*"}, Addresses: []string{"203.0.113.0/24"},
+	s := Compile(model.Exclusions{Pages: []string{"/admin/**", "/preview/*", "/app#/admin/**"}, Addresses: []string{"203.0.113.0/24"},
 		Hosts: []string{"*.staging.example.com"}})
 	addr := netip.MustParseAddr("198.51.100.7")
-	path := "/blog/" + strings.Repeat("x", 40)
-	if n := testing.AllocsPerRun(100, func() { s.Excludes(path, "example.com", addr) }); n != 0 {
-		t.Errorf("Excludes allocated %v times per event", n)
+	for _, path := range []string{"/blog/" + strings.Repeat("x", 40), "/app#/settings/" + strings.Repeat("x", 40)} {
+		if n := testing.AllocsPerRun(100, func() { s.Excludes(path, "example.com", addr) }); n != 0 {
+			t.Errorf("Excludes(%s) allocated %v times per event", path, n)
+		}
+	}
+}
+
+// A page pattern names a path, and after one # a hash route, each with the
+// goals' * and **, neither reaching across the #. Without #, it matches
+// the path whatever the route; with it, the route too (see pages.go).
+func TestHashRoutePages(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		yes, no []string
+	}{
+		{"/app#/admin/**",
+			[]string{"/app#/admin/users", "/app#/admin/users/7", "/app#/admin/"},
+			[]string{"/app#/admin", "/app#/settings", "/app", "/app/x#/admin/users", "/app#!/admin/users", "/apps#/admin/x"}},
+		// a path names all of it: the page and each of its routes
+		{"/app",
+			[]string{"/app", "/app#/settings", "/app#/admin/users", "/app#settings"},
+			[]string{"/app/", "/apps", "/apps#/settings", "/ap#p"}},
+		{"/app#", []string{"/app"}, []string{"/app#/settings", "/app#x"}},
+		{"/app#**", []string{"/app", "/app#/settings", "/app#/a/b"}, []string{"/app/x", "/apps#/a"}},
+		// wildcards stop at the #: the path of /app#x is /app
+		{"/app*", []string{"/apps", "/apps#/x"}, []string{"/app#x", "/app#/x", "/app"}},
+		{"/x/*/edit", []string{"/x/a/edit", "/x/a/edit#/y"}, []string{"/x/a#b/edit", "/x/a#/edit"}},
+		{"/*", []string{"/app", "/app#/settings", "/app#settings"}, []string{"/", "/#/settings", "/a/b#c"}},
+		{"/**", []string{"/", "/#/settings", "/a/b#/c/d"}, nil},
+		{"/admin/**", []string{"/admin/users#/7", "/admin/x"}, []string{"/admin#/users", "/admin"}},
+		// a root app's routes; the router's root #/ is stored as / itself
+		{"/#/admin/**", []string{"/#/admin/users"}, []string{"/", "/#/settings", "/docs#/admin/users"}},
+		{"/app#/*", []string{"/app#/settings"}, []string{"/app#/settings/x", "/app#settings", "/app"}},
+		{"/app#*", []string{"/app#settings", "/app#!"}, []string{"/app#/settings", "/app"}},
+		{"/app#!/admin/**", []string{"/app#!/admin/users"}, []string{"/app#/admin/users"}},
+		{"/**#/admin/**", []string{"/#/admin/x", "/a/b#/admin/x"}, []string{"/a/b", "/a/b#/settings"}},
+	} {
+		s := Compile(model.Exclusions{Pages: []string{tc.pattern}})
+		if s == nil {
+			t.Fatalf("%q compiled to nothing", tc.pattern)
+		}
+		for _, page := range tc.yes {
+			if !s.Excludes(page, "example.com", netip.Addr{}) {
+				t.Errorf("%q does not match %q, want a match", tc.pattern, page)
+			}
+		}
+		for _, page := range tc.no {
+			if s.Excludes(page, "example.com", netip.Addr{}) {
+				t.Errorf("%q matches %q, want none", tc.pattern, page)
+			}
+		}
 	}
 }

@@ -1,7 +1,84 @@
 package exclusions
 
-// pagePattern is a page pattern (the goals': * one path segment, ** any
-// depth) compiled for the ingest path. It matches as goals.PathRegexp's
+import (
+	"errors"
+	"strings"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/goals"
+)
+
+// A page as tally stores it is a path, and on a site that records hash
+// routes a route after the first # (/app#/settings; the router's root #/
+// is the page itself). A page pattern is the goals' pattern of a path,
+// optionally followed by one # and a pattern of the route, with the same
+// * and **; neither wildcard reaches across the #:
+//
+//   - a pattern without # names a path, and matches each page at that
+//     path whatever its route: /app matches /app and /app#/settings, and
+//     /admin/** matches /admin/users#/7. An owner who excludes a path
+//     means all of it; and so a pattern written before routes could be
+//     named keeps excluding what it did. /app* does not match /app#/x:
+//     its path is /app.
+//   - a pattern with # names the route too: /app#/admin/** matches
+//     /app#/admin/users and not /app#/settings or /app; /app# matches
+//     /app without a route only, and /app#** is /app.
+//
+// A page without # has an empty route.
+
+// maxPageLen is the longest page pattern, the goals' page_path limit.
+const maxPageLen = 1024
+
+// pageProblem checks a page pattern, returning what is wrong with it, or
+// "" when it is valid.
+func pageProblem(p string) string {
+	path, route, routed := strings.Cut(p, "#")
+	switch {
+	case len(p) > maxPageLen:
+		return "must be at most 1024 characters"
+	case routed && path == "":
+		return "must start with / (a page path, then # and its route: /app#/settings)"
+	case strings.ContainsAny(route, "#?"):
+		return "holds at most one #, between the path and its route, and no query string"
+	case strings.Contains(route, "***"):
+		return "use * for one path segment and ** for any depth"
+	}
+	if err := goals.ValidatePath(path); err != nil {
+		var e *errs.Error
+		if errors.As(err, &e) {
+			return e.Message
+		}
+		return "is not a page pattern"
+	}
+	return ""
+}
+
+// pageMatcher is a valid page pattern compiled: its path's, and when it
+// names one its route's.
+type pageMatcher struct {
+	path  *pagePattern
+	route *pagePattern // nil: any route, or none
+}
+
+// compilePageMatcher compiles a valid pattern (pageProblem).
+func compilePageMatcher(p string) pageMatcher {
+	path, route, routed := strings.Cut(p, "#")
+	m := pageMatcher{path: compilePage(path)}
+	if routed {
+		m.route = compilePage(route)
+	}
+	return m
+}
+
+// matches reports whether page (as stored) is one of the pattern. It
+// allocates nothing.
+func (m pageMatcher) matches(page string) bool {
+	path, route, _ := strings.Cut(page, "#")
+	return m.path.matches(path) && (m.route == nil || m.route.matches(route))
+}
+
+// pagePattern is a pattern of a path or of a route (the goals': * one path
+// segment, ** any depth) compiled for the ingest path. It matches as goals.PathRegexp's
 // expression does, but in time bounded by the pattern's length times the
 // page's, with a small constant: the pattern's positions are bits, and each
 // byte of the page moves all of them at once. Go's regexp, linear as it
@@ -28,7 +105,8 @@ type pagePattern struct {
 // characters has at most 2,048 tokens (each * is two).
 const maxPageWords = (2*1024 + 1 + 63) / 64
 
-// compilePage compiles a valid pattern (goals.ValidatePath).
+// compilePage compiles the path or the route of a valid pattern
+// (pageProblem).
 func compilePage(p string) *pagePattern {
 	type token struct {
 		b    byte

@@ -85,6 +85,34 @@ func TestExcludedEventsAreCountedNotStored(t *testing.T) {
 	}
 }
 
+// On a site that records hash routes, the route is part of the page that
+// is matched, as it is of the page stored: a pattern may name it.
+func TestExcludedHashRoutes(t *testing.T) {
+	site := model.Site{ID: "s1", Exclusions: model.Exclusions{Pages: []string{"/app#/admin/**", "/docs"}}}
+	site.Shield = exclusions.Compile(site.Exclusions)
+	for _, tc := range []struct {
+		url        string
+		hashRoutes bool
+		want       bool
+	}{
+		{"https://example.com/app#/admin/users", true, true},
+		{"https://example.com/app#/admin/users?tab=2", true, true},
+		{"https://example.com/app#/settings", true, false},
+		{"https://example.com/app", true, false},
+		{"https://example.com/app#/admin/users", false, false}, // stored as /app
+		{"https://example.com/docs#/intro", true, true},        // a path names its routes
+		{"https://example.com/docs#/intro", false, true},
+	} {
+		ev, err := validate(Input{Pageview: true, SiteID: "s1", URL: tc.url, HashRoutes: tc.hashRoutes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := excluded(&site, &ev); got != tc.want {
+			t.Errorf("%s (hash routes %v, page %s): excluded %v, want %v", tc.url, tc.hashRoutes, pathnameOf(&ev), got, tc.want)
+		}
+	}
+}
+
 // The check costs a site without exclusions nothing, and one with them no
 // allocation for an event that does not match.
 func TestExclusionCheckAllocatesNothing(t *testing.T) {
