@@ -114,3 +114,44 @@ func TestSendFailures(t *testing.T) {
 		t.Errorf("received %d messages", len(srv.Received()))
 	}
 }
+
+// A message with an unsubscribe URL carries it in List-Unsubscribe, and
+// with an https URL the one-click List-Unsubscribe-Post; without one it
+// has neither header; a URL that could break the header is refused.
+func TestUnsubscribeHeaders(t *testing.T) {
+	at := time.Date(2026, 6, 8, 4, 0, 0, 0, time.UTC)
+	base := mailer.Message{From: "tally <reports@tally.example>", To: "reader@reports.example", Subject: "s", Text: "t", HTML: "<p>h</p>"}
+	for _, tc := range []struct {
+		url, list, post string
+	}{
+		{"https://analytics.example.com/email-reports/unsubscribe?token=abc_-9", "<https://analytics.example.com/email-reports/unsubscribe?token=abc_-9>",
+			"List-Unsubscribe=One-Click"},
+		{"http://localhost:8080/email-reports/unsubscribe?token=abc", "<http://localhost:8080/email-reports/unsubscribe?token=abc>", ""},
+		{"", "", ""},
+	} {
+		msg := base
+		msg.Unsubscribe = tc.url
+		data, err := msg.Bytes(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := mail.ReadMessage(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := parsed.Header.Get("List-Unsubscribe"); got != tc.list {
+			t.Errorf("%q: List-Unsubscribe %q, want %q", tc.url, got, tc.list)
+		}
+		if got := parsed.Header.Get("List-Unsubscribe-Post"); got != tc.post {
+			t.Errorf("%q: List-Unsubscribe-Post %q, want %q", tc.url, got, tc.post)
+		}
+	}
+	for _, bad := range []string{"https://a.example/u?t=1\r\nBcc: x@evil.example", "https://a.example/u?t=1>, <https://b.example/",
+		"mailto:unsubscribe@a.example", "https://a.example/ u", "/email-reports/unsubscribe?token=abc"} {
+		msg := base
+		msg.Unsubscribe = bad
+		if _, err := msg.Bytes(at); err == nil {
+			t.Errorf("the unsubscribe URL %q was put in a header", bad)
+		}
+	}
+}

@@ -24,6 +24,11 @@ type Message struct {
 	Subject string
 	Text    string
 	HTML    string
+	// Unsubscribe, when set, is the http(s) URL that takes the recipient
+	// off the list: the List-Unsubscribe header (RFC 2369), and with an
+	// https URL the one-click List-Unsubscribe-Post (RFC 8058), by which a
+	// mail reader unsubscribes with a POST and no page in between.
+	Unsubscribe string
 }
 
 // Bytes is the message as sent: headers, then multipart/alternative with
@@ -36,6 +41,9 @@ func (m Message) Bytes(now time.Time) ([]byte, error) {
 	to, err := mail.ParseAddress(m.To)
 	if err != nil || strings.ContainsAny(m.Subject, "\r\n") {
 		return nil, errors.New("mailer: the recipient or the subject is not fit for a header")
+	}
+	if m.Unsubscribe != "" && !headerURL(m.Unsubscribe) {
+		return nil, errors.New("mailer: the unsubscribe URL is not fit for a header")
 	}
 	var body bytes.Buffer
 	parts := multipart.NewWriter(&body)
@@ -57,8 +65,7 @@ func (m Message) Bytes(now time.Time) ([]byte, error) {
 		return nil, err
 	}
 	domain := from.Address[strings.LastIndexByte(from.Address, '@')+1:]
-	var out bytes.Buffer
-	for _, h := range [][2]string{
+	headers := [][2]string{
 		{"From", from.String()},
 		{"To", to.String()},
 		{"Subject", mime.QEncoding.Encode("utf-8", m.Subject)},
@@ -68,10 +75,35 @@ func (m Message) Bytes(now time.Time) ([]byte, error) {
 		{"Content-Type", `multipart/alternative; boundary="` + parts.Boundary() + `"`},
 		// an automatic message: no out-of-office replies to it
 		{"Auto-Submitted", "auto-generated"},
-	} {
+	}
+	if m.Unsubscribe != "" {
+		headers = append(headers, [2]string{"List-Unsubscribe", "<" + m.Unsubscribe + ">"})
+		// RFC 8058 one-click is for HTTPS URLs only; a mail reader ignores
+		// it on others, and still offers the link
+		if strings.HasPrefix(m.Unsubscribe, "https://") {
+			headers = append(headers, [2]string{"List-Unsubscribe-Post", "List-Unsubscribe=One-Click"})
+		}
+	}
+	var out bytes.Buffer
+	for _, h := range headers {
 		fmt.Fprintf(&out, "%s: %s\r\n", h[0], h[1])
 	}
 	out.WriteString("\r\n")
 	out.Write(body.Bytes())
 	return out.Bytes(), nil
+}
+
+// headerURL reports whether u is an absolute http(s) URL that fits between
+// a header's angle brackets on one line: printable ASCII without spaces,
+// angle brackets or commas (RFC 2369 separates URLs with them).
+func headerURL(u string) bool {
+	if (!strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://")) || len(u) > 900 {
+		return false
+	}
+	for i := 0; i < len(u); i++ {
+		if c := u[i]; c <= ' ' || c >= 0x7f || c == '<' || c == '>' || c == ',' {
+			return false
+		}
+	}
+	return true
 }
