@@ -3,7 +3,9 @@
 // with the dashboard's numbers: the overview compared with the period
 // before, the top sources and pages. A background pass on every server finds
 // the reports due and sends each once, however many servers run it: a
-// delivery is a Postgres row claimed before each attempt.
+// delivery is a Postgres row claimed before each attempt. Each message
+// carries an unsubscribe link of its own, which removes its recipient
+// without a login (unsubscribe.go).
 //
 // The recipients' addresses are personal data of the site's team: they stay
 // in Postgres and in the mail itself, and are never logged (the logs name a
@@ -40,6 +42,9 @@ type Store interface {
 	ReportSent(ctx context.Context, id string, at time.Time) error
 	ReportFailed(ctx context.Context, id, reason string, retryAt time.Time) error
 	ForgetReports(ctx context.Context, since time.Time) (int64, error)
+	AddReportUnsubscribe(ctx context.Context, recipient model.ReportRecipientID, tokenHash []byte, at time.Time) error
+	ReportUnsubscribeSite(ctx context.Context, tokenHash []byte) (string, error)
+	UnsubscribeReports(ctx context.Context, tokenHash []byte) (string, error)
 }
 
 // Sites answers whether a principal may do an action to a site (the
@@ -67,8 +72,8 @@ type Options struct {
 	Sender Sender
 	// From is the messages' From header (TALLY_MAIL_FROM).
 	From string
-	// PublicURL is the server's address for the messages' links; empty:
-	// the messages have none.
+	// PublicURL is the server's address for the messages' links, the
+	// unsubscribe link among them; empty: the messages have none.
 	PublicURL string
 }
 

@@ -84,6 +84,8 @@ type content struct {
 	Metrics                                  []metricLine
 	Sources, Pages                           []rankLine
 	DashboardURL, SettingsURL                string
+	// UnsubscribeURL removes the recipient, without a login.
+	UnsubscribeURL string
 }
 
 // dates writes an inclusive range of dates: Mon 1 June 2026 – Sun 7 June 2026.
@@ -92,8 +94,8 @@ func dates(first, last time.Time) string {
 }
 
 // contentOf lays a report out for both parts; base is the public URL
-// (empty: no links).
-func contentOf(r Report, base string) content {
+// (empty: no links), unsubscribe the recipient's unsubscribe link.
+func contentOf(r Report, base, unsubscribe string) content {
 	c := content{Domain: r.Site.Domain, Kind: "Weekly", Period: dates(r.Period.First, r.Period.Last),
 		Timezone: r.Overview.Meta.Timezone}
 	if r.Period.Kind == model.ReportMonthly {
@@ -121,15 +123,18 @@ func contentOf(r Report, base string) content {
 		c.DashboardURL = site + "?" + url.Values{"range": {"custom"}, "from": {r.Period.First.Format(time.DateOnly)},
 			"to": {r.Period.Last.Format(time.DateOnly)}, "compare": {"1"}}.Encode()
 		c.SettingsURL = site + "/settings#email-reports"
+		c.UnsubscribeURL = unsubscribe
 	}
 	return c
 }
 
 // Message is the report as an email to one address: its subject, its
 // plain-text part and its HTML part (inline styles; no images, no remote
-// assets, nothing that tells anyone the mail was opened).
-func (r Report) Message(from, to, base string) (mailer.Message, error) {
-	c := contentOf(r, base)
+// assets, nothing that tells anyone the mail was opened). With a public URL
+// (base), unsubscribe is the address's unsubscribe link: in both parts and
+// in the List-Unsubscribe headers.
+func (r Report) Message(from, to, base, unsubscribe string) (mailer.Message, error) {
+	c := contentOf(r, base, unsubscribe)
 	var text, html bytes.Buffer
 	if err := textTemplate.Execute(&text, c); err != nil {
 		return mailer.Message{}, err
@@ -138,5 +143,6 @@ func (r Report) Message(from, to, base string) (mailer.Message, error) {
 		return mailer.Message{}, err
 	}
 	subject := c.Kind + " report for " + c.Domain + ": " + c.Period
-	return mailer.Message{From: from, To: to, Subject: subject, Text: text.String(), HTML: html.String()}, nil
+	return mailer.Message{From: from, To: to, Subject: subject, Text: text.String(), HTML: html.String(),
+		Unsubscribe: c.UnsubscribeURL}, nil
 }

@@ -16,7 +16,7 @@ func TestMessageWithoutPublicURL(t *testing.T) {
 	rep := Report{Site: model.Site{ID: "s1", Domain: "shop.example"}, Period: Period{Kind: model.ReportWeekly, First: day(1), Last: day(7)},
 		Overview: stats.Overview{Meta: stats.Meta{Timezone: "UTC"}, Metrics: stats.Metrics{Visitors: 1, Pageviews: 1}},
 		Pages:    []stats.PageRow{{Path: `/<script>alert(1)</script>`, Pageviews: 1}}}
-	msg, err := rep.Message("reports@tally.example", "reader@reports.example", "")
+	msg, err := rep.Message("reports@tally.example", "reader@reports.example", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,5 +33,58 @@ func TestMessageWithoutPublicURL(t *testing.T) {
 	}
 	if !strings.Contains(msg.Text, "Visitors        1         –") {
 		t.Errorf("the text part's headline without a comparison:\n%s", msg.Text)
+	}
+}
+
+// With a public URL, the recipient's unsubscribe link is in both parts, as
+// a visible "Unsubscribe", and goes to the List-Unsubscribe headers.
+func TestMessageUnsubscribeLink(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 6, d, 0, 0, 0, 0, time.UTC) }
+	rep := Report{Site: model.Site{ID: "s1", Domain: "shop.example"}, Period: Period{Kind: model.ReportWeekly, First: day(1), Last: day(7)},
+		Overview: stats.Overview{Meta: stats.Meta{Timezone: "UTC"}}}
+	const base = "https://analytics.example.com"
+	link := UnsubscribeURL(base, "Tok_en-9")
+	if link != "https://analytics.example.com/email-reports/unsubscribe?token=Tok_en-9" {
+		t.Fatalf("UnsubscribeURL = %q", link)
+	}
+	msg, err := rep.Message("reports@tally.example", "reader@reports.example", base, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.Unsubscribe != link {
+		t.Errorf("the message's unsubscribe URL is %q, want %q", msg.Unsubscribe, link)
+	}
+	if !strings.Contains(msg.Text, "To stop them:\nUnsubscribe: "+link+"\n") ||
+		!strings.Contains(msg.Text, "Settings page: "+base+"/sites/s1/settings#email-reports") {
+		t.Errorf("the text part lacks the unsubscribe or settings link:\n%s", msg.Text)
+	}
+	if !strings.Contains(msg.HTML, `<a href="`+link+`" style="color:#57534e">Unsubscribe</a>`) ||
+		!strings.Contains(msg.HTML, `<a href="`+base+`/sites/s1/settings#email-reports" style="color:#57534e">Settings page</a>`) {
+		t.Errorf("the HTML part lacks the unsubscribe or settings link:\n%s", msg.HTML)
+	}
+	// without a public URL there is no link to give, whatever was passed
+	msg, err = rep.Message("reports@tally.example", "reader@reports.example", "", link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.Unsubscribe != "" || strings.Contains(msg.Text+msg.HTML, "nsubscribe") {
+		t.Errorf("an unsubscribe link without a public URL: %q\n%s\n%s", msg.Unsubscribe, msg.Text, msg.HTML)
+	}
+}
+
+// A token is 43 base64url characters; anything else is refused before any
+// look-up.
+func TestUnsubscribeTokenShape(t *testing.T) {
+	token, hash := newUnsubscribeToken()
+	if len(token) != 43 || !unsubscribeTokenWellFormed(token) || len(hash) != 32 {
+		t.Fatalf("token %q (%d characters), hash of %d bytes", token, len(token), len(hash))
+	}
+	if other, _ := newUnsubscribeToken(); other == token {
+		t.Error("two tokens alike")
+	}
+	for _, bad := range []string{"", token[:42], token + "A", token[:42] + "=", token[:42] + "+", token[:42] + "/", strings.Repeat("é", 22)} {
+		if unsubscribeTokenWellFormed(bad) {
+			t.Errorf("%q passes as a token", bad)
+		}
 	}
 }

@@ -170,7 +170,7 @@ func (s *Service) deliver(ctx context.Context, rep Report, r model.ReportRecipie
 	if err != nil || !ok {
 		return false, err
 	}
-	msg, err := rep.Message(s.opts.From, r.Email, s.opts.PublicURL)
+	msg, err := s.message(ctx, rep, r)
 	if err == nil {
 		err = s.opts.Sender.Send(ctx, msg)
 	}
@@ -192,4 +192,19 @@ func (s *Service) deliver(ctx context.Context, rep Report, r model.ReportRecipie
 	// runs out and a later pass sends it again: a rare duplicate rather
 	// than a report lost.
 	return true, s.store.ReportSent(context.WithoutCancel(ctx), a.ID, s.now())
+}
+
+// message is the report as an email to r, with an unsubscribe link of its
+// own when the server has a public URL. The link's token is kept (as a
+// hash) before the message leaves, so it works as soon as it arrives.
+func (s *Service) message(ctx context.Context, rep Report, r model.ReportRecipient) (mailer.Message, error) {
+	var unsubscribe string
+	if s.opts.PublicURL != "" {
+		token, hash := newUnsubscribeToken()
+		if err := s.store.AddReportUnsubscribe(ctx, r.ID, hash, s.now()); err != nil {
+			return mailer.Message{}, err
+		}
+		unsubscribe = UnsubscribeURL(s.opts.PublicURL, token)
+	}
+	return rep.Message(s.opts.From, r.Email, s.opts.PublicURL, unsubscribe)
 }

@@ -100,10 +100,10 @@ func (s *Server) limitShare(c echo.Context, link model.SharedLinkID) error {
 		int(res.RetryAfter.Seconds())+1))
 }
 
-// sharedHeaders are what every answer under /share carries besides the
-// dashboard's: the token is in the path, so no Referer may carry it to a
-// linked site, no search engine may index it, and no shared cache may keep
-// the page.
+// sharedHeaders are what every answer under /share, and of an email
+// report's unsubscribe link, carries besides the dashboard's: a token is in
+// the URL, so no Referer may carry it to a linked site, no search engine
+// may index it, and no shared cache may keep the page.
 func sharedHeaders(h http.Header) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Robots-Tag", "noindex, nofollow")

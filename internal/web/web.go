@@ -23,6 +23,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/emailreports"
 	"github.com/tally-analytics/tally/internal/export"
 	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/httpapi"
@@ -195,6 +196,9 @@ func New(deps Deps) (*Server, error) {
 	// a shared link's dashboard: no login, the token scopes every request
 	e.GET("/share/:token", s.sharedDashboard)
 	e.GET("/share/:token/cards/:card", s.sharedCard)
+	// an email report's unsubscribe link: no login, its token is the say-so
+	e.GET(emailreports.UnsubscribePath, s.unsubscribeForm)
+	e.POST(emailreports.UnsubscribePath, s.unsubscribe)
 
 	// requireLogin is attached route by route: echo answers every path of a
 	// group with middleware, which would turn unknown paths into logins.
@@ -262,8 +266,8 @@ func (s *Server) headers(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.deps.HSTS {
 			h.Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
 		}
-		if strings.HasPrefix(c.Request().URL.Path, sharing.PathPrefix) {
-			sharedHeaders(h)
+		if p := c.Request().URL.Path; strings.HasPrefix(p, sharing.PathPrefix) || p == emailreports.UnsubscribePath {
+			sharedHeaders(h) // a token in the URL
 		}
 		return next(c)
 	}
