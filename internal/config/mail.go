@@ -8,7 +8,8 @@ import (
 )
 
 // validateMail checks the email reports' settings: an SMTP URL tally can
-// use, and a From address with it. Its refusals never quote the URL (it
+// use, and a From address with it; without a public URL the reports are
+// sent, but with no link to unsubscribe, which it warns of. Its refusals never quote the URL (it
 // may hold a password).
 func (c *Config) validateMail(warnings *[]string) []error {
 	if c.SMTPURL == "" {
@@ -16,6 +17,10 @@ func (c *Config) validateMail(warnings *[]string) []error {
 			*warnings = append(*warnings, "TALLY_MAIL_FROM is set but TALLY_SMTP_URL is not: no email reports are sent")
 		}
 		return nil
+	}
+	if c.PublicURL == "" {
+		*warnings = append(*warnings, "TALLY_SMTP_URL is set but TALLY_PUBLIC_URL is not: the email reports carry no links, "+
+			"no unsubscribe link among them")
 	}
 	var problems []error
 	if _, err := mailer.ParseURL(c.SMTPURL); err != nil {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -125,6 +126,17 @@ func TestMailSettings(t *testing.T) {
 		}
 		if _, from, ok := cfg.Mail(); ok != (c.url != "") || (ok && from != "reports@example.com") {
 			t.Errorf("%s %s: Mail() = %q, %v", c.url, c.from, from, ok)
+		}
+	}
+	// reports without a public URL have no unsubscribe link: a warning
+	const noLinks = "TALLY_SMTP_URL is set but TALLY_PUBLIC_URL is not: the email reports carry no links, no unsubscribe link among them"
+	t.Setenv("TALLY_SMTP_URL", "smtp://u:smtp-password-9@mail.example.com")
+	t.Setenv("TALLY_MAIL_FROM", "reports@example.com")
+	for public, want := range map[string]bool{"": true, "https://analytics.example.com": false} {
+		t.Setenv("TALLY_PUBLIC_URL", public)
+		_, warnings, err := Load()
+		if err != nil || slices.Contains(warnings, noLinks) != want {
+			t.Errorf("TALLY_PUBLIC_URL=%q: %v, warnings %q; want the no-links warning: %v", public, err, warnings, want)
 		}
 	}
 }
