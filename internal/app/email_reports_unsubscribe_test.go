@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/mail"
 	"net/url"
@@ -16,11 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tally-analytics/tally/internal/accounts"
-	"github.com/tally-analytics/tally/internal/config"
 	"github.com/tally-analytics/tally/internal/emailreports"
-	"github.com/tally-analytics/tally/internal/mailer/smtptest"
 	"github.com/tally-analytics/tally/internal/model"
-	"github.com/tally-analytics/tally/internal/testenv"
 )
 
 // unsubscribeLink is the unsubscribe URL of a report as the text part
@@ -33,18 +29,8 @@ var unsubscribeLink = regexp.MustCompile(`Unsubscribe: (https://analytics\.examp
 // CSRF token) removes that recipient of that site and no other; a forged
 // or spent token is a 404; the token never reaches the log.
 func TestEmailReportUnsubscribe(t *testing.T) {
-	smtp := smtptest.Start(t, "tally", smtpPassword)
-	var logged lockedBuffer
-	out := []io.Writer{&logged}
-	if run := testenv.RunLog(); run != nil {
-		out = append(out, run)
-	}
-	log := slog.New(slog.NewTextHandler(io.MultiWriter(out...), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := testenvConfigWith(t, func(c *config.Config) {
-		c.SMTPURL, c.MailFrom = "smtp://tally:"+smtpPassword+"@"+smtp.Addr, "tally <reports@tally.example>"
-		c.PublicURL = "https://analytics.example.com"
-	})
-	h := newHarnessLogged(t, cfg, log)
+	m := newMailingHarness(t)
+	h, smtp, logged := m.harness, m.smtp, m.logged
 	ctx := context.Background()
 	h.clock.Set(time.Date(2026, 6, 1, 6, 0, 0, 0, time.UTC))
 	shop, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "shop.example", Timezone: "Europe/Berlin"})

@@ -135,18 +135,8 @@ func seedReportSite(t *testing.T, h *harness, site string) {
 // the 1st the monthly reports go, a refused one is sent on the next pass
 // and then once; the addresses and the SMTP password are never logged.
 func TestEmailReportWorker(t *testing.T) {
-	smtp := smtptest.Start(t, "tally", smtpPassword)
-	var logged lockedBuffer
-	out := []io.Writer{&logged}
-	if run := testenv.RunLog(); run != nil {
-		out = append(out, run)
-	}
-	log := slog.New(slog.NewTextHandler(io.MultiWriter(out...), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := testenvConfigWith(t, func(c *config.Config) {
-		c.SMTPURL, c.MailFrom = "smtp://tally:"+smtpPassword+"@"+smtp.Addr, "tally <reports@tally.example>"
-		c.PublicURL = "https://analytics.example.com"
-	})
-	h := newHarnessLogged(t, cfg, log)
+	m := newMailingHarness(t)
+	h, smtp, logged, log := m.harness, m.smtp, m.logged, m.log
 	ctx := context.Background()
 	created, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "shop.example", Timezone: "Europe/Berlin"})
 	if err != nil {
@@ -323,4 +313,33 @@ func TestEmailReportWorker(t *testing.T) {
 	if !strings.Contains(logged.String(), `msg="email reports: a send failed"`) {
 		t.Errorf("the refused send was not logged:\n%s", logged.String())
 	}
+}
+
+// mailing is a harness whose server sends mail to an in-process SMTP
+// server, logging everything (debug included) to logged as well as the
+// run's log.
+type mailing struct {
+	*harness
+	smtp   *smtptest.Server
+	logged *lockedBuffer
+	log    *slog.Logger
+}
+
+// newMailingHarness starts a server that sends mail to a new SMTP server as
+// tally@ with smtpPassword, from the public URL
+// https://analytics.example.com.
+func newMailingHarness(t *testing.T) mailing {
+	t.Helper()
+	m := mailing{smtp: smtptest.Start(t, "tally", smtpPassword), logged: &lockedBuffer{}}
+	out := []io.Writer{m.logged}
+	if run := testenv.RunLog(); run != nil {
+		out = append(out, run)
+	}
+	m.log = slog.New(slog.NewTextHandler(io.MultiWriter(out...), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg := testenvConfigWith(t, func(c *config.Config) {
+		c.SMTPURL, c.MailFrom = "smtp://tally:"+smtpPassword+"@"+m.smtp.Addr, "tally <reports@tally.example>"
+		c.PublicURL = "https://analytics.example.com"
+	})
+	m.harness = newHarnessLogged(t, cfg, m.log)
+	return m
 }
