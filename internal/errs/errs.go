@@ -99,6 +99,9 @@ func Is(err error, k Kind) bool {
 var (
 	ErrNotFound = &Error{Kind: NotFound, Code: "not_found", Message: "not found"}
 	ErrConflict = &Error{Kind: Conflict, Code: "conflict", Message: "already exists"}
+	// ErrFull is a store refusing to add to what is at its limit (a site's
+	// most segments), told apart from a conflict of names.
+	ErrFull = &Error{Kind: Conflict, Code: "full", Message: "at its limit"}
 )
 
 // retryAfterDown is what a client is told to wait while a store is down.
