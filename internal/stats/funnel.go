@@ -28,10 +28,10 @@ func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (Funn
 	if err != nil {
 		return res, err
 	}
-	if _, ok := r.Filter(Pathname); ok {
+	if _, ok := sc.req.Filter(Pathname); ok {
 		return res, errs.InvalidField("pathname", "the funnel report cannot be filtered by page: its steps name the pages")
 	}
-	for _, f := range r.Filters {
+	for _, f := range sc.req.Filters {
 		if f.Dim.visit {
 			return res, errs.InvalidField(f.Dim.Name, "the funnel report cannot be filtered by a prop: its steps name the props")
 		}

@@ -65,6 +65,12 @@ type Request struct {
 	UTMBy string
 	// FunnelID is the funnel of the funnel report.
 	FunnelID model.FunnelID
+	// Segment is the saved segment whose filters apply beside Filters
+	// (see CombineFilters); "" for none.
+	Segment model.SegmentID
+	// required is the filter parameter the endpoint cannot do without
+	// (regions: country; cities: region), given by hand or by the segment.
+	required string
 }
 
 // UTMDimensions are the dimensions of the campaigns report, by parameter name.
@@ -176,8 +182,12 @@ func propFilters(v url.Values) ([]Filter, error) {
 	return out, nil
 }
 
-// filtered reports the first filter parameter of a query string, if any.
+// filtered reports the first filter parameter of a query string, if any;
+// a segment is one too.
 func filtered(v url.Values) (string, bool) {
+	if _, ok := v[SegmentParam]; ok {
+		return SegmentParam, true
+	}
 	for _, f := range FilterParams {
 		if _, ok := v[f.Param]; ok {
 			return f.Param, true
@@ -265,8 +275,13 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 		if param, ok := filtered(v); ok {
 			return r, errs.InvalidField(param, "this endpoint takes no filters")
 		}
-	} else if r.Filters, err = ParseFilters(v); err != nil {
-		return r, err
+	} else {
+		if r.Filters, err = ParseFilters(v); err != nil {
+			return r, err
+		}
+		if r.Segment, err = parseSegment(v); err != nil {
+			return r, err
+		}
 	}
 	if e.AcceptCompare {
 		if r.Compare, r.CompareYear, err = parseCompare(v); err != nil {
@@ -286,11 +301,11 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 			return r, err
 		}
 	}
-	if _, ok := r.Filter(Country); e.RequireCountry && !ok {
-		return r, errs.InvalidField("country", "country is required (an ISO 3166-1 code such as US)")
-	}
-	if _, ok := r.Filter(Region); e.RequireRegion && !ok {
-		return r, errs.InvalidField("region", "region is required (an ISO 3166-2 code such as US-CA)")
+	switch {
+	case e.RequireCountry:
+		r.required = "country"
+	case e.RequireRegion:
+		r.required = "region"
 	}
 	if e.AcceptUTMBy {
 		r.UTMBy = DefaultUTMBy

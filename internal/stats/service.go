@@ -53,6 +53,7 @@ type Service struct {
 	sites    Sites
 	goals    GoalLister
 	funnels  FunnelSource
+	segments SegmentSource
 	pending  PendingCounter
 	realtime RealtimeSource
 	now      func() time.Time
@@ -91,6 +92,8 @@ type Options struct {
 	Rollups bool
 	// Funnels finds the funnel of a funnel report.
 	Funnels FunnelSource
+	// Segments finds the segment a request applies (segment=).
+	Segments SegmentSource
 }
 
 // eventCounts remembers how many events a site's range holds for a minute:
@@ -137,7 +140,7 @@ func NewService(store Store, sites Sites, goals GoalLister, pending PendingCount
 	opts Options, now func() time.Time, log *slog.Logger) *Service {
 	return &Service{store: store, sites: sites, goals: goals, pending: pending, realtime: realtime,
 		sampleAbove: opts.SampleAboveEvents, funnelSampleAbove: opts.FunnelSampleAboveEvents, pageRollups: opts.PageRollups,
-		rollups: opts.Rollups, funnels: opts.Funnels, now: now, log: log}
+		rollups: opts.Rollups, funnels: opts.Funnels, segments: opts.Segments, now: now, log: log}
 }
 
 // UnknownLabel names rows whose value is unknown (device, browser, country...).
@@ -176,14 +179,19 @@ func (s *Service) resolve(ctx context.Context, p auth.Principal, r Request) (sco
 // access is who may read what, for every report and the raw export: the
 // caller needs stats:read and a role on the site (viewers included; another
 // account's site is site_not_found), and the dates are days of the
-// request's time zone, else the site's. Its queries may read the rollups,
-// which are exact; resolve adds the sample.
+// request's time zone, else the site's. The scope's filters are the
+// request's and its segment's (a segment of another site is
+// segment_not_found). Its queries may read the rollups, which are exact;
+// resolve adds the sample.
 func (s *Service) access(ctx context.Context, p auth.Principal, r Request) (scope, error) {
 	site, _, err := s.sites.Check(ctx, p, r.SiteID, accounts.ReadStats)
 	if err != nil {
 		return scope{}, err
 	}
 	sc := scopeOf(site, r)
+	if err := s.settleFilters(ctx, &sc); err != nil {
+		return scope{}, err
+	}
 	sc.rollups = s.rollups
 	if s.rollups {
 		sc.built = s.builtBlocks(ctx)

@@ -110,10 +110,10 @@ func parseView(q url.Values, site model.Site, base string, now time.Time) (view,
 		v.query.Set("funnel", f)
 	}
 	for _, f := range fs {
-		v.query.Set(paramOf(f.Dim), f.Value.(string))
+		v.query.Set(stats.ParamOf(f.Dim), f.Value.(string))
 	}
 	for _, f := range fs {
-		param := paramOf(f.Dim)
+		param := stats.ParamOf(f.Dim)
 		label, ok := filterLabels[param]
 		if !ok {
 			// a prop: props[plan] is "plan"
@@ -122,15 +122,6 @@ func parseView(q url.Values, site model.Site, base string, now time.Time) (view,
 		v.Filters = append(v.Filters, activeFilter{Param: param, Label: label, Value: f.Value.(string), Remove: v.link(param, "")})
 	}
 	return v, nil
-}
-
-func paramOf(d stats.Dimension) string {
-	for _, p := range stats.FilterParams {
-		if p.Dim.Name == d.Name {
-			return p.Param
-		}
-	}
-	return d.Name
 }
 
 // request is the stats request of the view (every report of the dashboard).
