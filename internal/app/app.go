@@ -41,6 +41,7 @@ import (
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/realtime"
 	"github.com/tally-analytics/tally/internal/revenue"
+	"github.com/tally-analytics/tally/internal/segments"
 	"github.com/tally-analytics/tally/internal/sharing"
 	"github.com/tally-analytics/tally/internal/stats"
 	"github.com/tally-analytics/tally/internal/twofactor"
@@ -72,6 +73,7 @@ type App struct {
 	Goals       *goals.Service
 	Funnels     *funnels.Service
 	Sharing     *sharing.Service
+	Segments    *segments.Service
 	Reports     *emailreports.Service
 	Limiter     *ratelimit.Limiter
 	Revenue     *revenue.Service
@@ -176,9 +178,10 @@ func (a *App) build(ctx context.Context) (err error) {
 	rev.Service = a.Revenue
 	a.Ingest = ingest.NewService(access, enricher, a.Buffer, a.PG, a.Revenue, a.CH, a.now, log, a.Metrics)
 	a.Funnels = funnels.NewService(a.PG, a.Accounts)
+	a.Segments = segments.NewService(a.PG, a.Accounts)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix),
 		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, FunnelSampleAboveEvents: cfg.FunnelSampleAboveEvents, PageRollups: cfg.PageRollups && cfg.Rollups,
-			Rollups: cfg.Rollups, Funnels: a.Funnels}, a.now, log)
+			Rollups: cfg.Rollups, Funnels: a.Funnels, Segments: a.Segments}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Sharing = sharing.NewService(a.PG, a.Accounts)
 	a.Reports = emailreports.NewService(a.PG, a.Accounts, a.Stats, a.mailOptions(), a.now, log)
@@ -186,7 +189,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue, Funnels: a.Funnels,
 		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
 		Metrics: a.Metrics, MetricsToken: cfg.MetricsToken, Export: export.NewEvents(a.Stats, a.CH),
-		SharedLinks: a.Sharing, PublicURL: cfg.PublicURL,
+		SharedLinks: a.Sharing, Segments: a.Segments, PublicURL: cfg.PublicURL,
 		TrustedProxies: cfg.TrustedProxyNets(), ForceHTTPS: cfg.ForceHTTPS(), Limits: httpapi.Limits{
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},

@@ -37,7 +37,7 @@ func (a *matrixAccount) newFunnel(t *testing.T, h *harness, site model.SiteID) s
 // fillFunnel puts the funnel into the route, then the site and goal.
 func (r route) fillFunnel(site model.SiteID, funnel string) (string, string) {
 	r.path, r.body = strings.ReplaceAll(r.path, "{funnel}", funnel), strings.ReplaceAll(r.body, "{funnel}", funnel)
-	return r.fill(site, "", "")
+	return r.fill(site, "", nil)
 }
 
 // Every funnel endpoint with a key of every single scope.

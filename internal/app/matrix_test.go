@@ -30,6 +30,9 @@ type route struct {
 	// link: the path names a shared link of the site ({link}), made anew
 	// for each call by the site's owner
 	link bool
+	// segment: the path names a segment of the site ({segment}), made anew
+	// for each call by the site's owner
+	segment bool
 }
 
 // outcome is a call's status and body; for a batch, those its one event
@@ -95,6 +98,13 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/sites/{site}/shared-links", scope: model.ScopeSitesManage, write: true},
 	{method: "POST", path: "/api/v1/sites/{site}/shared-links", body: `{"label":"m"}`, scope: model.ScopeSitesManage, write: true},
 	{method: "DELETE", path: "/api/v1/sites/{site}/shared-links/{link}", scope: model.ScopeSitesManage, write: true, link: true},
+	// segments are read by whoever reads the statistics, and changed as
+	// shared links are
+	{method: "GET", path: "/api/v1/sites/{site}/segments", scope: model.ScopeStatsRead},
+	{method: "POST", path: "/api/v1/sites/{site}/segments", body: `{"name":"{unique}","filters":{"device":"mobile"}}`, scope: model.ScopeSitesManage, write: true},
+	{method: "PATCH", path: "/api/v1/sites/{site}/segments/{segment}", body: `{"name":"{unique}"}`, scope: model.ScopeSitesManage, write: true, segment: true},
+	{method: "DELETE", path: "/api/v1/sites/{site}/segments/{segment}", scope: model.ScopeSitesManage, write: true, segment: true},
+	{method: "GET", path: "/api/v1/stats/overview?site_id={site}&segment={segment}&" + week, scope: model.ScopeStatsRead, segment: true},
 }
 
 // matrixAccount is a user with a site, a goal on it, and one key per scope.
@@ -166,23 +176,36 @@ func call(t *testing.T, h *harness, token, method, path, body string) (int, []by
 	return resp.StatusCode, b
 }
 
-func (r route) fill(site model.SiteID, goal, link string) (string, string) {
-	repl := strings.NewReplacer("{site}", string(site), "{goal}", goal, "{link}", link, "{unique}", "u"+uniqueSuffix())
+// fill puts the site, the goal and what made holds ({link}, {segment})
+// into the route.
+func (r route) fill(site model.SiteID, goal string, made []string) (string, string) {
+	repl := strings.NewReplacer(append([]string{"{site}", string(site), "{goal}", goal, "{unique}", "u" + uniqueSuffix()}, made...)...)
 	return repl.Replace(r.path), repl.Replace(r.body)
 }
 
-// link makes a shared link of the account's site when r names one.
-func (a *matrixAccount) link(t *testing.T, h *harness, r route, site model.SiteID) string {
+// made makes what r names of the account's site: a shared link ({link}),
+// a segment ({segment}); placeholders and values, for fill.
+func (a *matrixAccount) made(t *testing.T, h *harness, r route, site model.SiteID) []string {
 	t.Helper()
-	if !r.link {
-		return ""
+	var out []string
+	if r.link {
+		var created api.CreatedSharedLinkResponse
+		status, body := call(t, h, a.keys[model.ScopeAdminFull], "POST", "/api/v1/sites/"+string(site)+"/shared-links", `{"label":"l"}`)
+		if status != 201 || json.Unmarshal(body, &created) != nil {
+			t.Fatalf("creating a shared link: %d %s", status, body)
+		}
+		out = append(out, "{link}", created.Data.ID)
 	}
-	var created api.CreatedSharedLinkResponse
-	status, body := call(t, h, a.keys[model.ScopeAdminFull], "POST", "/api/v1/sites/"+string(site)+"/shared-links", `{"label":"l"}`)
-	if status != 201 || json.Unmarshal(body, &created) != nil {
-		t.Fatalf("creating a shared link: %d %s", status, body)
+	if r.segment {
+		var created api.SegmentResponse
+		status, body := call(t, h, a.keys[model.ScopeAdminFull], "POST", "/api/v1/sites/"+string(site)+"/segments",
+			`{"name":"s`+uniqueSuffix()+`","filters":{"country":"de"}}`)
+		if status != 201 || json.Unmarshal(body, &created) != nil {
+			t.Fatalf("creating a segment: %d %s", status, body)
+		}
+		out = append(out, "{segment}", created.Data.ID)
 	}
-	return created.Data.ID
+	return out
 }
 
 func errorCode(body []byte) string {
@@ -203,7 +226,7 @@ func TestScopeMatrix(t *testing.T) {
 				if r.fresh {
 					site, goal = a.fresh(t, h)
 				}
-				path, body := r.fill(site, goal, a.link(t, h, r, site))
+				path, body := r.fill(site, goal, a.made(t, h, r, site))
 				status, resp := r.outcome(call(t, h, a.keys[scope], r.method, path, body))
 				allowed := r.scope == "" || scope == r.scope || scope == model.ScopeAdminFull
 				switch {
@@ -240,7 +263,7 @@ func TestRoleMatrix(t *testing.T) {
 				if err := h.app.Accounts.AddMember(ctx, site, m.email, role); err != nil {
 					t.Fatal(err)
 				}
-				path, body := r.fill(site, goal, owner.link(t, h, r, site))
+				path, body := r.fill(site, goal, owner.made(t, h, r, site))
 				status, resp := r.outcome(call(t, h, m.keys[model.ScopeAdminFull], r.method, path, body))
 				allowed := !r.write || (role == model.RoleAdmin && !r.ownerOnly)
 				switch {
@@ -266,7 +289,7 @@ func TestTenantIsolation(t *testing.T) {
 			continue
 		}
 		t.Run(r.method+" "+r.path, func(t *testing.T) {
-			path, body := r.fill(victim.site, victim.goal, victim.link(t, h, r, victim.site))
+			path, body := r.fill(victim.site, victim.goal, victim.made(t, h, r, victim.site))
 			status, resp := r.outcome(call(t, h, intruder.keys[model.ScopeAdminFull], r.method, path, body))
 			code := errorCode(resp)
 			notFound := (status == 404 && (code == "site_not_found" || code == "goal_not_found")) ||
@@ -307,7 +330,7 @@ func TestMatricesCoverEveryAuthenticatedRoute(t *testing.T) {
 	covered := map[string]bool{}
 	for _, r := range append(append([]route{}, authenticatedRoutes...), funnelRoutes...) {
 		path, _, _ := strings.Cut(r.path, "?")
-		path = strings.NewReplacer("{goal}", "{id}", "{site}", "{id}", "{funnel}", "{id}", "{link}", "{link_id}").Replace(path)
+		path = strings.NewReplacer("{goal}", "{id}", "{site}", "{id}", "{funnel}", "{id}", "{link}", "{link_id}", "{segment}", "{segment_id}").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for path, item := range doc.Paths.Map() {

@@ -54,6 +54,8 @@ type Deps struct {
 	Export Exporter
 	// SharedLinks manages the links to sites' read-only dashboards.
 	SharedLinks SharedLinks
+	// Segments manages sites' saved sets of filters.
+	Segments Segments
 	// PublicURL is the server's address as browsers reach it (for a shared
 	// link's URL); empty = the request's own.
 	PublicURL string
@@ -149,6 +151,7 @@ func New(deps Deps) *Server {
 	s.revenueRoutes(v1, s.authenticate)
 	s.siteRoutes(v1, s.authenticate, s.limitManage)
 	s.sharedLinkRoutes(v1, s.authenticate)
+	s.segmentRoutes(v1, s.authenticate)
 	// the export counts against its own limit once its request is valid
 	s.exportRoutes(v1, s.authenticate)
 	return s

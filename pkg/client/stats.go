@@ -50,6 +50,9 @@ type StatsParams struct {
 	Model string
 	// FunnelID is the funnel of the funnel report.
 	FunnelID string
+	// Segment applies a saved segment (its id): its filters count beside
+	// those above, none of which may filter what it filters.
+	Segment string
 }
 
 func (p StatsParams) values() url.Values {
@@ -98,6 +101,7 @@ func (p StatsParams) values() url.Values {
 	set("attribution", p.Attribution)
 	set("model", p.Model)
 	set("funnel_id", p.FunnelID)
+	set("segment", p.Segment)
 	return v
 }
 
