@@ -13,10 +13,11 @@ type SegmentRequest struct {
 }
 
 // SegmentChange is the body of PATCH /api/v1/sites/:id/segments/:segment_id:
-// what is left out stays as it is.
+// what is left out stays as it is. Filters, when set, replace the
+// segment's (an empty map is sent, and refused).
 type SegmentChange struct {
 	Name    *string           `json:"name,omitempty"`
-	Filters map[string]string `json:"filters,omitempty"`
+	Filters map[string]string `json:"filters,omitzero"`
 }
 
 // Segment is a site's saved set of filters; a stats request applies it
