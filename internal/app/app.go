@@ -198,7 +198,7 @@ func (a *App) build(ctx context.Context) (err error) {
 			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
-		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Reports: a.Reports, Stats: a.Stats, Limiter: a.Limiter,
+		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Segments: a.Segments, Reports: a.Reports, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(), ForceHTTPS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
 		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour})

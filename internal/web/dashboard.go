@@ -38,6 +38,14 @@ type dashboardPage struct {
 	// CompareLink toggles the comparison with the previous period, and
 	// CompareYearLink the one with the same dates a year before.
 	CompareLink, CompareYearLink string
+	// Segments are the site's, for a member (none on a shared dashboard);
+	// CanManageSegments shows the forms that save (to SaveSegmentURL) and
+	// delete them.
+	Segments          []segmentItem
+	CanManageSegments bool
+	SaveSegmentURL    string
+	SegmentForm       segmentForm
+	Notice            string
 }
 
 type rangeLink struct {
@@ -59,7 +67,7 @@ type cardSlot struct {
 }
 
 func (s *Server) dashboard(c echo.Context) error {
-	m, _, err := s.membership(c)
+	m, p, err := s.membership(c)
 	if err != nil {
 		return err
 	}
@@ -67,7 +75,7 @@ func (s *Server) dashboard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, "dashboard", dashboardOf(pageFor(c, m.Site.Domain, "sites"), v, m.Role))
+	return s.memberDashboard(c, http.StatusOK, m, p, v, segmentForm{})
 }
 
 // dashboardOf is the dashboard page of a view: its ranges, its comparison

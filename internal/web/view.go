@@ -114,14 +114,37 @@ func parseView(q url.Values, site model.Site, base string, now time.Time) (view,
 	}
 	for _, f := range fs {
 		param := stats.ParamOf(f.Dim)
-		label, ok := filterLabels[param]
-		if !ok {
-			// a prop: props[plan] is "plan"
-			label = strings.TrimSuffix(strings.TrimPrefix(param, "props["), "]")
-		}
-		v.Filters = append(v.Filters, activeFilter{Param: param, Label: label, Value: f.Value.(string), Remove: v.link(param, "")})
+		v.Filters = append(v.Filters, activeFilter{Param: param, Label: filterLabel(param), Value: f.Value.(string), Remove: v.link(param, "")})
 	}
 	return v, nil
+}
+
+// filterLabel names a filter parameter for people; a prop's is its key
+// (props[plan] is "plan").
+func filterLabel(param string) string {
+	if label, ok := filterLabels[param]; ok {
+		return label
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(param, "props["), "]")
+}
+
+// filterSet is the view's filters as a segment keeps them.
+func (v view) filterSet() map[string]string { return stats.FilterSet(v.request().Filters) }
+
+// withFilters is the URL of the view with set's filters instead of its
+// own (a segment applied).
+func (v view) withFilters(set map[string]string) string {
+	q := url.Values{}
+	for k, vals := range v.query {
+		q[k] = vals
+	}
+	for _, f := range v.Filters {
+		q.Del(f.Param)
+	}
+	for param, value := range set {
+		q.Set(param, value)
+	}
+	return v.Base + "?" + q.Encode()
 }
 
 // request is the stats request of the view (every report of the dashboard).

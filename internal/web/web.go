@@ -1,6 +1,6 @@
 // Package web is tally's dashboard: server-rendered pages (html/template,
 // assets embedded) where people log in, look at their sites' statistics, and
-// manage sites, goals, members, webhook secrets, email reports and API keys. It calls the
+// manage sites, goals, segments, members, webhook secrets, email reports and API keys. It calls the
 // same services as the API, as the logged-in user.
 //
 // The dashboard page itself is cheap (one site lookup); each report is a
@@ -114,6 +114,7 @@ type Deps struct {
 	Goals     Goals
 	Funnels   Funnels
 	Shares    Shares
+	Segments  Segments
 	Reports   EmailReports
 	Stats     Stats
 	Limiter   Limiter
@@ -220,6 +221,8 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodGet, "/sites/:site/funnels/:funnel", s.funnelEditor)
 	in(http.MethodPost, "/sites/:site/funnels/:funnel", s.updateFunnel)
 	in(http.MethodPost, "/sites/:site/funnels/:funnel/delete", s.deleteFunnel)
+	in(http.MethodPost, "/sites/:site/segments", s.createSegment)
+	in(http.MethodPost, "/sites/:site/segments/:segment/delete", s.deleteSegment)
 	in(http.MethodPost, "/sites/:site/shared-links", s.createSharedLink)
 	in(http.MethodPost, "/sites/:site/shared-links/:link/delete", s.deleteSharedLink)
 	in(http.MethodPost, "/sites/:site/email-reports", s.setReportRecipient)
