@@ -62,8 +62,8 @@ func TestShareAPI(t *testing.T) {
 		}
 	}
 	_, err = c.CreateSharedLink(ctx, site, api.SharedLinkRequest{Label: "one too many"})
-	if !isAPIError(err, http.StatusBadRequest, "too_many_shared_links") {
-		t.Fatalf("the 21st link: %v, want 400 too_many_shared_links", err)
+	if !isAPIError(err, http.StatusConflict, "too_many_shared_links") {
+		t.Fatalf("the 21st link: %v, want 409 too_many_shared_links", err)
 	}
 
 	// deleted: gone from the list; deleting again, or a malformed id, is 404

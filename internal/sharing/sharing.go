@@ -108,7 +108,7 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, site model.SiteI
 		CreatedBy: p.UserID}, hash, MaxPerSite)
 	switch {
 	case errors.Is(err, errs.ErrConflict):
-		return Created{}, errs.E(errs.Invalid, "too_many_shared_links", "a site has at most %d shared links; delete one first",
+		return Created{}, errs.E(errs.Conflict, "too_many_shared_links", "a site has at most %d shared links; delete one first",
 			MaxPerSite).WithField("site_id")
 	case errors.Is(err, errs.ErrNotFound): // the site went meanwhile
 		return Created{}, errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")

@@ -132,8 +132,8 @@ func TestCreateOpenDelete(t *testing.T) {
 	}
 	_, err = s.Create(ctx, owner, "s1", Input{Label: "one too many"})
 	var e *errs.Error
-	if !errors.As(err, &e) || e.Kind != errs.Invalid || e.Code != "too_many_shared_links" {
-		t.Errorf("link %d: %v, want 400 too_many_shared_links", MaxPerSite+1, err)
+	if !errors.As(err, &e) || e.Kind != errs.Conflict || e.Code != "too_many_shared_links" {
+		t.Errorf("link %d: %v, want 409 too_many_shared_links", MaxPerSite+1, err)
 	}
 
 	if err := s.Delete(ctx, owner, "s1", c.Link.ID); err != nil {
