@@ -59,6 +59,8 @@ func TestStatsParameterErrors(t *testing.T) {
 		for i := 0; i < len(kv); i += 2 {
 			if kv[i+1] == "<delete>" {
 				c.Del(kv[i])
+			} else if kv[i+1] == "<twice>" {
+				c[kv[i]] = []string{"DE", "FR"}
 			} else {
 				c.Set(kv[i], kv[i+1])
 			}
@@ -88,6 +90,10 @@ func TestStatsParameterErrors(t *testing.T) {
 		{"the server's zone is no timezone", []string{"timezone", "localtime"}, 400, "invalid_request", "timezone"},
 		{"leap seconds are no timezone", []string{"timezone", "right/UTC"}, 400, "invalid_request", "timezone"},
 		{"empty utm_source", []string{"utm_source", ""}, 400, "invalid_request", "utm_source"},
+		// a report reads one value of each: Germany's alone would answer
+		// another question than the caller's
+		{"country twice", []string{"country", "<twice>"}, 400, "invalid_request", "country"},
+		{"site_id twice", []string{"site_id", "<twice>"}, 400, "invalid_request", "site_id"},
 	}
 	for _, ep := range statsEndpoints {
 		for _, tc := range common {

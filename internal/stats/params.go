@@ -234,10 +234,28 @@ type Endpoint struct {
 	Funnel bool
 }
 
+// repeated names a parameter given more than once (the first by name, so
+// that the answer does not depend on the map's order). A report reads one
+// value of each, and country=DE&country=FR read as Germany's alone would
+// answer a question the caller did not ask.
+func repeated(v url.Values) (string, bool) {
+	name := ""
+	for k, vals := range v {
+		if len(vals) > 1 && (name == "" || k < name) {
+			name = k
+		}
+	}
+	return name, name != ""
+}
+
 // ParseRequest validates the query string of a stats endpoint. Every problem
-// is a 400 naming the parameter; unknown parameters are ignored.
+// is a 400 naming the parameter, and so is any parameter given twice;
+// unknown parameters given once are ignored.
 func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 	var r Request
+	if name, ok := repeated(v); ok {
+		return r, errs.InvalidField(name, "%s is given more than once; give it once", name)
+	}
 	site := strings.TrimSpace(v.Get("site_id"))
 	if site == "" {
 		return r, errs.InvalidField("site_id", "site_id is required")
