@@ -65,8 +65,8 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (model.User, error
 	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || len(email) > 254 {
 		return model.User{}, errs.InvalidField("email", "must be a valid email address")
 	}
-	if len(in.Password) < 8 || len(in.Password) > 256 {
-		return model.User{}, errs.InvalidField("password", "must be 8 to 256 characters")
+	if err := auth.CheckNewPassword("password", in.Password); err != nil {
+		return model.User{}, err
 	}
 	name := strings.TrimSpace(in.Name)
 	if name == "" || len(name) > 200 {

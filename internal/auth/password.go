@@ -5,7 +5,20 @@ import (
 	"fmt"
 
 	"github.com/alexedwards/argon2id"
+
+	"github.com/tally-analytics/tally/internal/errs"
 )
+
+// CheckNewPassword is the rule of every password a user is given — at
+// the account's creation, on a change, on a reset, by the command line —
+// as the refusal of field, or nil: 8 to 256 bytes, the upper bound since
+// each password is hashed in memory.
+func CheckNewPassword(field, password string) error {
+	if len(password) < 8 || len(password) > 256 {
+		return errs.InvalidField(field, "a password must be 8 to 256 characters")
+	}
+	return nil
+}
 
 // passwordParams are OWASP's argon2id recommendation (19 MiB, 2 passes, 1 lane).
 var passwordParams = &argon2id.Params{Memory: 19 * 1024, Iterations: 2, Parallelism: 1, SaltLength: 16, KeyLength: 32}
