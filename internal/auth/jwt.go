@@ -24,16 +24,26 @@ func NewTokens(secret string, now func() time.Time) *Tokens {
 	return &Tokens{secret: []byte(secret), now: now}
 }
 
-// Issue makes a token for user, valid for TokenLifetime.
-func (t *Tokens) Issue(user model.UserID) (token string, expiresAt time.Time, err error) {
+// claims are a login token's: the registered ones, and the token
+// generation of its user at issue.
+type claims struct {
+	jwt.RegisteredClaims
+	// Generation is model.User.TokenGeneration when the token was issued;
+	// tokens issued before generations existed carry none, which is 0.
+	Generation int64 `json:"gen,omitempty"`
+}
+
+// Issue makes a token for user at their token generation, valid for
+// TokenLifetime.
+func (t *Tokens) Issue(user model.UserID, generation int64) (token string, expiresAt time.Time, err error) {
 	now := t.now().UTC().Truncate(time.Second)
 	expiresAt = now.Add(TokenLifetime)
-	claims := jwt.RegisteredClaims{
+	claims := claims{RegisteredClaims: jwt.RegisteredClaims{
 		Subject:   string(user),
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(expiresAt),
 		ID:        RandomString(22, base62),
-	}
+	}, Generation: generation}
 	token, err = jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(t.secret)
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("auth: sign token: %w", err)
@@ -42,9 +52,11 @@ func (t *Tokens) Issue(user model.UserID) (token string, expiresAt time.Time, er
 }
 
 // Parse checks a token's signature (HS256 only: "none" and other algorithms
-// are refused), expiry and subject, and returns the user it was issued to.
-func (t *Tokens) Parse(token string) (model.UserID, error) {
-	var claims jwt.RegisteredClaims
+// are refused), expiry and subject, and returns the user it was issued to
+// and their token generation then (whether it is still theirs is the
+// caller's to check).
+func (t *Tokens) Parse(token string) (model.UserID, int64, error) {
+	var claims claims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.secret, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
@@ -52,10 +64,10 @@ func (t *Tokens) Parse(token string) (model.UserID, error) {
 		jwt.WithTimeFunc(t.now),
 	)
 	if err != nil {
-		return "", fmt.Errorf("auth: parse token: %w", err)
+		return "", 0, fmt.Errorf("auth: parse token: %w", err)
 	}
 	if claims.Subject == "" {
-		return "", errors.New("auth: parse token: no subject")
+		return "", 0, errors.New("auth: parse token: no subject")
 	}
-	return model.UserID(claims.Subject), nil
+	return model.UserID(claims.Subject), claims.Generation, nil
 }

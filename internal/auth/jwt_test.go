@@ -13,19 +13,25 @@ func TestTokens(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	tokens := NewTokens("0123456789abcdef0123456789abcdef", clock)
-	token, expires, err := tokens.Issue("user-1")
+	token, expires, err := tokens.Issue("user-1", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := now.Add(7 * 24 * time.Hour); !expires.Equal(want) {
 		t.Errorf("expires_at = %v, want %v (7 days)", expires, want)
 	}
-	if got, err := tokens.Parse(token); err != nil || got != "user-1" {
-		t.Errorf("Parse = %q, %v; want user-1", got, err)
+	if got, gen, err := tokens.Parse(token); err != nil || got != "user-1" || gen != 3 {
+		t.Errorf("Parse = %q, %d, %v; want user-1 of generation 3", got, gen, err)
+	}
+	// a token of before generations is of generation 0
+	old, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Subject: "user-1", IssuedAt: jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}).SignedString([]byte("0123456789abcdef0123456789abcdef"))
+	if got, gen, err := tokens.Parse(old); err != nil || got != "user-1" || gen != 0 {
+		t.Errorf("Parse of a token without a generation = %q, %d, %v; want user-1 of generation 0", got, gen, err)
 	}
 
 	other := NewTokens("another-secret-another-secret-xx", clock)
-	forged, _, _ := other.Issue("user-1")
+	forged, _, _ := other.Issue("user-1", 3)
 	noneToken, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.RegisteredClaims{Subject: "user-1",
 		ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}).SignedString(jwt.UnsafeAllowNoneSignatureType)
 	hs512, _ := jwt.NewWithClaims(jwt.SigningMethodHS512, jwt.RegisteredClaims{Subject: "user-1",
@@ -50,7 +56,7 @@ func TestTokens(t *testing.T) {
 		"empty":            {tokens, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if u, err := tc.tokens.Parse(tc.token); err == nil {
+			if u, _, err := tc.tokens.Parse(tc.token); err == nil {
 				t.Errorf("Parse accepted the token (user %q)", u)
 			}
 		})

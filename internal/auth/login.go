@@ -76,7 +76,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (LoginResult, error)
 			return LoginResult{}, err
 		}
 	}
-	token, expires, err := s.tokens.Issue(user.ID)
+	token, expires, err := s.tokens.Issue(user.ID, user.TokenGeneration)
 	if err != nil {
 		return LoginResult{}, err
 	}

@@ -15,6 +15,10 @@ import (
 // email reports of a site.
 type Principal struct {
 	UserID model.UserID
+	// Email is the user's, for the limits counted per account (a
+	// password asked again counts against the login's); empty without a
+	// user.
+	Email string
 	// SharedSite is set for a reader without a user — the visitor of a
 	// shared link, the email reports — who reads that one site's
 	// statistics and nothing else.

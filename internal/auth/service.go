@@ -47,7 +47,7 @@ type Service struct {
 	storeDown *outage.Reporter
 
 	keys  versionedCache[[32]byte, keyEntry]
-	users versionedCache[model.UserID, Principal] // of login tokens
+	users versionedCache[model.UserID, tokenUser] // of login tokens
 
 	mu   sync.Mutex
 	used map[model.KeyID]time.Time // last use of each key, to be flushed
@@ -59,6 +59,13 @@ type keyEntry struct {
 	principal    Principal
 	key          model.APIKey
 	unknownSince time.Time
+}
+
+// tokenUser is what a login token's user resolved to: the principal its
+// tokens act as, while they are of the user's token generation.
+type tokenUser struct {
+	principal  Principal
+	generation int64
 }
 
 // unknownKeyTTL is how long a key Postgres does not know is refused from
@@ -144,27 +151,35 @@ func (s *Service) Authenticate(ctx context.Context, bearer string) (Principal, e
 	}
 }
 
+// authenticateToken admits a login token of its user's current token
+// generation: one issued before their logins were ended (a password
+// changed or reset) is refused, on every server from the change on (it
+// bumps the revocation version, dropping what was cached).
 func (s *Service) authenticateToken(ctx context.Context, token string) (Principal, error) {
-	userID, err := s.tokens.Parse(token)
+	userID, generation, err := s.tokens.Parse(token)
 	if err != nil {
 		return Principal{}, unauthorized("invalid or expired token").Wrap(err)
 	}
 	version, verErr := s.revs.Version(ctx)
-	if cached, hit := s.users.get(userID); hit && verErr == nil && cached.current(version, s.now()) {
-		return cached.value, nil
+	cached, hit := s.users.get(userID)
+	if !hit || verErr != nil || !cached.current(version, s.now()) {
+		user, err := s.store.UserByID(ctx, userID)
+		if errors.Is(err, errs.ErrNotFound) {
+			return Principal{}, unauthorized("invalid or expired token")
+		}
+		if err != nil {
+			return Principal{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
+		}
+		cached.value = tokenUser{generation: user.TokenGeneration, principal: Principal{UserID: user.ID, Email: user.Email,
+			Scopes: model.AllScopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}}
+		if verErr == nil {
+			s.users.put(userID, cached.value, version, s.now())
+		}
 	}
-	user, err := s.store.UserByID(ctx, userID)
-	if errors.Is(err, errs.ErrNotFound) {
+	if generation != cached.value.generation {
 		return Principal{}, unauthorized("invalid or expired token")
 	}
-	if err != nil {
-		return Principal{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
-	}
-	p := Principal{UserID: user.ID, Scopes: model.AllScopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}
-	if verErr == nil {
-		s.users.put(userID, p, version, s.now())
-	}
-	return p, nil
+	return cached.value.principal, nil
 }
 
 func (s *Service) authenticateKey(ctx context.Context, secret string) (Principal, error) {
@@ -227,7 +242,7 @@ func (s *Service) loadKey(ctx context.Context, hash []byte) (keyEntry, error) {
 	if err != nil {
 		return keyEntry{}, errs.E(errs.Unavailable, "service_unavailable", "cannot check credentials now").Wrap(err)
 	}
-	p := Principal{UserID: user.ID, KeyID: key.ID, Scopes: key.Scopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}
+	p := Principal{UserID: user.ID, Email: user.Email, KeyID: key.ID, Scopes: key.Scopes, Plan: user.Plan, EventsPerHour: user.EventsPerHour}
 	return keyEntry{principal: p, key: key}, nil
 }
 

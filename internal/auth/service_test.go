@@ -141,3 +141,47 @@ func TestDeletedKeyStopsWithinTheTTL(t *testing.T) {
 		t.Errorf("a key deleted %v ago: %v, want unauthorized", credentialTTL, err)
 	}
 }
+
+// generationStore knows one user, whose token generation the test moves.
+type generationStore struct {
+	countingStore
+	generation int64
+}
+
+func (s *generationStore) UserByID(_ context.Context, id model.UserID) (model.User, error) {
+	return model.User{ID: id, Email: "gen@example.com", Plan: model.PlanFree, TokenGeneration: s.generation}, nil
+}
+
+// A login token is admitted while it is of its user's token generation:
+// once that moved on (a password changed or reset) and the version was
+// bumped, the tokens issued before are refused, from the cache too, and
+// one issued after is admitted.
+func TestTokensOfAnEarlierGenerationRefused(t *testing.T) {
+	store := &generationStore{}
+	revs := &bumpedRevocations{}
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	tokens := NewTokens("0123456789abcdef0123456789abcdef", clock)
+	s := NewService(store, revs, tokens, nil, "test", clock, slog.New(slog.DiscardHandler))
+	before, _, _ := tokens.Issue("u1", 0)
+	p, err := s.Authenticate(context.Background(), before)
+	if err != nil || p.UserID != "u1" || p.Email != "gen@example.com" || p.IsKey() {
+		t.Fatalf("a token of the current generation: %+v, %v", p, err)
+	}
+	store.generation = 1 // the password changed: the store first, then the version
+	if _, err := s.Authenticate(context.Background(), before); err != nil {
+		t.Fatalf("before the version moved, the cached user answers: %v", err)
+	}
+	revs.Bump(context.Background())
+	if p, err := s.Authenticate(context.Background(), before); !errs.Is(err, errs.Unauthenticated) {
+		t.Errorf("a token of generation 0 after the change: %+v, %v; want unauthorized", p, err)
+	}
+	after, _, _ := tokens.Issue("u1", 1)
+	if _, err := s.Authenticate(context.Background(), after); err != nil {
+		t.Errorf("a token of generation 1: %v", err)
+	}
+	// from the cache now: still refused
+	if _, err := s.Authenticate(context.Background(), before); !errs.Is(err, errs.Unauthenticated) {
+		t.Errorf("a token of generation 0, cached user: %v; want unauthorized", err)
+	}
+}

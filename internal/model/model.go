@@ -100,7 +100,11 @@ type User struct {
 	Plan         Plan
 	// EventsPerHour overrides the plan's events rate limit (enterprise); 0 = plan default.
 	EventsPerHour int
-	CreatedAt     time.Time
+	// TokenGeneration is carried by every login token issued to the user;
+	// it moves on when their logins are ended (a password changed or
+	// reset), and a token of an earlier one is refused.
+	TokenGeneration int64
+	CreatedAt       time.Time
 }
 
 // Site is a tracked website.

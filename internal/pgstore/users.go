@@ -8,12 +8,12 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 )
 
-const userColumns = "id, email, name, password_hash, plan, COALESCE(events_per_hour, 0), created_at"
+const userColumns = "id, email, name, password_hash, plan, COALESCE(events_per_hour, 0), token_generation, created_at"
 
 func scanUser(row interface{ Scan(...any) error }) (model.User, error) {
 	var u model.User
 	var id, plan string
-	err := row.Scan(&id, &u.Email, &u.Name, &u.PasswordHash, &plan, &u.EventsPerHour, &u.CreatedAt)
+	err := row.Scan(&id, &u.Email, &u.Name, &u.PasswordHash, &plan, &u.EventsPerHour, &u.TokenGeneration, &u.CreatedAt)
 	u.ID, u.Plan = model.UserID(id), model.Plan(plan)
 	return u, err
 }
