@@ -1,0 +1,91 @@
+package passwords
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/mailer"
+)
+
+// A link's token is 32 random bytes (256 bits) in base64url, 43
+// characters, kept as its SHA-256; only that shape is ever looked up.
+func TestResetTokens(t *testing.T) {
+	token, hash := newResetToken()
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(raw) != 32 || len(token) != 43 {
+		t.Fatalf("token %q: %d bytes (%v), want 32 in 43 characters", token, len(raw), err)
+	}
+	if sum := sha256.Sum256([]byte(token)); !bytes.Equal(hash, sum[:]) {
+		t.Error("the hash is not the token's SHA-256")
+	}
+	if other, _ := newResetToken(); other == token {
+		t.Error("two tokens are equal")
+	}
+	for s, want := range map[string]bool{token: true, "short": false, strings.Repeat("!", 43): false, token + "A": false, "": false} {
+		if got := resetTokenWellFormed(s); got != want {
+			t.Errorf("resetTokenWellFormed(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// The email says the same in both parts: whose account, the link, that it
+// works once for an hour, what setting a password ends, and what to do if
+// it was not asked for.
+func TestResetMessage(t *testing.T) {
+	link := "https://analytics.example.com/login/reset/q3_7Hx-2kLmNpQrStUvWxYz0123456789AbCdEfGhIj"
+	msg, err := resetMessage("tally <accounts@example.com>", "o'brien@example.com", link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.To != "o'brien@example.com" || msg.Subject != "Set a new tally password" || msg.From != "tally <accounts@example.com>" {
+		t.Errorf("headers: %+v", msg)
+	}
+	for _, part := range []string{msg.Text, strings.ReplaceAll(msg.HTML, "&#39;", "'")} {
+		for _, want := range []string{"o'brien@example.com", link, "works once, for one hour", "logs you out everywhere",
+			"API keys keep working", "ignore this email", "analytics.example.com"} {
+			if !strings.Contains(part, want) {
+				t.Errorf("a part lacks %q:\n%s", want, part)
+			}
+		}
+	}
+	if _, err := msg.Bytes(time.Now()); err != nil {
+		t.Errorf("the message cannot be sent: %v", err)
+	}
+}
+
+type noSender struct{}
+
+func (noSender) Send(context.Context, mailer.Message) error { return nil }
+
+// Requests wait in a bounded queue: past it one is dropped, and logged
+// (without its address), rather than held; a server without mail or a
+// public address queues none.
+func TestRequestResetQueue(t *testing.T) {
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	s := NewService(nil, nil, nil, time.Now, log, WithMail(Mail{Sender: noSender{}, From: "a@example.com", PublicURL: "https://x.example/"}))
+	for range queueLength {
+		s.RequestReset(" someone@example.com ")
+	}
+	if len(s.queue) != queueLength || <-s.queue != "someone@example.com" || logged.Len() != 0 {
+		t.Fatalf("queued %d, logged %q", len(s.queue), logged.String())
+	}
+	s.RequestReset("two@example.com")
+	s.RequestReset("three@example.com")
+	if !strings.Contains(logged.String(), "one was dropped") || strings.Contains(logged.String(), "@example.com") {
+		t.Errorf("a full queue logged %q", logged.String())
+	}
+	for _, m := range []Mail{{From: "a@example.com", PublicURL: "https://x.example"}, {Sender: noSender{}, From: "a@example.com"}} {
+		off := NewService(nil, nil, nil, time.Now, log, WithMail(m))
+		off.RequestReset("someone@example.com")
+		if off.Resets() || len(off.queue) != 0 {
+			t.Errorf("a server with %+v sends links", m)
+		}
+	}
+}
