@@ -7,9 +7,11 @@ import (
 	"github.com/tally-analytics/tally/internal/mailer"
 )
 
-// validateMail checks the email reports' settings: an SMTP URL tally can
-// use, and a From address with it; without a public URL the reports are
-// sent, but with no link to unsubscribe, which it warns of. Its refusals never quote the URL (it
+// validateMail checks the settings of tally's email (the reports, and the
+// links of forgotten passwords): an SMTP URL tally can use, and a From
+// address with it; without a public URL the reports carry no links
+// (no unsubscribe link among them) and no password-reset link is sent,
+// which it warns of. Its refusals never quote the URL (it
 // may hold a password).
 func (c *Config) validateMail(warnings *[]string) []error {
 	if c.SMTPURL == "" {
@@ -20,7 +22,8 @@ func (c *Config) validateMail(warnings *[]string) []error {
 	}
 	if c.PublicURL == "" {
 		*warnings = append(*warnings, "TALLY_SMTP_URL is set but TALLY_PUBLIC_URL is not: the email reports carry no links, "+
-			"no unsubscribe link among them")
+			"no unsubscribe link among them, and no password-reset links are sent (a link is of the server's own address; "+
+			"a forgotten password is set with tally user set-password)")
 	}
 	var problems []error
 	if _, err := mailer.ParseURL(c.SMTPURL); err != nil {
