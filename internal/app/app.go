@@ -37,6 +37,7 @@ import (
 	"github.com/tally-analytics/tally/internal/mailer"
 	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/passwords"
 	"github.com/tally-analytics/tally/internal/pgstore"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/realtime"
@@ -68,6 +69,7 @@ type App struct {
 	Auth        *auth.Service
 	Accounts    *accounts.Service
 	TwoFactor   *twofactor.Service
+	Passwords   *passwords.Service
 	Ingest      *ingest.Service
 	Stats       *stats.Service
 	Goals       *goals.Service
@@ -162,16 +164,18 @@ func (a *App) build(ctx context.Context) (err error) {
 			WALBytes: st.WALBytes, Lag: st.Lag}
 	})
 	a.revocations = auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix, log)
-	passwords := auth.NewPasswords(runtime.GOMAXPROCS(0))
+	hasher := auth.NewPasswords(runtime.GOMAXPROCS(0))
+	tokens := auth.NewTokens(cfg.JWTSecret, a.now)
 	// every server counts an account's wrong codes in the same place
 	tfOpts := []twofactor.Option{twofactor.WithAttempts(ratelimit.NewAttempts(a.Redis, cfg.RedisPrefix))}
 	if cfg.SecretsKeyEphemeral() {
 		tfOpts = append(tfOpts, twofactor.WithKeyOfThisProcess())
 	}
-	a.TwoFactor = twofactor.NewService(a.PG, passwords, a.now, tfOpts...)
-	a.Auth = auth.NewService(a.PG, a.revocations, auth.NewTokens(cfg.JWTSecret, a.now), passwords, cfg.KeyEnvironment(), a.now, log,
+	a.TwoFactor = twofactor.NewService(a.PG, hasher, a.now, tfOpts...)
+	a.Auth = auth.NewService(a.PG, a.revocations, tokens, hasher, cfg.KeyEnvironment(), a.now, log,
 		auth.WithSecondFactor(a.TwoFactor, a.PG))
-	a.Accounts = accounts.NewService(a.PG, passwords, a.revocations, cfg.KeyEnvironment(), a.now)
+	a.Passwords = passwords.NewService(a.PG, hasher, a.revocations, a.now, log, passwords.WithTokens(tokens))
+	a.Accounts = accounts.NewService(a.PG, hasher, a.revocations, cfg.KeyEnvironment(), a.now)
 	access := accounts.NewAccess(a.PG, a.revocations, a.now, exclusions.Compile)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
@@ -189,7 +193,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue, Funnels: a.Funnels,
 		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
 		Metrics: a.Metrics, MetricsToken: cfg.MetricsToken, Export: export.NewEvents(a.Stats, a.CH),
-		SharedLinks: a.Sharing, Segments: a.Segments, PublicURL: cfg.PublicURL,
+		SharedLinks: a.Sharing, Segments: a.Segments, PublicURL: cfg.PublicURL, Passwords: a.Passwords,
 		TrustedProxies: cfg.TrustedProxyNets(), ForceHTTPS: cfg.ForceHTTPS(), Limits: httpapi.Limits{
 			EventsPerHour: map[model.Plan]int{model.PlanFree: cfg.FreeEventsPerHour, model.PlanPro: cfg.ProEventsPerHour,
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
@@ -198,7 +202,7 @@ func (a *App) build(ctx context.Context) (err error) {
 			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
-		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Segments: a.Segments, Reports: a.Reports, Stats: a.Stats, Limiter: a.Limiter,
+		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Passwords: a.Passwords, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Segments: a.Segments, Reports: a.Reports, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(), ForceHTTPS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
 		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour})

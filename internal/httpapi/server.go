@@ -56,6 +56,8 @@ type Deps struct {
 	SharedLinks SharedLinks
 	// Segments manages sites' saved sets of filters.
 	Segments Segments
+	// Passwords changes a login token's user's password.
+	Passwords Passwords
 	// PublicURL is the server's address as browsers reach it (for a shared
 	// link's URL); empty = the request's own.
 	PublicURL string
@@ -136,6 +138,7 @@ func New(deps Deps) *Server {
 	v1.GET("/openapi.json", s.openAPI)
 	v1.POST("/auth/login", s.login, bodyLimit(64<<10))
 	v1.GET("/auth/verify", s.verify, s.authenticate, s.limitManage)
+	v1.POST("/auth/password", s.changePassword, s.authenticate, s.loginTokenOnly, bodyLimit(64<<10))
 
 	// Middleware is attached per route, not per group: echo answers 404
 	// instead of 405 for a group that has middleware.

@@ -31,7 +31,8 @@ type securityPage struct {
 	// RecoveryCodes were just made: shown on this one answer only.
 	RecoveryCodes []string
 	Notice, Error string
-	// ErrorIn names the form the error is of: setup, regenerate, disable.
+	// ErrorIn names the form the error is of: password, setup,
+	// regenerate, disable.
 	ErrorIn string
 }
 
@@ -56,6 +57,8 @@ func (s *Server) security(c echo.Context) error {
 		return err
 	}
 	switch {
+	case c.QueryParam("password") != "":
+		p.Notice = "Your password is changed. Your other sessions and login tokens are ended; this session and your API keys go on."
 	case c.QueryParam("disabled") != "":
 		p.Notice = "Two-factor authentication is off. Your sessions and tokens stay valid."
 	case c.QueryParam("enabled") != "":

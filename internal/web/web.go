@@ -111,6 +111,8 @@ type Deps struct {
 	Keys     Keys
 	// TwoFactor is the Security page's.
 	TwoFactor TwoFactor
+	// Passwords changes the user's password (the Security page).
+	Passwords Passwords
 	Goals     Goals
 	Funnels   Funnels
 	Shares    Shares
@@ -241,6 +243,7 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/account/security/confirm", s.securityConfirm)
 	in(http.MethodPost, "/account/security/recovery-codes", s.securityRegenerate)
 	in(http.MethodPost, "/account/security/disable", s.securityDisable)
+	in(http.MethodPost, "/account/security/password", s.securityPassword)
 	return s, nil
 }
 

@@ -34,6 +34,12 @@ type LoginResponse struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
+// ChangePasswordRequest is the body of POST /api/v1/auth/password.
+type ChangePasswordRequest struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}
+
 // User is the public view of an account.
 type User struct {
 	ID    string `json:"id"`

@@ -96,6 +96,19 @@ func (c *Client) Verify(ctx context.Context) (api.VerifyResponse, error) {
 	return res, err
 }
 
+// ChangePassword changes the password of the client's user; the client's
+// credential must be a login token (an API key is 403 forbidden). Every
+// login token of the user ends, the client's own too: the answer holds a
+// new one, for c.WithToken. The user's dashboard sessions end as well; API
+// keys keep working. A wrong current password is 400 invalid_request with
+// field current_password.
+func (c *Client) ChangePassword(ctx context.Context, current, next string) (api.LoginResponse, error) {
+	var res api.LoginResponse
+	err := c.do(ctx, http.MethodPost, "/api/v1/auth/password", nil,
+		api.ChangePasswordRequest{CurrentPassword: current, NewPassword: next}, &res)
+	return res, err
+}
+
 // Pageview sends a pageview.
 func (c *Client) Pageview(ctx context.Context, req api.PageviewRequest) (api.EventResponse, error) {
 	var res api.EventResponse
