@@ -174,7 +174,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.TwoFactor = twofactor.NewService(a.PG, hasher, a.now, tfOpts...)
 	a.Auth = auth.NewService(a.PG, a.revocations, tokens, hasher, cfg.KeyEnvironment(), a.now, log,
 		auth.WithSecondFactor(a.TwoFactor, a.PG))
-	a.Passwords = passwords.NewService(a.PG, hasher, a.revocations, a.now, log, passwords.WithTokens(tokens))
+	a.Passwords = passwords.NewService(a.PG, hasher, a.revocations, a.now, log, passwords.WithTokens(tokens),
+		passwords.WithSecondFactor(a.TwoFactor), passwords.WithMail(a.resetMail()))
 	a.Accounts = accounts.NewService(a.PG, hasher, a.revocations, cfg.KeyEnvironment(), a.now)
 	access := accounts.NewAccess(a.PG, a.revocations, a.now, exclusions.Compile)
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
@@ -217,6 +218,16 @@ func (a *App) mailOptions() emailreports.Options {
 		opts.Sender = mailer.New(srv, from, a.mailerOpts...)
 	}
 	return opts
+}
+
+// resetMail is how reset links of forgotten passwords are sent: by the
+// email reports' mail server, when there is one.
+func (a *App) resetMail() passwords.Mail {
+	m := passwords.Mail{From: a.cfg.MailFrom, PublicURL: a.cfg.PublicURL}
+	if srv, from, ok := a.cfg.Mail(); ok {
+		m.Sender = mailer.New(srv, from, a.mailerOpts...)
+	}
+	return m
 }
 
 // lateRevenue lets the write buffer record the revenue of events through
@@ -352,6 +363,7 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { a.Ingest.RunRefusals(ctx, a.cfg.FlushInterval) })
 	wg.Go(func() { a.Deleter.Run(ctx, 30*time.Second) })
 	wg.Go(func() { a.Reports.Run(ctx) })
+	wg.Go(func() { a.Passwords.Run(ctx) })
 	wg.Go(func() { a.buildBlocks(ctx) })
 	if a.cfg.ECBRatesURL != "" {
 		wg.Go(func() { a.fetchRates(ctx) })

@@ -63,8 +63,14 @@ func (h *harness) twoFactorOn(user model.UserID) bool {
 // Security page and returns its secret and recovery codes.
 func enableTwoFactor(t *testing.T, h *harness, w *webUser) (secret string, codes []string) {
 	t.Helper()
+	return enableTwoFactorWith(t, h, w, password)
+}
+
+// enableTwoFactorWith is enableTwoFactor for a user whose password is pw.
+func enableTwoFactorWith(t *testing.T, h *harness, w *webUser, pw string) (secret string, codes []string) {
+	t.Helper()
 	w.expect(http.MethodGet, "/account/security", nil, http.StatusOK)
-	body := w.expect(http.MethodPost, "/account/security/setup", url.Values{"csrf": {w.csrf}, "password": {password}}, http.StatusOK)
+	body := w.expect(http.MethodPost, "/account/security/setup", url.Values{"csrf": {w.csrf}, "password": {pw}}, http.StatusOK)
 	m := secretShown.FindStringSubmatch(body)
 	if m == nil || !strings.Contains(body, `src="data:image/png;base64,`) || !strings.Contains(body, "otpauth://totp/") {
 		t.Fatalf("the setup page shows no secret, QR code or otpauth URI:\n%s", body)

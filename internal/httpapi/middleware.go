@@ -151,6 +151,20 @@ func LoginLimits(email, addr string, attempts int) []KeyedLimit {
 	}
 }
 
+// ResetLimits are what a request for a password-reset link counts
+// against, on the dashboard: requests per email, whatever the client
+// address, and ten times as many per address across emails, an hour
+// each. Unlike the login's, the first bound is per email alone: each
+// request sends the address an email and voids the link sent before, so
+// no number of addresses may send more. Neither key depends on whether
+// the email is an account's.
+func ResetLimits(email, addr string, attempts int) []KeyedLimit {
+	return []KeyedLimit{
+		{Key: "reset:" + hashed(strings.ToLower(strings.TrimSpace(email))), Limit: ratelimit.Limit{N: attempts, Period: time.Hour}},
+		{Key: "reset:addr:" + hashed(clientOf(addr)), Limit: ratelimit.Limit{N: 10 * attempts, Period: time.Hour}},
+	}
+}
+
 // clientOf is the client a limit per address counts: the IPv4 address, or
 // the /64 network of an IPv6 address, which one host or subscriber is given
 // whole (counting its addresses one by one would give it 2^64 allowances).

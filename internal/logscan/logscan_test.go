@@ -32,6 +32,11 @@ var forbidden = []struct {
 	{"a TOTP secret", regexp.MustCompile(`otpauth://|\b[A-Z2-7]{32}\b`)},
 	{"a recovery code", regexp.MustCompile(`\b[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}-[2-9A-HJ-NP-Z]{4}\b`)},
 	{"a one-time code", regexp.MustCompile(`(?i)\b(otp|totp|code)\b["']?\s*[:=]\s*["']?\d{6}\b`)},
+	// passwords: the link of a forgotten password (its token is 32 bytes
+	// in base64url, in the link's path or a form's field), and the
+	// addresses of the password tests' accounts
+	{"a password-reset link", regexp.MustCompile(`/login/reset/[0-9A-Za-z_-]{43}|\btoken=[0-9A-Za-z_-]{43}\b`)},
+	{"an address of the password tests", regexp.MustCompile(`@passwords\.example`)},
 	// every client address the tests use: documentation ranges, the geo
 	// fixtures, private and Googlebot addresses
 	{"a client address", regexp.MustCompile(`\b(81\.2\.(69|70|71)|216\.160\.83|67\.43\.156|203\.0\.113|198\.51\.100|10\.0\.0|66\.249\.66)\.\d{1,3}\b`)},
@@ -80,6 +85,9 @@ func TestPatternsCatchTheTestsValues(t *testing.T) {
 		`level=DEBUG msg=setup secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP`,
 		`uri="otpauth://totp/tally:owner%40example.com?secret=JBSW"`,
 		`level=WARN msg="recovery" value=K7QX-M2PD-9WRT-ZH4E`,
+		`level=INFO msg=request path=/login/reset/q3_7Hx-2kLmNpQrStUvWxYz0123456789AbCdEfGhIj`,
+		`form token=q3_7Hx-2kLmNpQrStUvWxYz0123456789AbCdEfGhIj&new_password=x`,
+		`level=WARN msg="password resets" to=ada@passwords.example`,
 	} {
 		caught := false
 		for _, f := range forbidden {
@@ -92,6 +100,7 @@ func TestPatternsCatchTheTestsValues(t *testing.T) {
 	for _, line := range []string{
 		`level=INFO msg="dashboard request" status code=200 took=123456`,
 		`request_id=0a1b2c3d4e5f6789 site_id=site_ABCD2345 user=4f1c3a2e-9b7d-4c1e-8f2a-1234567890ab`,
+		`level=ERROR msg="dashboard request failed" method=GET route=/login/reset/:token`,
 	} {
 		for _, f := range forbidden {
 			if f.re.MatchString(line) {

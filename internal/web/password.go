@@ -8,11 +8,17 @@ import (
 
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/passwords"
 )
 
-// Passwords changes the user's password.
+// Passwords changes the user's password, and resets forgotten ones.
 type Passwords interface {
 	Change(ctx context.Context, user model.UserID, current, next string, keep []byte) (model.User, error)
+	// Resets reports whether this server sends reset links.
+	Resets() bool
+	RequestReset(email string)
+	Target(ctx context.Context, token string) (passwords.ResetTarget, error)
+	Reset(ctx context.Context, token, next, code string) error
 }
 
 // errPasswordsDiffer refuses a new password whose confirmation differs.

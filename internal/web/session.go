@@ -135,18 +135,26 @@ func (s *Server) clearCookie(c echo.Context, name string) {
 
 type loginPage struct {
 	page
-	Email, Next, Error string
+	Email, Next, Error, Notice string
+	// Forgot links to the page that sends a reset link (when the server
+	// sends them).
+	Forgot bool
 }
 
 func (s *Server) loginForm(c echo.Context) error {
 	if _, ok := session(c); ok {
 		return c.Redirect(http.StatusSeeOther, "/sites")
 	}
-	return s.renderLogin(c, http.StatusOK, loginPage{Next: safeNext(c.QueryParam("next"))})
+	p := loginPage{Next: safeNext(c.QueryParam("next"))}
+	if c.QueryParam("reset") != "" {
+		p.Notice = "Your new password is set, and you are logged out everywhere. Log in with it."
+	}
+	return s.renderLogin(c, http.StatusOK, p)
 }
 
 func (s *Server) renderLogin(c echo.Context, status int, p loginPage) error {
 	p.page = page{Title: "Log in", CSRF: s.newLoginCSRF(c)}
+	p.Forgot = s.deps.Passwords.Resets()
 	return s.render(c, status, "login", p)
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/outage"
+	"github.com/tally-analytics/tally/internal/passwords"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/sharing"
 	"github.com/tally-analytics/tally/internal/stats"
@@ -111,7 +112,8 @@ type Deps struct {
 	Keys     Keys
 	// TwoFactor is the Security page's.
 	TwoFactor TwoFactor
-	// Passwords changes the user's password (the Security page).
+	// Passwords changes the user's password (the Security page) and
+	// resets forgotten ones (the login page, when the server sends email).
 	Passwords Passwords
 	Goals     Goals
 	Funnels   Funnels
@@ -195,6 +197,13 @@ func New(deps Deps) (*Server, error) {
 	e.POST("/login", s.login)
 	e.GET("/login/code", s.codeForm)
 	e.POST("/login/code", s.loginCode)
+	if deps.Passwords.Resets() { // else a forgotten password is the operator's to set: no page, no link
+		e.GET("/login/forgot", s.forgotForm)
+		e.POST("/login/forgot", s.forgot)
+		// the token is in the path: logged by the route's pattern only
+		e.GET(passwords.ResetPath+":token", s.resetForm)
+		e.POST("/login/reset", s.reset)
+	}
 	e.POST("/logout", s.logout, s.requireLogin)
 	// a shared link's dashboard: no login, the token scopes every request
 	e.GET("/share/:token", s.sharedDashboard)
