@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/alexedwards/argon2id"
 
@@ -11,10 +12,11 @@ import (
 
 // CheckNewPassword is the rule of every password a user is given — at
 // the account's creation, on a change, on a reset, by the command line —
-// as the refusal of field, or nil: 8 to 256 bytes, the upper bound since
-// each password is hashed in memory.
+// as the refusal of field, or nil: 8 to 256 characters (a byte that is
+// no UTF-8 counts as one), so at most 1 KiB, as each password is hashed in
+// memory.
 func CheckNewPassword(field, password string) error {
-	if len(password) < 8 || len(password) > 256 {
+	if n := utf8.RuneCountInString(password); n < 8 || n > 256 {
 		return errs.InvalidField(field, "a password must be 8 to 256 characters")
 	}
 	return nil
