@@ -270,7 +270,7 @@ func TestShareView(t *testing.T) {
 	}
 
 	// an unknown token and a deleted link's are the same 404
-	unknown, _ := auth.NewShareToken()
+	unknown, _ := auth.NewLinkToken()
 	_, _, never := anon.do(http.MethodGet, "/share/"+unknown, nil)
 	anon.expect(http.MethodGet, "/share/"+unknown, nil, http.StatusNotFound)
 	checkShareHeaders(t, "an unknown link", anon.header)

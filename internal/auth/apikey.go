@@ -56,23 +56,25 @@ func HashKey(secret string) []byte {
 	return sum[:]
 }
 
-// shareTokenBytes is the randomness of a shared link's token (256 bits).
-const shareTokenBytes = 32
+// linkTokenBytes is the randomness of a link's token (256 bits).
+const linkTokenBytes = 32
 
-// NewShareToken makes the token of a shared link's URL: 32 random bytes in
-// base64url without padding (43 characters), and the hash to store and look
-// it up by, HashKey's as for a key's secret.
-func NewShareToken() (token string, hash []byte) {
-	b := make([]byte, shareTokenBytes)
+// NewLinkToken makes the token of a link that is its own authority, with
+// no login — a shared dashboard, an email report's unsubscribe link, a
+// password reset: 32 random bytes in base64url without padding (43
+// characters), and the hash to store and look it up by, HashKey's as for a
+// key's secret.
+func NewLinkToken() (token string, hash []byte) {
+	b := make([]byte, linkTokenBytes)
 	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24+)
 	token = base64.RawURLEncoding.EncodeToString(b)
 	return token, HashKey(token)
 }
 
-// ShareTokenWellFormed reports whether s can be a shared link's token (its
-// length and alphabet), so that anything else is refused unlooked-up.
-func ShareTokenWellFormed(s string) bool {
-	if len(s) != base64.RawURLEncoding.EncodedLen(shareTokenBytes) {
+// LinkTokenWellFormed reports whether s can be a link's token (its length
+// and alphabet), so that anything else is refused unlooked-up.
+func LinkTokenWellFormed(s string) bool {
+	if len(s) != base64.RawURLEncoding.EncodedLen(linkTokenBytes) {
 		return false
 	}
 	_, err := base64.RawURLEncoding.DecodeString(s)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/mailer"
 	"github.com/tally-analytics/tally/internal/model"
@@ -200,7 +201,7 @@ func (s *Service) deliver(ctx context.Context, rep Report, r model.ReportRecipie
 func (s *Service) message(ctx context.Context, rep Report, r model.ReportRecipient) (mailer.Message, error) {
 	var unsubscribe string
 	if s.opts.PublicURL != "" {
-		token, hash := newUnsubscribeToken()
+		token, hash := auth.NewLinkToken() // one for each message: none is read back
 		if err := s.store.AddReportUnsubscribe(ctx, r.ID, hash, s.now()); err != nil {
 			return mailer.Message{}, err
 		}

@@ -92,12 +92,8 @@ func (s *Service) Change(ctx context.Context, user model.UserID, current, next s
 	if err != nil {
 		return model.User{}, err
 	}
-	ok, err := s.hasher.Check(ctx, current, u.PasswordHash)
-	if err != nil {
+	if err := s.hasher.Verify(ctx, current, u.PasswordHash, "current_password"); err != nil {
 		return model.User{}, err
-	}
-	if !ok {
-		return model.User{}, errs.InvalidField("current_password", "wrong password")
 	}
 	return s.set(ctx, u.ID, "new_password", next, keep)
 }

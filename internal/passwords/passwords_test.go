@@ -3,8 +3,6 @@ package passwords
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"log/slog"
 	"strings"
 	"testing"
@@ -12,27 +10,6 @@ import (
 
 	"github.com/tally-analytics/tally/internal/mailer"
 )
-
-// A link's token is 32 random bytes (256 bits) in base64url, 43
-// characters, kept as its SHA-256; only that shape is ever looked up.
-func TestResetTokens(t *testing.T) {
-	token, hash := newResetToken()
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(raw) != 32 || len(token) != 43 {
-		t.Fatalf("token %q: %d bytes (%v), want 32 in 43 characters", token, len(raw), err)
-	}
-	if sum := sha256.Sum256([]byte(token)); !bytes.Equal(hash, sum[:]) {
-		t.Error("the hash is not the token's SHA-256")
-	}
-	if other, _ := newResetToken(); other == token {
-		t.Error("two tokens are equal")
-	}
-	for s, want := range map[string]bool{token: true, "short": false, strings.Repeat("!", 43): false, token + "A": false, "": false} {
-		if got := resetTokenWellFormed(s); got != want {
-			t.Errorf("resetTokenWellFormed(%q) = %v, want %v", s, got, want)
-		}
-	}
-}
 
 // The email says the same in both parts: whose account, the link, that it
 // works once for an hour, what setting a password ends, and what to do if

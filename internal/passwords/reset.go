@@ -2,8 +2,6 @@ package passwords
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"strings"
 	"time"
@@ -19,8 +17,6 @@ const (
 	ResetLifetime = time.Hour
 	// ResetPath is the dashboard's page of a reset link; the token follows.
 	ResetPath = "/login/reset/"
-	// resetTokenBytes is the randomness of a reset link's token (256 bits).
-	resetTokenBytes = 32
 	// queueLength bounds the reset links asked for and not looked up yet.
 	// The limits per address and per email keep it short; past it a
 	// request is dropped (and logged), not waited for.
@@ -92,7 +88,7 @@ func (s *Service) sendReset(ctx context.Context, email string) {
 		s.failed(ctx, "cannot look an address up; no link sent", "err", err)
 		return
 	}
-	token, hash := newResetToken()
+	token, hash := auth.NewLinkToken()
 	now := s.now()
 	if err := s.store.CreatePasswordReset(ctx, u.ID, hash, now, now.Add(ResetLifetime)); err != nil {
 		s.failed(ctx, "cannot store a link; none sent", "user", u.ID, "err", err)
@@ -121,26 +117,6 @@ func (s *Service) failed(ctx context.Context, msg string, args ...any) {
 	}
 }
 
-// newResetToken makes the token of a reset link: 32 random bytes in
-// base64url without padding (43 characters), and the hash it is stored
-// and looked up by.
-func newResetToken() (token string, hash []byte) {
-	b := make([]byte, resetTokenBytes)
-	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24+)
-	token = base64.RawURLEncoding.EncodeToString(b)
-	return token, auth.HashKey(token)
-}
-
-// resetTokenWellFormed reports whether s can be a reset link's token, so
-// that anything else is refused unlooked-up.
-func resetTokenWellFormed(s string) bool {
-	if len(s) != base64.RawURLEncoding.EncodedLen(resetTokenBytes) {
-		return false
-	}
-	_, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil
-}
-
 func errLinkInvalid() error {
 	return errs.E(errs.NotFound, "reset_link_invalid", "this link has expired or was used already; ask for a new one")
 }
@@ -157,7 +133,7 @@ type ResetTarget struct {
 // newer than ResetLifetime, the newest of its account);
 // reset_link_invalid (404) otherwise, and on a server that sends none.
 func (s *Service) Target(ctx context.Context, token string) (ResetTarget, error) {
-	if !s.Resets() || !resetTokenWellFormed(token) {
+	if !s.Resets() || !auth.LinkTokenWellFormed(token) {
 		return ResetTarget{}, errLinkInvalid()
 	}
 	u, err := s.store.PasswordReset(ctx, auth.HashKey(token), s.now())

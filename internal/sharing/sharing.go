@@ -103,7 +103,7 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, site model.SiteI
 	if label == "" || utf8.RuneCountInString(label) > MaxLabelLen || strings.ContainsFunc(label, unicode.IsControl) {
 		return Created{}, errs.InvalidField("label", "must be 1 to %d characters, none of them control characters", MaxLabelLen)
 	}
-	token, hash := auth.NewShareToken()
+	token, hash := auth.NewLinkToken()
 	link, err := s.store.CreateSharedLink(ctx, model.SharedLink{SiteID: site, Label: label, ShowRevenue: in.ShowRevenue,
 		CreatedBy: p.UserID}, hash, MaxPerSite)
 	switch {
@@ -142,7 +142,7 @@ type Opened struct {
 // of a deleted link are the same NotFound; the token is looked up by its
 // hash, so the time taken says nothing of how near a guess came.
 func (s *Service) Open(ctx context.Context, token string) (Opened, error) {
-	if !auth.ShareTokenWellFormed(token) {
+	if !auth.LinkTokenWellFormed(token) {
 		return Opened{}, NotFound()
 	}
 	link, err := s.store.SharedLinkByHash(ctx, auth.HashKey(token))

@@ -119,7 +119,7 @@ func TestCreateOpenDelete(t *testing.T) {
 	if store.lookups != before {
 		t.Error("a malformed token was looked up")
 	}
-	other, _ := auth.NewShareToken()
+	other, _ := auth.NewLinkToken()
 	if _, err := s.Open(ctx, other); !isNotFound(err) {
 		t.Errorf("an unknown token: %v", err)
 	}

@@ -258,12 +258,8 @@ func (s *Service) checkPassword(ctx context.Context, id model.UserID, password s
 	if err != nil {
 		return model.User{}, err
 	}
-	ok, err := s.passwords.Check(ctx, password, u.PasswordHash)
-	if err != nil {
+	if err := s.passwords.Verify(ctx, password, u.PasswordHash, "password"); err != nil {
 		return model.User{}, err
-	}
-	if !ok {
-		return model.User{}, errs.InvalidField("password", "wrong password")
 	}
 	return u, nil
 }
