@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,27 +53,10 @@ func TestSegments(t *testing.T) {
 	}
 
 	// three at most, however many are sent at once: 1 exists, 2 more pass
-	var wg sync.WaitGroup
-	results := make(chan error, 5)
-	for i := range 5 {
-		wg.Go(func() {
-			_, err := s.CreateSegment(ctx, model.Segment{SiteID: "site1", Name: "s" + string(rune('a'+i)), Filters: filters}, 3)
-			results <- err
-		})
-	}
-	wg.Wait()
-	close(results)
-	passed, full := 0, 0
-	for err := range results {
-		switch {
-		case err == nil:
-			passed++
-		case errors.Is(err, errs.ErrFull):
-			full++
-		default:
-			t.Errorf("a concurrent creation: %v", err)
-		}
-	}
+	passed, full := atOnce(t, 5, errs.ErrFull, func(i int) error {
+		_, err := s.CreateSegment(ctx, model.Segment{SiteID: "site1", Name: "s" + string(rune('a'+i)), Filters: filters}, 3)
+		return err
+	})
 	if passed != 2 || full != 3 {
 		t.Errorf("five concurrent creations beside one segment, limit 3: %d passed, %d refused; want 2 and 3", passed, full)
 	}

@@ -42,27 +42,10 @@ func TestSharedLinks(t *testing.T) {
 	}
 
 	// three at most, however many are sent at once: 1 exists, 2 more pass
-	var wg sync.WaitGroup
-	results := make(chan error, 5)
-	for i := range 5 {
-		wg.Go(func() {
-			_, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "x"}, bytes.Repeat([]byte{byte(10 + i)}, 32), 3)
-			results <- err
-		})
-	}
-	wg.Wait()
-	close(results)
-	passed, full := 0, 0
-	for err := range results {
-		switch {
-		case err == nil:
-			passed++
-		case errors.Is(err, errs.ErrConflict):
-			full++
-		default:
-			t.Errorf("a concurrent creation: %v", err)
-		}
-	}
+	passed, full := atOnce(t, 5, errs.ErrConflict, func(i int) error {
+		_, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "x"}, bytes.Repeat([]byte{byte(10 + i)}, 32), 3)
+		return err
+	})
 	if passed != 2 || full != 3 {
 		t.Errorf("five concurrent creations beside one link, limit 3: %d passed, %d refused; want 2 and 3", passed, full)
 	}
@@ -94,4 +77,28 @@ func TestSharedLinks(t *testing.T) {
 	if _, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "x"}, bytes.Repeat([]byte{99}, 32), 3); !errors.Is(err, errs.ErrNotFound) {
 		t.Errorf("a link of a deleted site: %v, want ErrNotFound", err)
 	}
+}
+
+// atOnce runs create n times at once (i from 0) and counts the creations
+// that passed and those refused with full; any other error fails the test.
+func atOnce(t *testing.T, n int, full error, create func(i int) error) (passed, refused int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	results := make(chan error, n)
+	for i := range n {
+		wg.Go(func() { results <- create(i) })
+	}
+	wg.Wait()
+	close(results)
+	for err := range results {
+		switch {
+		case err == nil:
+			passed++
+		case errors.Is(err, full):
+			refused++
+		default:
+			t.Errorf("a concurrent creation: %v", err)
+		}
+	}
+	return passed, refused
 }

@@ -66,12 +66,19 @@ type cardSlot struct {
 	First bool
 }
 
-func (s *Server) dashboard(c echo.Context) error {
+// memberView is the member's site, as membership finds it, and the view of
+// it the URL asks for.
+func (s *Server) memberView(c echo.Context) (model.Membership, auth.Principal, view, error) {
 	m, p, err := s.membership(c)
 	if err != nil {
-		return err
+		return m, p, view{}, err
 	}
 	v, err := parseView(c.QueryParams(), m.Site, sitePath(m.Site.ID), s.deps.Now())
+	return m, p, v, err
+}
+
+func (s *Server) dashboard(c echo.Context) error {
+	m, p, v, err := s.memberView(c)
 	if err != nil {
 		return err
 	}

@@ -14,11 +14,7 @@ import (
 // see the dashboard, and its reports count against the allowance as cards do.
 func (s *Server) download(c echo.Context) error {
 	c.Response().Header().Set("X-Robots-Tag", "noindex")
-	m, p, err := s.membership(c)
-	if err != nil {
-		return err
-	}
-	v, err := parseView(c.QueryParams(), m.Site, sitePath(m.Site.ID), s.deps.Now())
+	_, p, v, err := s.memberView(c)
 	if err != nil {
 		return err
 	}

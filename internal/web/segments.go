@@ -95,11 +95,7 @@ func segmentSummary(sg model.Segment) string {
 // createSegment saves the filters of the view the form was posted from
 // (its query string) under the name typed, then shows that view again.
 func (s *Server) createSegment(c echo.Context) error {
-	m, p, err := s.membership(c)
-	if err != nil {
-		return err
-	}
-	v, err := parseView(c.QueryParams(), m.Site, sitePath(m.Site.ID), s.deps.Now())
+	m, p, v, err := s.memberView(c)
 	if err != nil {
 		return err
 	}
@@ -117,11 +113,7 @@ func (s *Server) createSegment(c echo.Context) error {
 // deleteSegment deletes a segment, then shows the view the form was
 // posted from.
 func (s *Server) deleteSegment(c echo.Context) error {
-	m, p, err := s.membership(c)
-	if err != nil {
-		return err
-	}
-	v, err := parseView(c.QueryParams(), m.Site, sitePath(m.Site.ID), s.deps.Now())
+	m, p, v, err := s.memberView(c)
 	if err != nil {
 		return err
 	}
