@@ -81,12 +81,16 @@
       tag = tag || (t.getAttribute('data-tally-event') && t);
       a = a || (t.tagName == 'A' && /^https?:$/.test(t.protocol) && t);
     }
-    // a middle-click opens a link, and activates nothing else
-    if (tag && (a || !e.button)) {
-      [].forEach.call(tag.attributes, function (x) {
-        if (!x.name.indexOf('data-tally-event-')) p[x.name.slice(17)] = x.value;
-      });
-      send(tag.getAttribute('data-tally-event'), { props: p });
+    // a middle-click opens a link, and activates nothing else; a tagged
+    // link counts as its tag only, not also as an outbound link or a file
+    if (tag) {
+      if (a || !e.button) {
+        [].forEach.call(tag.attributes, function (x) {
+          if (!x.name.indexOf('data-tally-event-')) p[x.name.slice(17)] = x.value;
+        });
+        send(tag.getAttribute('data-tally-event'), { props: p });
+      }
+      return;
     }
     if (!a) return;
     x = { props: { url: a.origin + a.pathname } };
