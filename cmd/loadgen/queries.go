@@ -68,6 +68,16 @@ var statsCalls = []statsCall{
 		r, err := c.OperatingSystems(ctx, p)
 		return r.Meta.Sampled, err
 	}},
+	{"browser-versions (Chrome)", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+		p.Browser = "Chrome"
+		r, err := c.BrowserVersions(ctx, p)
+		return r.Meta.Sampled, err
+	}},
+	{"os-versions (Windows)", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+		p.OS = "Windows"
+		r, err := c.OSVersions(ctx, p)
+		return r.Meta.Sampled, err
+	}},
 	{"countries", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
 		r, err := c.Countries(ctx, p)
 		return r.Meta.Sampled, err

@@ -76,6 +76,8 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/stats/devices?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/browsers?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/operating-systems?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/browser-versions?site_id={site}&browser=Chrome&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/os-versions?site_id={site}&os=Windows&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/countries?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/regions?site_id={site}&country=US&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/cities?site_id={site}&region=US-CA&" + week, scope: model.ScopeStatsRead},

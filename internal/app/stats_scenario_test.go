@@ -374,6 +374,51 @@ func TestStatsScenario(t *testing.T) {
 		if diff := cmp.Diff([]api.OSRow{{OS: "Linux", Visitors: 1, Percentage: 33.3}, {OS: "Windows", Visitors: 1, Percentage: 33.3}, {OS: "macOS", Visitors: 1, Percentage: 33.3}}, systems.Data.OperatingSystems); diff != "" {
 			t.Errorf("desktop operating systems (-want +got):\n%s", diff)
 		}
+		// Chrome's versions: alice 121.0 (Windows), erin and gina 120.0
+		// (Android); hank's Chrome is out of the range
+		chrome := week
+		chrome.Browser = "Chrome"
+		versions, err := c.BrowserVersions(ctx, chrome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.BrowserVersionRow{{BrowserVersion: "120.0", Visitors: 2, Percentage: 66.7}, {BrowserVersion: "121.0", Visitors: 1, Percentage: 33.3}}, versions.Data.BrowserVersions); diff != "" {
+			t.Errorf("Chrome versions (-want +got):\n%s", diff)
+		}
+		// a version filters every report: Chrome 120.0 is erin (US) and gina (GB)
+		chrome.BrowserVersion = "120.0"
+		countries, err := c.Countries(ctx, chrome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.CountryRow{{CountryCode: "GB", CountryName: "United Kingdom", Visitors: 1, Percentage: 50}, {CountryCode: "US", CountryName: "United States", Visitors: 1, Percentage: 50}}, countries.Data.Countries); diff != "" {
+			t.Errorf("countries of Chrome 120.0 (-want +got):\n%s", diff)
+		}
+		// iOS: bob's iPhone 17.1, carol's iPad 16.6 (equal counts: by version)
+		ios := week
+		ios.OS = "iOS"
+		osVersions, err := c.OSVersions(ctx, ios)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.OSVersionRow{{OSVersion: "16.6", Visitors: 1, Percentage: 50}, {OSVersion: "17.1", Visitors: 1, Percentage: 50}}, osVersions.Data.OSVersions); diff != "" {
+			t.Errorf("iOS versions (-want +got):\n%s", diff)
+		}
+		ios.OSVersion = "17.1"
+		devices, err = c.Devices(ctx, ios)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]api.DeviceRow{{Device: "Mobile", Visitors: 1, Percentage: 100}}, devices.Data.Devices); diff != "" {
+			t.Errorf("devices of iOS 17.1 (-want +got):\n%s", diff)
+		}
+		// the versions of no browser, or of no system, are no report
+		if _, err := c.BrowserVersions(ctx, week); !isAPIError(err, 400, "invalid_request") || err.(*client.Error).Field != "browser" {
+			t.Errorf("browser versions without a browser: %v, want a 400 naming browser", err)
+		}
+		if _, err := c.OSVersions(ctx, week); !isAPIError(err, 400, "invalid_request") || err.(*client.Error).Field != "os" {
+			t.Errorf("OS versions without a system: %v, want a 400 naming os", err)
+		}
 	})
 
 	t.Run("countries, regions, cities", func(t *testing.T) {

@@ -212,7 +212,8 @@ func TestFileNames(t *testing.T) {
 }
 
 // A download holds every report of the range once, with regions and cities
-// only when the filters name a country and a region.
+// only when the filters name a country and a region, and versions only when
+// they name a browser and a system.
 func TestDownloadReports(t *testing.T) {
 	names := func(r stats.Request) []string {
 		var out []string
@@ -238,6 +239,11 @@ func TestDownloadReports(t *testing.T) {
 	got := names(r)
 	if !slices.Contains(got, "regions") || !slices.Contains(got, "cities") || len(got) != len(want)+2 {
 		t.Errorf("with a country and a region: %v", got)
+	}
+	r.Filters = []stats.Filter{stats.Eq(stats.Browser, "Chrome"), stats.Eq(stats.OS, "Windows")}
+	got = names(r)
+	if !slices.Contains(got, "browser-versions") || !slices.Contains(got, "os-versions") || len(got) != len(want)+2 {
+		t.Errorf("with a browser and a system: %v", got)
 	}
 	// the dashboard's attribution model reaches the revenue files, and only them
 	r = stats.Request{SiteID: "s", Attribution: stats.FirstTouch}

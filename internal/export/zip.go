@@ -27,6 +27,8 @@ type Reports interface {
 	Browsers(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
 	OperatingSystems(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
 	Countries(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
+	BrowserVersions(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
+	OSVersions(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
 	Regions(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
 	Cities(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
 	Events(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.EventRow], error)
@@ -65,8 +67,10 @@ func read[R any, T Table](m func(Reports, context.Context, auth.Principal, stats
 // Download lists the reports of a download of r's site, range and filters:
 // every report of the range, each whole (the pages report's first 1,000
 // pages, as every other list stops at 1,000 rows), campaigns by each UTM
-// parameter, regions when r filters by a country and cities when it filters
-// by a region (as the dashboard drills down), and revenue's daily series and
+// parameter, the browser's versions when r filters by a browser and the
+// system's when it filters by an operating system, regions when r filters
+// by a country and cities when it filters by a region (as the dashboard
+// drills down), and revenue's daily series and
 // its breakdowns (of r's attribution model, the default when it has none),
 // and the funnel of r.FunnelID when there is one. Realtime is not of a range
 // and is left out.
@@ -91,6 +95,12 @@ func Download(r stats.Request) []Report {
 		report("browsers", read(Reports.Browsers, wire.Browsers), r),
 		report("operating-systems", read(Reports.OperatingSystems, wire.OperatingSystems), r),
 		report("countries", read(Reports.Countries, wire.Countries), r))
+	if _, ok := r.Filter(stats.Browser); ok {
+		list = append(list, report("browser-versions", read(Reports.BrowserVersions, wire.BrowserVersions), r))
+	}
+	if _, ok := r.Filter(stats.OS); ok {
+		list = append(list, report("os-versions", read(Reports.OSVersions, wire.OSVersions), r))
+	}
 	if _, ok := r.Filter(stats.Country); ok {
 		list = append(list, report("regions", read(Reports.Regions, wire.Regions), r))
 	}

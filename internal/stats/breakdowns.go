@@ -132,6 +132,18 @@ func (s *Service) OperatingSystems(ctx context.Context, p auth.Principal, r Requ
 	return s.shares(ctx, p, r, []Dimension{OS}, known)
 }
 
+// BrowserVersions lists the visitors of one browser (the request's browser
+// filter) by its version, major.minor.
+func (s *Service) BrowserVersions(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
+	return s.shares(ctx, p, r, []Dimension{BrowserVersion}, known)
+}
+
+// OSVersions lists the visitors of one operating system (the request's os
+// filter) by its version.
+func (s *Service) OSVersions(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
+	return s.shares(ctx, p, r, []Dimension{OSVersion}, known)
+}
+
 // Countries lists visitors by country; visitors of unknown country are ZZ.
 func (s *Service) Countries(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
 	return s.shares(ctx, p, r, []Dimension{Country}, func(dims []string) Share {

@@ -23,8 +23,8 @@ func FuzzParseRequest(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	endpoints := []Endpoint{{}, {AcceptCompare: true}, {AcceptPaging: true}, {RequireCountry: true},
-		{RequireRegion: true}, {AcceptEventName: true}, {Revenue: true}, {NoDates: true}}
+	endpoints := []Endpoint{{}, {AcceptCompare: true}, {AcceptPaging: true}, {Require: "country"},
+		{Require: "region"}, {Require: "browser"}, {Require: "os"}, {AcceptEventName: true}, {Revenue: true}, {NoDates: true}}
 	f.Fuzz(func(t *testing.T, query string) {
 		v, err := url.ParseQuery(query)
 		if err != nil {

@@ -69,7 +69,7 @@ type Request struct {
 	// (see CombineFilters); "" for none.
 	Segment model.SegmentID
 	// required is the filter parameter the endpoint cannot do without
-	// (regions: country; cities: region), given by hand or by the segment.
+	// (Endpoint.Require), given by hand or by the segment.
 	required string
 }
 
@@ -103,7 +103,9 @@ var FilterParams = []struct {
 	{"city", City, plain, "1 to 256 bytes"},
 	{"device", Device, canonicalDevice, "Desktop, Mobile, Tablet, TV or Console"},
 	{"browser", Browser, plain, "1 to 256 bytes"},
+	{"browser_version", BrowserVersion, plain, "1 to 256 bytes"},
 	{"os", OS, plain, "1 to 256 bytes"},
+	{"os_version", OSVersion, plain, "1 to 256 bytes"},
 }
 
 func plain(s string) (string, bool) { return s, s != "" && len(s) <= maxParamLen }
@@ -214,9 +216,11 @@ func (r Request) Filter(d Dimension) (string, bool) {
 
 // Endpoint names the parameters an endpoint requires beyond the common ones.
 type Endpoint struct {
-	NoDates         bool // realtime
-	RequireCountry  bool // regions
-	RequireRegion   bool // cities
+	NoDates bool // realtime
+	// Require is the filter parameter the report is of (regions: country;
+	// cities: region; browser versions: browser; OS versions: os): one of
+	// requiredHints.
+	Require         string
 	AcceptEventName bool // events
 	// EventProperties requires event_name (a custom event) and takes
 	// property and limit (the event-properties report).
@@ -319,12 +323,7 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 			return r, err
 		}
 	}
-	switch {
-	case e.RequireCountry:
-		r.required = "country"
-	case e.RequireRegion:
-		r.required = "region"
-	}
+	r.required = e.Require
 	if e.AcceptUTMBy {
 		r.UTMBy = DefaultUTMBy
 		if by, ok := v["by"]; ok {

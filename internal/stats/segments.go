@@ -173,4 +173,5 @@ func (r Request) checkRequired() error {
 }
 
 // requiredHints say what a required filter takes.
-var requiredHints = map[string]string{"country": "an ISO 3166-1 code such as US", "region": "an ISO 3166-2 code such as US-CA"}
+var requiredHints = map[string]string{"country": "an ISO 3166-1 code such as US", "region": "an ISO 3166-2 code such as US-CA",
+	"browser": "a browser such as Chrome", "os": "an operating system such as Windows"}

@@ -145,10 +145,14 @@ var (
 	Device        = Dimension{Name: "device", exprs: both("device")}
 	Browser       = Dimension{Name: "browser", exprs: both("browser")}
 	OS            = Dimension{Name: "os", exprs: both("os")}
-	Country       = Dimension{Name: "country", exprs: both("country_code")}
-	Region        = Dimension{Name: "region", exprs: both("region_code")}
-	RegionName    = Dimension{Name: "region_name", exprs: both("region_name")}
-	City          = Dimension{Name: "city", exprs: both("city")}
+	// BrowserVersion and OSVersion are major.minor ("120.0", "17.1"); a
+	// version is one browser's or system's, so they are read with it.
+	BrowserVersion = Dimension{Name: "browser_version", exprs: both("browser_version")}
+	OSVersion      = Dimension{Name: "os_version", exprs: both("os_version")}
+	Country        = Dimension{Name: "country", exprs: both("country_code")}
+	Region         = Dimension{Name: "region", exprs: both("region_code")}
+	RegionName     = Dimension{Name: "region_name", exprs: both("region_name")}
+	City           = Dimension{Name: "city", exprs: both("city")}
 	// PropKey is each key of an event's props: grouped by it, an event is
 	// a row under every key it carries (once: an event's keys are unique).
 	PropKey = Dimension{Name: "prop_key", exprs: map[Table]string{Events: "arrayJoin(props_keys)"}}

@@ -355,16 +355,35 @@ func (t tableCard) tabLabel() string {
 	return ""
 }
 
+// devicesCard lists devices, browsers or systems by its tab. A view filtered
+// by a browser opens on the browser's versions (by a system, on the
+// system's), where clicking a browser row leads.
 func (s *Server) devicesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
+	switch {
+	case tab != "":
+	case v.Has("browser"):
+		tab = "browser"
+	case v.Has("os"):
+		tab = "os"
+	}
 	card := tableCard{View: v, Card: "devices", Tabs: tabs(v, "devices", or(tab, "device"), [2]string{"device", "Devices"},
 		[2]string{"browser", "Browsers"}, [2]string{"os", "Operating systems"})}
 	var res stats.List[stats.Share]
 	var err error
 	param := or(tab, "device")
-	switch param {
-	case "browser":
+	column := card.tabLabel()
+	// filtered by a browser (or a system), its tab drills down to its
+	// versions, as the locations card does to a country's regions
+	switch {
+	case param == "browser" && v.Has("browser"):
+		param, column, card.Note = "browser_version", "Version", "Versions of "+v.Get("browser")
+		res, err = s.deps.Stats.BrowserVersions(ctx, p, r)
+	case param == "browser":
 		res, err = s.deps.Stats.Browsers(ctx, p, r)
-	case "os":
+	case param == "os" && v.Has("os"):
+		param, column, card.Note = "os_version", "Version", "Versions of "+v.Get("os")
+		res, err = s.deps.Stats.OSVersions(ctx, p, r)
+	case param == "os":
 		res, err = s.deps.Stats.OperatingSystems(ctx, p, r)
 	default:
 		param = "device"
@@ -373,7 +392,7 @@ func (s *Server) devicesCard(c echo.Context, ctx context.Context, p auth.Princip
 	if err != nil {
 		return err
 	}
-	card.Columns = []string{card.tabLabel(), "Visitors", "Share"}
+	card.Columns = []string{column, "Visitors", "Share"}
 	for _, row := range head(res.Rows) {
 		link := v.link(param, row.Value)
 		if row.Value == stats.UnknownLabel {

@@ -47,6 +47,22 @@ func Countries(l stats.List[stats.Share]) (res api.CountriesResponse) {
 	return res
 }
 
+// BrowserVersions is the body of GET /api/v1/stats/browser-versions.
+func BrowserVersions(l stats.List[stats.Share]) (res api.BrowserVersionsResponse) {
+	list(l, &res.Data.BrowserVersions, &res.Meta, func(s stats.Share) api.BrowserVersionRow {
+		return api.BrowserVersionRow{BrowserVersion: s.Value, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	return res
+}
+
+// OSVersions is the body of GET /api/v1/stats/os-versions.
+func OSVersions(l stats.List[stats.Share]) (res api.OSVersionsResponse) {
+	list(l, &res.Data.OSVersions, &res.Meta, func(s stats.Share) api.OSVersionRow {
+		return api.OSVersionRow{OSVersion: s.Value, Visitors: s.Visitors, Percentage: s.Percentage}
+	})
+	return res
+}
+
 // Regions is the body of GET /api/v1/stats/regions.
 func Regions(l stats.List[stats.Share]) (res api.RegionsResponse) {
 	list(l, &res.Data.Regions, &res.Meta, func(s stats.Share) api.RegionRow {

@@ -29,6 +29,12 @@ func (r DevicesResponse) CSVRows() any { return r.Data.Devices }
 // CSVRows is the list of browsers.
 func (r BrowsersResponse) CSVRows() any { return r.Data.Browsers }
 
+// CSVRows is the list of versions of the browser.
+func (r BrowserVersionsResponse) CSVRows() any { return r.Data.BrowserVersions }
+
+// CSVRows is the list of versions of the operating system.
+func (r OSVersionsResponse) CSVRows() any { return r.Data.OSVersions }
+
 // CSVRows is the list of operating systems.
 func (r OperatingSystemsResponse) CSVRows() any { return r.Data.OperatingSystems }
 

@@ -173,6 +173,22 @@ type OSRow struct {
 	Percentage float64 `json:"percentage"`
 }
 
+// BrowserVersionRow is a row of the browser-versions report: a version
+// (major.minor) of the one browser the report is of.
+type BrowserVersionRow struct {
+	BrowserVersion string  `json:"browser_version"`
+	Visitors       int64   `json:"visitors"`
+	Percentage     float64 `json:"percentage"`
+}
+
+// OSVersionRow is a row of the os-versions report: a version of the one
+// operating system the report is of.
+type OSVersionRow struct {
+	OSVersion  string  `json:"os_version"`
+	Visitors   int64   `json:"visitors"`
+	Percentage float64 `json:"percentage"`
+}
+
 // CountryRow is a row of the countries report.
 type CountryRow struct {
 	CountryCode string  `json:"country_code"`
@@ -237,6 +253,22 @@ type BrowsersResponse struct {
 type OperatingSystemsResponse struct {
 	Data struct {
 		OperatingSystems []OSRow `json:"operating_systems"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// BrowserVersionsResponse is the body of GET /api/v1/stats/browser-versions.
+type BrowserVersionsResponse struct {
+	Data struct {
+		BrowserVersions []BrowserVersionRow `json:"browser_versions"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// OSVersionsResponse is the body of GET /api/v1/stats/os-versions.
+type OSVersionsResponse struct {
+	Data struct {
+		OSVersions []OSVersionRow `json:"os_versions"`
 	} `json:"data"`
 	Meta StatsMeta `json:"meta"`
 }

@@ -28,8 +28,11 @@ type StatsParams struct {
 	Limit       int    // pages, event properties
 	Page        int    // pages
 	// Filters (every report): device, country (required by regions),
-	// region (required by cities), source, pathname, city, browser, OS.
+	// region (required by cities), source, pathname, city, browser
+	// (required by browser versions), OS (required by OS versions), and
+	// the versions of either.
 	Device, Country, Region, Source, Pathname, City, Browser, OS string
+	BrowserVersion, OSVersion                                    string
 	// EventName filters the events report, and is the event of the
 	// event-properties report.
 	EventName string
@@ -87,6 +90,8 @@ func (p StatsParams) values() url.Values {
 	set("city", p.City)
 	set("browser", p.Browser)
 	set("os", p.OS)
+	set("browser_version", p.BrowserVersion)
+	set("os_version", p.OSVersion)
 	set("event_name", p.EventName)
 	set("property", p.Property)
 	set("utm_source", p.UTMSource)
@@ -164,6 +169,18 @@ func (c *Client) OperatingSystems(ctx context.Context, p StatsParams) (api.Opera
 // Countries returns visitors by country.
 func (c *Client) Countries(ctx context.Context, p StatsParams) (api.CountriesResponse, error) {
 	return getStats[api.CountriesResponse](ctx, c, "countries", p)
+}
+
+// BrowserVersions returns the visitors of a browser (p.Browser, required)
+// by its version.
+func (c *Client) BrowserVersions(ctx context.Context, p StatsParams) (api.BrowserVersionsResponse, error) {
+	return getStats[api.BrowserVersionsResponse](ctx, c, "browser-versions", p)
+}
+
+// OSVersions returns the visitors of an operating system (p.OS, required)
+// by its version.
+func (c *Client) OSVersions(ctx context.Context, p StatsParams) (api.OSVersionsResponse, error) {
+	return getStats[api.OSVersionsResponse](ctx, c, "os-versions", p)
 }
 
 // Regions returns the visitors of a country by region.
