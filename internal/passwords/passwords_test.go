@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/mailer"
+	"github.com/tally-analytics/tally/internal/model"
 )
 
 // The email says the same in both parts: whose account, the link, that it
@@ -64,5 +67,57 @@ func TestRequestResetQueue(t *testing.T) {
 		if off.Resets() || len(off.queue) != 0 {
 			t.Errorf("a server with %+v sends links", m)
 		}
+	}
+}
+
+// resetStore knows the accounts of emails and keeps the resets made for
+// them (the other methods are not reached by Run).
+type resetStore struct {
+	Store
+	users  map[string]model.User
+	resets []model.UserID
+}
+
+func (s *resetStore) UserByEmail(_ context.Context, email string) (model.User, error) {
+	u, ok := s.users[email]
+	if !ok {
+		return model.User{}, errs.ErrNotFound
+	}
+	return u, nil
+}
+
+func (s *resetStore) CreatePasswordReset(_ context.Context, user model.UserID, _ []byte, _, _ time.Time) error {
+	s.resets = append(s.resets, user)
+	return nil
+}
+
+type recordingSender struct{ to []string }
+
+func (r *recordingSender) Send(_ context.Context, msg mailer.Message) error {
+	r.to = append(r.to, msg.To)
+	return nil
+}
+
+// A server that stops still sends the links asked for before it stopped:
+// Run, with its context already ended, sends every queued one (for the
+// accounts among them) before it returns.
+func TestResetsAskedForBeforeAStopAreSent(t *testing.T) {
+	store := &resetStore{users: map[string]model.User{
+		"a@example.com": {ID: "u1", Email: "a@example.com"}, "b@example.com": {ID: "u2", Email: "b@example.com"}}}
+	sender := &recordingSender{}
+	var logged bytes.Buffer
+	s := NewService(store, nil, nil, time.Now, slog.New(slog.NewTextHandler(&logged, nil)),
+		WithMail(Mail{Sender: sender, From: "tally@example.com", PublicURL: "https://x.example"}))
+	for _, email := range []string{"a@example.com", "nobody@example.com", "b@example.com"} {
+		s.RequestReset(email)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Run(ctx)
+	if !slices.Equal(sender.to, []string{"a@example.com", "b@example.com"}) || !slices.Equal(store.resets, []model.UserID{"u1", "u2"}) {
+		t.Errorf("sent to %v, resets for %v; want a@ and b@, u1 and u2", sender.to, store.resets)
+	}
+	if len(s.queue) != 0 || strings.Contains(logged.String(), "not sent") {
+		t.Errorf("%d left in the queue; logged %q", len(s.queue), logged.String())
 	}
 }

@@ -21,6 +21,10 @@ const (
 	// The limits per address and per email keep it short; past it a
 	// request is dropped (and logged), not waited for.
 	queueLength = 256
+	// drainTime is how long a stopping server goes on sending the links
+	// asked for before it stopped: someone who asked just before a deploy
+	// is not left waiting for a mail that never comes.
+	drainTime = 5 * time.Second
 )
 
 // Sender delivers a message (the mailer).
@@ -60,19 +64,36 @@ func (s *Service) RequestReset(email string) {
 	}
 }
 
-// Run sends the reset links asked for, one at a time, until ctx ends;
-// those still waiting then are not sent (whoever asked asks again).
+// Run sends the reset links asked for, one at a time, until ctx ends; then
+// it sends those asked for before, for up to drainTime. Whatever is still
+// waiting after that is not sent (whoever asked asks again), and is logged.
 func (s *Service) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			if n := len(s.queue); n > 0 {
-				s.log.Info("password resets: stopping; the links still asked for are not sent", "requests", n)
-			}
+			s.drain(ctx)
 			return
 		case email := <-s.queue:
 			s.sendReset(ctx, email)
 		}
+	}
+}
+
+// drain sends the links still asked for when ctx ended, for up to
+// drainTime.
+func (s *Service) drain(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTime)
+	defer cancel()
+	for ctx.Err() == nil {
+		select {
+		case email := <-s.queue:
+			s.sendReset(ctx, email)
+		default:
+			return
+		}
+	}
+	if n := len(s.queue); n > 0 {
+		s.log.Info("password resets: stopping; the links still asked for are not sent", "requests", n)
 	}
 }
 
