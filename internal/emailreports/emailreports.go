@@ -102,6 +102,17 @@ type Input struct {
 	Weekly, Monthly bool
 }
 
+// Address is an address as typed into a site's settings, as its lists
+// keep it (trimmed, lower-case), or the error to show: one rule for every
+// list of addresses a site's mail goes to.
+func Address(typed string) (string, error) {
+	email := strings.ToLower(strings.TrimSpace(typed))
+	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || len(email) > 254 {
+		return "", errs.InvalidField("email", "The email must be an address such as name@example.com.")
+	}
+	return email, nil
+}
+
 // manageable checks that p may manage the site's recipients: whoever may
 // change the site's settings (owners and admins).
 func (s *Service) manageable(ctx context.Context, p auth.Principal, site model.SiteID) error {
@@ -123,9 +134,9 @@ func (s *Service) SetRecipient(ctx context.Context, p auth.Principal, site model
 	if err := s.manageable(ctx, p, site); err != nil {
 		return model.ReportRecipient{}, err
 	}
-	email := strings.ToLower(strings.TrimSpace(in.Email))
-	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || len(email) > 254 {
-		return model.ReportRecipient{}, errs.InvalidField("email", "The email must be an address such as name@example.com.")
+	email, err := Address(in.Email)
+	if err != nil {
+		return model.ReportRecipient{}, err
 	}
 	if !in.Weekly && !in.Monthly {
 		return model.ReportRecipient{}, errs.InvalidField("frequency", "Choose weekly, monthly or both.")

@@ -6,7 +6,6 @@ import (
 	"embed"
 	htmltemplate "html/template"
 	"net/url"
-	"strings"
 	texttemplate "text/template"
 	"time"
 
@@ -25,12 +24,7 @@ const TopRows = 5
 var templateFiles embed.FS
 
 var (
-	funcs = map[string]any{"pad": func(n int, s string) string {
-		if r := []rune(s); len(r) < n {
-			return s + strings.Repeat(" ", n-len(r))
-		}
-		return s
-	}}
+	funcs        = map[string]any{"pad": present.Pad}
 	textTemplate = texttemplate.Must(texttemplate.New("report.txt").Funcs(funcs).ParseFS(templateFiles, "templates/report.txt"))
 	htmlTemplate = htmltemplate.Must(htmltemplate.New("report.html").Funcs(funcs).ParseFS(templateFiles, "templates/report.html"))
 )

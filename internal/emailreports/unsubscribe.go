@@ -31,14 +31,7 @@ func unsubscribeNotFound() *errs.Error {
 // stops, for the page that asks before it does. It changes nothing: mail
 // scanners open the links of the messages they check.
 func (s *Service) UnsubscribeSite(ctx context.Context, token string) (string, error) {
-	if !auth.LinkTokenWellFormed(token) {
-		return "", unsubscribeNotFound()
-	}
-	domain, err := s.store.ReportUnsubscribeSite(ctx, auth.HashKey(token))
-	if errors.Is(err, errs.ErrNotFound) {
-		return "", unsubscribeNotFound()
-	}
-	return domain, err
+	return ByUnsubscribeToken(ctx, token, s.store.ReportUnsubscribeSite)
 }
 
 // Unsubscribe removes the recipient of the message whose link holds token
@@ -46,10 +39,18 @@ func (s *Service) UnsubscribeSite(ctx context.Context, token string) (string, er
 // domain of the site whose reports it no longer gets. It needs no login:
 // the token, sent to that address only, is the recipient's say-so.
 func (s *Service) Unsubscribe(ctx context.Context, token string) (string, error) {
+	return ByUnsubscribeToken(ctx, token, s.store.UnsubscribeReports)
+}
+
+// ByUnsubscribeToken answers an unsubscribe link of any of a site's
+// mailings: find is given the hash of a well-formed token (tokens are
+// kept as hashes only) and answers the site's domain, or errs.ErrNotFound.
+// Every token that names nothing is the same 404.
+func ByUnsubscribeToken(ctx context.Context, token string, find func(context.Context, []byte) (string, error)) (string, error) {
 	if !auth.LinkTokenWellFormed(token) {
 		return "", unsubscribeNotFound()
 	}
-	domain, err := s.store.UnsubscribeReports(ctx, auth.HashKey(token))
+	domain, err := find(ctx, auth.HashKey(token))
 	if errors.Is(err, errs.ErrNotFound) {
 		return "", unsubscribeNotFound()
 	}

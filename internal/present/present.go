@@ -64,3 +64,12 @@ func Points(v float64) string {
 	}
 	return sign + strconv.FormatFloat(v, 'f', 1, 64) + " pts"
 }
+
+// Pad fills s with spaces to n characters, for the columns of a mail's
+// plain-text part; a longer s is left as it is.
+func Pad(n int, s string) string {
+	if r := []rune(s); len(r) < n {
+		return s + strings.Repeat(" ", n-len(r))
+	}
+	return s
+}
