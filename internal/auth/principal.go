@@ -36,9 +36,9 @@ func ForSharedLink(site model.SiteID) Principal {
 	return Principal{SharedSite: site, Scopes: []model.Scope{model.ScopeStatsRead}}
 }
 
-// ForEmailReport is the principal the email reports of site read its
-// statistics as: that site's statistics only, as a shared link's visitor
-// reads them (no user, so no owner's role is borrowed, and a deleted site
+// ForEmailReport is the principal the mail of site — its email reports,
+// its traffic spike notifications — reads its statistics as: that site's
+// statistics only, as a shared link's visitor reads them (no user, so no owner's role is borrowed, and a deleted site
 // is not found).
 func ForEmailReport(site model.SiteID) Principal {
 	return Principal{SharedSite: site, Scopes: []model.Scope{model.ScopeStatsRead}}
