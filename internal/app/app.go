@@ -1,6 +1,6 @@
 // Package app wires tally together: config → pools → stores → services →
 // HTTP API, plus the background work (write-buffer flusher, key usage,
-// visitor salts, email reports). The serve command and the end-to-end tests
+// visitor salts, email reports, traffic spike notifications). The serve command and the end-to-end tests
 // build the same App, so what the tests exercise is what runs.
 package app
 
@@ -44,6 +44,7 @@ import (
 	"github.com/tally-analytics/tally/internal/revenue"
 	"github.com/tally-analytics/tally/internal/segments"
 	"github.com/tally-analytics/tally/internal/sharing"
+	"github.com/tally-analytics/tally/internal/spikes"
 	"github.com/tally-analytics/tally/internal/stats"
 	"github.com/tally-analytics/tally/internal/twofactor"
 	"github.com/tally-analytics/tally/internal/wal"
@@ -77,6 +78,7 @@ type App struct {
 	Sharing     *sharing.Service
 	Segments    *segments.Service
 	Reports     *emailreports.Service
+	Spikes      *spikes.Service
 	Limiter     *ratelimit.Limiter
 	Revenue     *revenue.Service
 	Deleter     *accounts.Deleter
@@ -190,6 +192,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Sharing = sharing.NewService(a.PG, a.Accounts)
 	a.Reports = emailreports.NewService(a.PG, a.Accounts, a.Stats, a.mailOptions(), a.now, log)
+	a.Spikes = spikes.NewService(a.PG, a.Accounts, a.Stats, a.mailOptions(), a.now, log)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)
 	a.API = httpapi.New(httpapi.Deps{Auth: a.Auth, Ingest: a.Ingest, Stats: a.Stats, Goals: a.Goals, Revenue: a.Revenue, Funnels: a.Funnels,
 		Sites: a.Accounts, SiteLookup: access, SitesAPI: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate), Limiter: a.Limiter, Log: log, MaxEventBody: cfg.MaxEventBodyBytes, MaxBatchBody: cfg.MaxBatchBodyBytes,
@@ -203,15 +206,16 @@ func (a *App) build(ctx context.Context) (err error) {
 			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
-		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Passwords: a.Passwords, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Segments: a.Segments, Reports: a.Reports, Stats: a.Stats, Limiter: a.Limiter,
+		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Passwords: a.Passwords, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Segments: a.Segments, Reports: a.Reports, Spikes: a.Spikes, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(), ForceHTTPS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
 		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour})
 	return err
 }
 
-// mailOptions are the email reports' settings: a mailer when
-// TALLY_SMTP_URL is set (validated at start), else none, and no mail.
+// mailOptions are the settings of the sites' mail (email reports, spike
+// notifications): a mailer when TALLY_SMTP_URL is set (validated at
+// start), else none, and no mail.
 func (a *App) mailOptions() emailreports.Options {
 	opts := emailreports.Options{From: a.cfg.MailFrom, PublicURL: a.cfg.PublicURL}
 	if srv, from, ok := a.cfg.Mail(); ok {
@@ -363,6 +367,7 @@ func (a *App) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Go(func() { a.Ingest.RunRefusals(ctx, a.cfg.FlushInterval) })
 	wg.Go(func() { a.Deleter.Run(ctx, 30*time.Second) })
 	wg.Go(func() { a.Reports.Run(ctx) })
+	wg.Go(func() { a.Spikes.Run(ctx) })
 	wg.Go(func() { a.Passwords.Run(ctx) })
 	wg.Go(func() { a.buildBlocks(ctx) })
 	if a.cfg.ECBRatesURL != "" {

@@ -7,22 +7,22 @@ import (
 	"github.com/tally-analytics/tally/internal/mailer"
 )
 
-// validateMail checks the settings of tally's email (the reports, and the
-// links of forgotten passwords): an SMTP URL tally can use, and a From
-// address with it; without a public URL the reports carry no links
-// (no unsubscribe link among them) and no password-reset link is sent,
-// which it warns of. Its refusals never quote the URL (it
-// may hold a password).
+// validateMail checks the settings of tally's email (the reports, the
+// traffic spike notifications, and the links of forgotten passwords): an
+// SMTP URL tally can use, and a From address with it; without a public URL
+// the reports and notifications carry no links (no unsubscribe link among
+// them) and no password-reset link is sent, which it warns of. Its
+// refusals never quote the URL (it may hold a password).
 func (c *Config) validateMail(warnings *[]string) []error {
 	if c.SMTPURL == "" {
 		if c.MailFrom != "" {
-			*warnings = append(*warnings, "TALLY_MAIL_FROM is set but TALLY_SMTP_URL is not: no email reports are sent")
+			*warnings = append(*warnings, "TALLY_MAIL_FROM is set but TALLY_SMTP_URL is not: no email reports or spike notifications are sent")
 		}
 		return nil
 	}
 	if c.PublicURL == "" {
-		*warnings = append(*warnings, "TALLY_SMTP_URL is set but TALLY_PUBLIC_URL is not: the email reports carry no links, "+
-			"no unsubscribe link among them, and no password-reset links are sent (a link is of the server's own address; "+
+		*warnings = append(*warnings, "TALLY_SMTP_URL is set but TALLY_PUBLIC_URL is not: the email reports and traffic spike notifications carry "+
+			"no links, no unsubscribe link among them, and no password-reset links are sent (a link is of the server's own address; "+
 			"a forgotten password is set with tally user set-password)")
 	}
 	var problems []error

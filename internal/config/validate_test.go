@@ -129,7 +129,7 @@ func TestMailSettings(t *testing.T) {
 		}
 	}
 	// reports without a public URL have no unsubscribe link: a warning
-	const noLinks = "TALLY_SMTP_URL is set but TALLY_PUBLIC_URL is not: the email reports carry no links, no unsubscribe link among them"
+	const noLinks = "TALLY_SMTP_URL is set but TALLY_PUBLIC_URL is not: the email reports and traffic spike notifications carry no links, no unsubscribe link among them"
 	t.Setenv("TALLY_SMTP_URL", "smtp://u:smtp-password-9@mail.example.com")
 	t.Setenv("TALLY_MAIL_FROM", "reports@example.com")
 	for public, want := range map[string]bool{"": true, "https://analytics.example.com": false} {

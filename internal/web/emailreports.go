@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,10 +20,8 @@ type EmailReports interface {
 	Recipients(ctx context.Context, p auth.Principal, site model.SiteID) ([]model.ReportRecipient, error)
 	SetRecipient(ctx context.Context, p auth.Principal, site model.SiteID, in emailreports.Input) (model.ReportRecipient, error)
 	RemoveRecipient(ctx context.Context, p auth.Principal, site model.SiteID, id model.ReportRecipientID) error
-	// UnsubscribeSite and Unsubscribe serve a message's unsubscribe link:
-	// the domain it is about, and the removal.
-	UnsubscribeSite(ctx context.Context, token string) (string, error)
-	Unsubscribe(ctx context.Context, token string) (string, error)
+	// Unsubscriber serves a message's unsubscribe link.
+	Unsubscriber
 }
 
 // setReportRecipient adds an address to the site's email reports (or
@@ -48,40 +47,50 @@ func (s *Server) removeReportRecipient(c echo.Context) error {
 	return s.settingsRedirect(c, "report_recipient_removed", "email-reports")
 }
 
-// unsubscribePage asks, or says, about a report's unsubscribe link.
+// Unsubscriber serves the unsubscribe links of one of a site's mailings:
+// the domain a link is about, and the removal of its recipient.
+type Unsubscriber interface {
+	UnsubscribeSite(ctx context.Context, token string) (string, error)
+	Unsubscribe(ctx context.Context, token string) (string, error)
+}
+
+// unsubscribePage asks, or says, about an email's unsubscribe link.
 type unsubscribePage struct {
 	page
+	// List is what the address stops getting: "email reports".
+	List   string
 	Domain string
 	// Action is where the button posts: the link itself.
 	Action string
 	Done   bool
 }
 
-// unsubscribeForm is the page an email's unsubscribe link opens: it only
-// asks, with a button that posts to the same link. Mail scanners follow
-// links to check them; a GET that removed the address would unsubscribe
-// every recipient whose mail is scanned.
-func (s *Server) unsubscribeForm(c echo.Context) error {
-	token := c.QueryParam("token")
-	domain, err := s.deps.Reports.UnsubscribeSite(c.Request().Context(), token)
-	if err != nil {
-		return err
-	}
-	return s.render(c, http.StatusOK, "unsubscribe", unsubscribePage{page: page{Title: "Unsubscribe", Public: true},
-		Domain: domain, Action: emailreports.UnsubscribeURL("", token)})
-}
-
-// unsubscribe removes the recipient of the link: the page's button, or a
-// mail reader's one-click POST (RFC 8058), which needs no login and no
-// CSRF token — the link's token is the recipient's say-so, and the body
+// unsubscribeRoutes serves the unsubscribe links of a mailing, list, at
+// path. GET is the page the link opens: it only asks, with a button that
+// posts to the same link. Mail scanners follow links to check them; a GET
+// that removed the address would unsubscribe every recipient whose mail is
+// scanned. POST removes the recipient: the page's button, or a mail
+// reader's one-click (RFC 8058), which needs no login and no CSRF token —
+// the link's token is the recipient's say-so, and the body
 // (List-Unsubscribe=One-Click) adds nothing to it.
-func (s *Server) unsubscribe(c echo.Context) error {
-	domain, err := s.deps.Reports.Unsubscribe(c.Request().Context(), c.QueryParam("token"))
-	if err != nil {
-		return err
-	}
-	return s.render(c, http.StatusOK, "unsubscribe", unsubscribePage{page: page{Title: "Unsubscribed", Public: true},
-		Domain: domain, Done: true})
+func (s *Server) unsubscribeRoutes(path, list string, u Unsubscriber) {
+	s.echo.GET(path, func(c echo.Context) error {
+		token := c.QueryParam("token")
+		domain, err := u.UnsubscribeSite(c.Request().Context(), token)
+		if err != nil {
+			return err
+		}
+		return s.render(c, http.StatusOK, "unsubscribe", unsubscribePage{page: page{Title: "Unsubscribe", Public: true},
+			List: list, Domain: domain, Action: path + "?" + url.Values{"token": {token}}.Encode()})
+	})
+	s.echo.POST(path, func(c echo.Context) error {
+		domain, err := u.Unsubscribe(c.Request().Context(), c.QueryParam("token"))
+		if err != nil {
+			return err
+		}
+		return s.render(c, http.StatusOK, "unsubscribe", unsubscribePage{page: page{Title: "Unsubscribed", Public: true},
+			List: list, Domain: domain, Done: true})
+	})
 }
 
 // reportSettings fills the Email reports section.

@@ -103,6 +103,12 @@ type settingsPage struct {
 	// ReportForm fills the add-a-recipient form: what was typed into a
 	// refused one, else weekly ticked.
 	ReportForm emailreports.Input
+	// SpikesEnabled: this server sends email; Spike is the site's traffic
+	// spike notification (Threshold 0: none), SpikeForm what was typed
+	// into a refused form of its section.
+	SpikesEnabled bool
+	Spike         model.SpikeNotification
+	SpikeForm     spikeForm
 	// NewShareURL is the URL of the shared link just made: shown on this
 	// one answer and never again.
 	NewShareURL, NewShareLabel string
@@ -131,6 +137,10 @@ var notices = map[string]string{
 	"share_deleted":            "Shared link deleted: its URL opens nothing any more.",
 	"report_recipient":         "Email reports saved.",
 	"report_recipient_removed": "Address removed: it gets no more email reports.",
+	"spike":                    "Spike notification saved.",
+	"spike_off":                "Spike notification turned off: its addresses are removed.",
+	"spike_recipient":          "Address added to the spike notification.",
+	"spike_recipient_removed":  "Address removed: it gets no more spike notifications.",
 }
 
 func (s *Server) settings(c echo.Context) error {
@@ -175,6 +185,9 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 		return p, err
 	}
 	if err := s.reportSettings(ctx, &p, pr); err != nil {
+		return p, err
+	}
+	if err := s.spikeSettings(ctx, &p, pr); err != nil {
 		return p, err
 	}
 	states, err := s.deps.Team.SecretStates(ctx, u, m.Site.ID)

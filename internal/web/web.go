@@ -1,7 +1,8 @@
 // Package web is tally's dashboard: server-rendered pages (html/template,
 // assets embedded) where people log in, look at their sites' statistics, and
-// manage sites, goals, segments, members, webhook secrets, email reports and API keys. It calls the
-// same services as the API, as the logged-in user.
+// manage sites, goals, segments, members, webhook secrets, email reports,
+// traffic spike notifications and API keys. It calls the same services as
+// the API, as the logged-in user.
 //
 // The dashboard page itself is cheap (one site lookup); each report is a
 // card the page's small script loads from its own URL, so no request waits
@@ -32,6 +33,7 @@ import (
 	"github.com/tally-analytics/tally/internal/passwords"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/sharing"
+	"github.com/tally-analytics/tally/internal/spikes"
 	"github.com/tally-analytics/tally/internal/stats"
 )
 
@@ -120,6 +122,7 @@ type Deps struct {
 	Shares    Shares
 	Segments  Segments
 	Reports   EmailReports
+	Spikes    SpikeNotifications
 	Stats     Stats
 	Limiter   Limiter
 	Log       *slog.Logger
@@ -208,9 +211,9 @@ func New(deps Deps) (*Server, error) {
 	// a shared link's dashboard: no login, the token scopes every request
 	e.GET("/share/:token", s.sharedDashboard)
 	e.GET("/share/:token/cards/:card", s.sharedCard)
-	// an email report's unsubscribe link: no login, its token is the say-so
-	e.GET(emailreports.UnsubscribePath, s.unsubscribeForm)
-	e.POST(emailreports.UnsubscribePath, s.unsubscribe)
+	// an email's unsubscribe link: no login, its token is the say-so
+	s.unsubscribeRoutes(emailreports.UnsubscribePath, "email reports", deps.Reports)
+	s.unsubscribeRoutes(spikes.UnsubscribePath, "traffic spike notifications", deps.Spikes)
 
 	// requireLogin is attached route by route: echo answers every path of a
 	// group with middleware, which would turn unknown paths into logins.
@@ -238,6 +241,10 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/sites/:site/shared-links/:link/delete", s.deleteSharedLink)
 	in(http.MethodPost, "/sites/:site/email-reports", s.setReportRecipient)
 	in(http.MethodPost, "/sites/:site/email-reports/:recipient/delete", s.removeReportRecipient)
+	in(http.MethodPost, "/sites/:site/spike-notification", s.setSpikeThreshold)
+	in(http.MethodPost, "/sites/:site/spike-notification/delete", s.turnOffSpikes)
+	in(http.MethodPost, "/sites/:site/spike-notification/recipients", s.addSpikeRecipient)
+	in(http.MethodPost, "/sites/:site/spike-notification/recipients/:recipient/delete", s.removeSpikeRecipient)
 	in(http.MethodPost, "/sites/:site/secrets", s.setSecret)
 	in(http.MethodPost, "/sites/:site/client-revenue", s.setClientRevenue)
 	in(http.MethodPost, "/sites/:site/client-revenue/purge", s.purgeClientRevenue)
@@ -281,7 +288,7 @@ func (s *Server) headers(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.deps.HSTS {
 			h.Set("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
 		}
-		if p := c.Request().URL.Path; strings.HasPrefix(p, sharing.PathPrefix) || p == emailreports.UnsubscribePath {
+		if p := c.Request().URL.Path; strings.HasPrefix(p, sharing.PathPrefix) || p == emailreports.UnsubscribePath || p == spikes.UnsubscribePath {
 			sharedHeaders(h) // a token in the URL
 		}
 		return next(c)
