@@ -126,6 +126,16 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Errorf("the new address gets %q", got)
 	}
 	audit(t, b, "settings with an email report")
+	// a spike notification: a bad threshold is the form again with the field marked, then one is set
+	// and an address added
+	run("a bad spike threshold", chromedp.SetValue(css(`#spike-threshold`), "0"), chromedp.Submit(css(`#spike-threshold`)),
+		chromedp.WaitVisible(css(`#spike-notifications .error`)))
+	audit(t, b, "settings with a spike notification error")
+	run("a spike threshold", chromedp.SetValue(css(`#spike-threshold`), "50"), chromedp.Submit(css(`#spike-threshold`)),
+		chromedp.WaitVisible(css(`#spike-email`)))
+	run("a spike address", chromedp.SendKeys(css(`#spike-email`), "team@spikes.example"), chromedp.Submit(css(`#spike-email`)),
+		chromedp.WaitVisible(css(`#spike-notifications tr[data-spike-recipient]`)))
+	audit(t, b, "settings with a spike notification")
 
 	// the dashboard shows the API's numbers
 	week := client.StatsParams{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07"}
