@@ -33,6 +33,18 @@ type page struct {
 	Public bool
 }
 
+// layoutData is what the layout is given: the page, and the colours of the
+// request's browser, written into the page so that its first paint is in
+// them (see themeCookie).
+type layoutData struct {
+	// Page is the page's own data (its template's dot), which embeds page.
+	Page any
+	// Theme is "light", "dark", or "" to follow the system.
+	Theme string
+	// Back is where the theme form returns to.
+	Back string
+}
+
 // views are the parsed templates: one set per full page (layout + page),
 // and the cards.
 type views struct {
@@ -121,7 +133,8 @@ func (s *Server) render(c echo.Context, status int, name string, data any) error
 		return fmt.Errorf("web: no page %q", name)
 	}
 	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "layout.html", data); err != nil {
+	d := layoutData{Page: data, Theme: themeOf(c), Back: themeBack(c.Request())}
+	if err := t.ExecuteTemplate(&buf, "layout.html", d); err != nil {
 		return fmt.Errorf("web: render %s: %w", name, err)
 	}
 	return c.HTMLBlob(status, buf.Bytes())

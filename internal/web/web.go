@@ -208,6 +208,7 @@ func New(deps Deps) (*Server, error) {
 		e.POST("/login/reset", s.reset)
 	}
 	e.POST("/logout", s.logout, s.requireLogin)
+	e.POST("/theme", s.setTheme)
 	// a shared link's dashboard: no login, the token scopes every request
 	e.GET("/share/:token", s.sharedDashboard)
 	e.GET("/share/:token/cards/:card", s.sharedCard)

@@ -1,0 +1,70 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/tally-analytics/tally/internal/errs"
+)
+
+const (
+	// themeCookie keeps the colours chosen in the page header: "light" or
+	// "dark"; without it, pages follow the system's (prefers-color-scheme).
+	// A cookie and not the browser's storage, so that the server writes the
+	// choice into the page and its first paint is already in its colours.
+	themeCookie = "tally_theme"
+	themeLight  = "light"
+	themeDark   = "dark"
+	// themeTTL is how long a choice is kept (renewed by each choice).
+	themeTTL = 365 * 24 * time.Hour
+)
+
+// themeOf is the colours the request's browser chose: "light", "dark", or
+// "" to follow the system (no choice, or a cookie of no known value).
+func themeOf(c echo.Context) string {
+	ck, err := c.Cookie(themeCookie)
+	if err != nil {
+		return ""
+	}
+	switch ck.Value {
+	case themeLight, themeDark:
+		return ck.Value
+	}
+	return ""
+}
+
+// themeBack is the page the theme form goes back to: the page itself, or
+// for a page that answers a form (a post that failed its checks), the page
+// that sent the form, when it is of this site.
+func themeBack(r *http.Request) string {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return r.URL.RequestURI()
+	}
+	if u, err := url.Parse(r.Referer()); err == nil && u.Host == r.Host {
+		return safeNext(u.RequestURI())
+	}
+	return ""
+}
+
+// setTheme keeps the colours chosen (system clears the choice) and goes
+// back to the page of the form. It takes no CSRF token: the form is on
+// pages without a session too (the login page, a shared dashboard), and a
+// post forged elsewhere could do no more than change the colours.
+func (s *Server) setTheme(c echo.Context) error {
+	switch theme := c.FormValue("theme"); theme {
+	case themeLight, themeDark:
+		s.setCookie(c, themeCookie, theme, themeTTL)
+	case "system":
+		s.clearCookie(c, themeCookie)
+	default:
+		return errs.InvalidField("theme", "the theme must be system, light or dark")
+	}
+	back := safeNext(c.FormValue("back"))
+	if back == "" {
+		back = "/"
+	}
+	return c.Redirect(http.StatusSeeOther, back)
+}
