@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/tally-analytics/tally/internal/testenv"
@@ -244,8 +245,26 @@ func checkMetrics(t *testing.T, b context.Context, want api.OverviewResponse) {
 	}
 }
 
-// audit runs the axe-core accessibility checks (WCAG 2 A and AA) on the
-// page and reports every violation. The test stack fetches axe-core from npm
+// themeBackgrounds are the page's background in each theme, as the
+// browser computes them (app.css: --bg, #f6f7f9 and #0f1115).
+var themeBackgrounds = map[string]string{"light": "rgb(246, 247, 249)", "dark": "rgb(15, 17, 21)"}
+
+// prefersScheme makes the browser's system prefer scheme's colours (light
+// or dark), as a system set to them does, on this page and the next.
+func prefersScheme(t *testing.T, b context.Context, scheme string) {
+	t.Helper()
+	if _, err := chromedp.Call(b, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+		t.Fatalf("prefers-color-scheme %s: %v", scheme, err)
+	}
+}
+
+// audit runs the axe-core accessibility checks (WCAG 2 A and AA, contrast
+// among them) on the page and reports every violation, in both themes: a
+// page that follows the system is checked with the system set to light
+// colours and to dark ones, and must be in each; a page of a theme the user
+// chose must be in it either way (and is checked in it). The system is
+// left at light colours. The test stack fetches axe-core from npm
 // (TALLY_TEST_AXE names its axe.min.js).
 func audit(t *testing.T, b context.Context, name string) {
 	t.Helper()
@@ -254,16 +273,31 @@ func audit(t *testing.T, b context.Context, name string) {
 		t.Fatal(err)
 	}
 	evalJS[bool](t, b, string(src)+";true")
-	found, err := chromedp.Run(b, chromedp.Evaluate[[]string](`axe.run(document, {runOnly: ['wcag2a', 'wcag2aa']}).then(r =>
-		r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.help + ' — ' + v.nodes.map(n => n.target.join(' ')).join(', ')))`,
-		chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("axe on %s: %v", name, err)
+	chosen := evalJS[string](t, b, `document.documentElement.dataset.theme || ''`)
+	for _, scheme := range []string{"dark", "light"} {
+		prefersScheme(t, b, scheme)
+		theme := scheme
+		if chosen != "" {
+			theme = chosen
+		}
+		if bg := evalJS[string](t, b, `getComputedStyle(document.body).backgroundColor`); bg != themeBackgrounds[theme] {
+			t.Errorf("%s page, the system's colours %s and the theme chosen %q: the background is %s, want %s (%s)",
+				name, scheme, chosen, bg, themeBackgrounds[theme], theme)
+		}
+		if chosen != "" && scheme == "light" {
+			continue // the same colours as with a dark system, checked
+		}
+		found, err := chromedp.Run(b, chromedp.Evaluate[[]string](`axe.run(document, {runOnly: ['wcag2a', 'wcag2aa']}).then(r =>
+			r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.help + ' — ' + v.nodes.map(n => n.target.join(' ')).join(', ')))`,
+			chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("axe on %s (%s): %v", name, theme, err)
+		}
+		for _, v := range found {
+			t.Errorf("accessibility, %s page in %s colours: %s", name, theme, v)
+		}
+		t.Logf("axe: %s page checked in %s colours, %d violations", name, theme, len(found))
 	}
-	for _, v := range found {
-		t.Errorf("accessibility, %s page: %s", name, v)
-	}
-	t.Logf("axe: %s page checked, %d violations", name, len(found))
 }
 
 // screenshots saves the page at desktop and phone width into
