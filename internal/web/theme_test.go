@@ -116,6 +116,24 @@ func TestThemeBackOfAFormAnswer(t *testing.T) {
 	}
 }
 
+// An error page repeats nothing of its request: its theme form goes home,
+// and the same error at two addresses is the same page.
+func TestThemeBackOfAnErrorPage(t *testing.T) {
+	srv := themeServer(t)
+	var pages []string
+	for _, path := range []string{"/share/abc/nowhere?x=1", "/share/def/nowhere"} {
+		res := serve(srv, httptest.NewRequest(http.MethodGet, path, nil))
+		page := body(t, res)
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(page, `<input type="hidden" name="back" value="">`) {
+			t.Errorf("GET %s: %d, want 404 with a theme form going home\n%s", path, res.StatusCode, page)
+		}
+		pages = append(pages, page)
+	}
+	if pages[0] != pages[1] {
+		t.Error("the 404 pages of two addresses differ")
+	}
+}
+
 // The theme form keeps the choice a year (system forgets it) and goes back
 // to its page, only ever one of this site.
 func TestThemeChoice(t *testing.T) {

@@ -128,12 +128,18 @@ func parseViews() (*views, error) {
 
 // render writes a full page; data embeds page.
 func (s *Server) render(c echo.Context, status int, name string, data any) error {
+	return s.renderBack(c, status, name, data, themeBack(c.Request()))
+}
+
+// renderBack writes a full page whose theme form goes back to back ("" for
+// the home page).
+func (s *Server) renderBack(c echo.Context, status int, name string, data any, back string) error {
 	t, ok := s.views.pages[name]
 	if !ok {
 		return fmt.Errorf("web: no page %q", name)
 	}
 	var buf bytes.Buffer
-	d := layoutData{Page: data, Theme: themeOf(c), Back: themeBack(c.Request())}
+	d := layoutData{Page: data, Theme: themeOf(c), Back: back}
 	if err := t.ExecuteTemplate(&buf, "layout.html", d); err != nil {
 		return fmt.Errorf("web: render %s: %w", name, err)
 	}
@@ -208,7 +214,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	p := errorPage{page: pageFor(c, http.StatusText(status), ""), Status: status, Message: msg}
-	if rerr := s.render(c, status, "error", p); rerr != nil && !httpapi.ClientGone(rerr) {
+	// an error page repeats nothing of its request, not even for its theme
+	// form's way back: a deleted shared link's 404 is, byte for byte, that
+	// of a link that never was
+	if rerr := s.renderBack(c, status, "error", p, ""); rerr != nil && !httpapi.ClientGone(rerr) {
 		s.deps.Log.Error("rendering the error page", "err", rerr)
 		_ = c.String(status, msg)
 	}
