@@ -148,6 +148,8 @@ type tableCard struct {
 	Rows    []cardRow
 	Empty   template.HTML
 	Note    string
+	// Map is drawn under the rows (the countries' map).
+	Map template.HTML
 }
 
 type cardTab struct {
@@ -446,6 +448,8 @@ func (s *Server) locationsCard(c echo.Context, ctx context.Context, p auth.Princ
 		for _, row := range head(res.Rows) {
 			add(row.Name, "country", row.Value, row.Visitors, row.Percentage)
 		}
+		// every country of the report, not only the rows of the table
+		card.Map = mapSVG(s.world, res.Rows, func(code string) string { return v.link("country", code) })
 	}
 	return s.renderTable(c, card)
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/tally-analytics/tally/internal/sharing"
 	"github.com/tally-analytics/tally/internal/spikes"
 	"github.com/tally-analytics/tally/internal/stats"
+	"github.com/tally-analytics/tally/internal/web/worldmap"
 )
 
 //go:embed templates assets
@@ -162,6 +163,7 @@ type Server struct {
 	deps  Deps
 	echo  *echo.Echo
 	views *views
+	world worldmap.Map // the locations card's map
 	// unavailable logs 503s (an outage) once per interval
 	unavailable *outage.Reporter
 }
@@ -178,9 +180,13 @@ func New(deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	world, err := worldmap.Load()
+	if err != nil {
+		return nil, err
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{deps: deps, echo: e, views: v,
+	s := &Server{deps: deps, echo: e, views: v, world: world,
 		unavailable: outage.New(deps.Log, "dashboard: answering 503: a store is unavailable", 0)}
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = httpapi.IPExtractor(deps.TrustedProxies)

@@ -26,6 +26,11 @@ type Country struct {
 	Path string // SVG path data, in the map's units
 }
 
+// pathChars are all that the generator's path data has: moves, relative
+// lines and closes of whole numbers. The dashboard writes the paths into its
+// pages as they are, so nothing else is let through.
+const pathChars = "Mlz0123456789 -"
+
 // Load reads the embedded map.
 func Load() (Map, error) { return parse(data) }
 
@@ -49,7 +54,7 @@ func parse(s string) (Map, error) {
 			continue
 		}
 		code, path, ok := strings.Cut(line, " ")
-		if !ok || len(code) != 2 || !strings.HasPrefix(path, "M") || seen[code] {
+		if !ok || len(code) != 2 || !strings.HasPrefix(path, "M") || strings.Trim(path, pathChars) != "" || seen[code] {
 			return Map{}, fmt.Errorf("worldmap: line %d: not a country's code and path", n+1)
 		}
 		seen[code] = true

@@ -16,12 +16,13 @@ func TestParse(t *testing.T) {
 		t.Errorf("map (-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{
-		"GB M0 0l1 0 0 1z\n",             // no size
-		"size 8 4\n",                     // no countries
-		"size 8\nGB M0 0l1 0 0 1z\n",     // half a size
-		"size 8 4\nGBR M0 0l1 0 0 1z\n",  // not alpha-2
-		"size 8 4\nGB 0 0l1 0 0 1z\n",    // not path data
-		"size 8 4\nGB M0 0z\nGB M1 1z\n", // twice
+		"GB M0 0l1 0 0 1z\n",              // no size
+		"size 8 4\n",                      // no countries
+		"size 8\nGB M0 0l1 0 0 1z\n",      // half a size
+		"size 8 4\nGBR M0 0l1 0 0 1z\n",   // not alpha-2
+		"size 8 4\nGB 0 0l1 0 0 1z\n",     // not path data
+		"size 8 4\nGB M0 0z\nGB M1 1z\n",  // twice
+		"size 8 4\nGB M0 0\"/><script>\n", // not only path data
 	} {
 		if _, err := parse(bad); err == nil {
 			t.Errorf("parse(%q) read it", bad)
