@@ -3,7 +3,9 @@ package web
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,6 +37,7 @@ func (s *Server) createSharedLink(c echo.Context) error {
 		return err
 	}
 	p.NewShareURL, p.NewShareLabel = sharing.URL(s.baseURL(c), created.Token), created.Link.Label
+	p.NewShareEmbed = embedSnippet(p.NewShareURL, created.Link.Label)
 	return s.render(c, http.StatusCreated, "settings", p)
 }
 
@@ -98,6 +101,23 @@ func (s *Server) limitShare(c echo.Context, link model.SharedLinkID) error {
 	}
 	return limited(c, res, fmt.Sprintf("This shared dashboard was opened too often in the last hour; this report is back in %d s.",
 		int(res.RetryAfter.Seconds())+1))
+}
+
+// embedParam asks for a shared dashboard fit for another site's frame
+// (embed=1): framing allowed, no header.
+const embedParam = "embed"
+
+// embedSnippet is the iframe of a shared dashboard at url in embed mode.
+func embedSnippet(url, label string) string {
+	return `<iframe src="` + html.EscapeString(url+"?"+embedParam+"=1") + `" title="` + html.EscapeString(label) +
+		`" style="width: 100%; height: 1600px; border: 0;" loading="lazy"></iframe>`
+}
+
+// embedded reports whether r is of a shared dashboard (or its cards) in
+// embed mode. Only shared dashboards may be framed: a member's pages act
+// (forms, a session), a shared one only shows what its link already shows.
+func embedded(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, sharing.PathPrefix) && r.URL.Query().Get(embedParam) == "1"
 }
 
 // sharedHeaders are what every answer under /share, and of an email

@@ -112,6 +112,9 @@ type settingsPage struct {
 	// NewShareURL is the URL of the shared link just made: shown on this
 	// one answer and never again.
 	NewShareURL, NewShareLabel string
+	// NewShareEmbed is the HTML that puts the new link's dashboard in
+	// another site's page (embed mode), shown with it.
+	NewShareEmbed string
 }
 
 type providerRow struct {

@@ -23,8 +23,18 @@ const (
 )
 
 // themeOf is the colours the request's browser chose: "light", "dark", or
-// "" to follow the system (no choice, or a cookie of no known value).
+// "" to follow the system (no choice, or a cookie of no known value). An
+// embedded shared dashboard has the colours its URL names (theme=), as the
+// page around it wants them: in another site's frame the browser's choice
+// of this site's colours is seldom sent (a third party's cookie).
 func themeOf(c echo.Context) string {
+	if embedded(c.Request()) {
+		switch t := c.QueryParam("theme"); t {
+		case themeLight, themeDark:
+			return t
+		}
+		return ""
+	}
 	ck, err := c.Cookie(themeCookie)
 	if err != nil {
 		return ""

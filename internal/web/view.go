@@ -106,6 +106,13 @@ func parseView(q url.Values, site model.Site, base string, now time.Time) (view,
 	if v.Attribution != stats.LastNonDirect {
 		v.query.Set("attribution", v.Attribution)
 	}
+	// a shared dashboard in embed mode stays in it, in its colours
+	if q.Get(embedParam) == "1" {
+		v.query.Set(embedParam, "1")
+		if t := q.Get("theme"); t == themeLight || t == themeDark {
+			v.query.Set("theme", t)
+		}
+	}
 	if f := q.Get("funnel"); f != "" && len(f) <= 64 {
 		v.Funnel = f
 		v.query.Set("funnel", f)

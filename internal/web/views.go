@@ -43,6 +43,9 @@ type layoutData struct {
 	Theme string
 	// Back is where the theme form returns to.
 	Back string
+	// Embed: a shared dashboard in another site's frame, without the
+	// header (its theme is the URL's).
+	Embed bool
 }
 
 // views are the parsed templates: one set per full page (layout + page),
@@ -139,7 +142,7 @@ func (s *Server) renderBack(c echo.Context, status int, name string, data any, b
 		return fmt.Errorf("web: no page %q", name)
 	}
 	var buf bytes.Buffer
-	d := layoutData{Page: data, Theme: themeOf(c), Back: back}
+	d := layoutData{Page: data, Theme: themeOf(c), Back: back, Embed: embedded(c.Request())}
 	if err := t.ExecuteTemplate(&buf, "layout.html", d); err != nil {
 		return fmt.Errorf("web: render %s: %w", name, err)
 	}

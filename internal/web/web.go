@@ -286,10 +286,15 @@ func cacheFor(d time.Duration, next http.Handler) http.Handler {
 func (s *Server) headers(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
+		frames := "'none'"
+		if embedded(c.Request()) {
+			frames = "*" // a shared dashboard in another site's page
+		} else {
+			h.Set("X-Frame-Options", "DENY")
+		}
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "+
-			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+			"form-action 'self'; frame-ancestors "+frames+"; base-uri 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		if s.deps.HSTS {
