@@ -2,8 +2,8 @@
 // shields): which page patterns, visitor addresses and hostnames a site
 // keeps out of its statistics, how they are checked when an owner sets
 // them, and how the ingest path matches an event against them. Page
-// patterns are the goals' (goals.ValidatePath, goals.PathRegexp), with a
-// hash route after one # (pages.go).
+// patterns are goals' and funnels' (package pagepattern: a path, and a
+// hash route after one #), matched here by the pattern's own matcher.
 package exclusions
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/pagepattern"
 )
 
 // The API's names of the three lists; a refused entry is named
@@ -68,11 +69,10 @@ func each(field string, list []string, norm func(string) (string, string)) ([]st
 	return out, nil
 }
 
-// page checks a page pattern: the goals' rule for its path, and a hash
-// route after one # (see pageMatcher).
+// page checks a page pattern (pagepattern.Parse).
 func page(p string) (string, string) {
-	if problem := pageProblem(p); problem != "" {
-		return "", problem
+	if _, err := pagepattern.Parse(p); err != nil {
+		return "", err.Error()
 	}
 	return p, ""
 }
@@ -121,11 +121,10 @@ func host(h string) (string, string) {
 	return d, ""
 }
 
-// shield is a site's exclusions compiled: the page patterns (see
-// pageMatcher), the addresses as networks, the hosts split into exact names
-// and suffixes.
+// shield is a site's exclusions compiled: the page patterns' matchers,
+// the addresses as networks, the hosts split into exact names and suffixes.
 type shield struct {
-	pages    []pageMatcher
+	pages    []*pagepattern.Matcher
 	networks []netip.Prefix
 	hosts    []string
 	suffixes []string // ".staging.example.com" of *.staging.example.com
@@ -137,8 +136,8 @@ type shield struct {
 func Compile(e model.Exclusions) model.Shield {
 	var s shield
 	for _, p := range e.Pages {
-		if pageProblem(p) == "" {
-			s.pages = append(s.pages, compilePageMatcher(p))
+		if pat, err := pagepattern.Parse(p); err == nil {
+			s.pages = append(s.pages, pat.Matcher())
 		}
 	}
 	for _, a := range e.Addresses {
@@ -181,7 +180,7 @@ func (s *shield) Excludes(pathname, host string, addr netip.Addr) bool {
 		}
 	}
 	for _, p := range s.pages {
-		if p.matches(pathname) {
+		if p.Matches(pathname) {
 			return true
 		}
 	}

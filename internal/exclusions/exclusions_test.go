@@ -128,7 +128,9 @@ func TestExcludesAllocatesNothing(t *testing.T) {
 
 // A page pattern names a path, and after one # a hash route, each with the
 // goals' * and **, neither reaching across the #. Without #, it matches
-// the path whatever the route; with it, the route too (see pages.go).
+// the path whatever the route; with it, the route too (package
+// pagepattern). ** is any bytes, a newline too: an excluded path is
+// excluded whole.
 func TestHashRoutePages(t *testing.T) {
 	for _, tc := range []struct {
 		pattern string
@@ -148,7 +150,7 @@ func TestHashRoutePages(t *testing.T) {
 		{"/x/*/edit", []string{"/x/a/edit", "/x/a/edit#/y"}, []string{"/x/a#b/edit", "/x/a#/edit"}},
 		{"/*", []string{"/app", "/app#/settings", "/app#settings"}, []string{"/", "/#/settings", "/a/b#c"}},
 		{"/**", []string{"/", "/#/settings", "/a/b#/c/d"}, nil},
-		{"/admin/**", []string{"/admin/users#/7", "/admin/x"}, []string{"/admin#/users", "/admin"}},
+		{"/admin/**", []string{"/admin/users#/7", "/admin/x", "/admin/a\nb"}, []string{"/admin#/users", "/admin"}},
 		// a root app's routes; the router's root #/ is stored as / itself
 		{"/#/admin/**", []string{"/#/admin/users"}, []string{"/", "/#/settings", "/docs#/admin/users"}},
 		{"/app#/*", []string{"/app#/settings"}, []string{"/app#/settings/x", "/app#settings", "/app"}},
