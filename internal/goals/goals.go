@@ -1,12 +1,12 @@
-// Package goals holds the rules of goals: what a goal is, how its page
-// path pattern matches, who may read and change them. Goals live in
+// Package goals holds the rules of goals: what a goal is (a page path
+// pattern of package pagepattern, or a custom event), who may read and
+// change them. Goals live in
 // Postgres; their conversions are computed by the stats service.
 package goals
 
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -16,6 +16,7 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/pagepattern"
 )
 
 // Store keeps goals.
@@ -51,10 +52,7 @@ type Input struct {
 	EventName string
 }
 
-const (
-	maxNameLen = 120
-	maxPathLen = 1024
-)
+const maxNameLen = 120
 
 // validate checks a goal's fields; every problem names its field.
 func validate(in Input) (model.Goal, error) {
@@ -99,49 +97,17 @@ func ValidateEventName(name string) error {
 	return nil
 }
 
-// ValidatePath checks a page path pattern: absolute, without query string,
-// with * for one path segment and ** for any depth.
+// ValidatePath checks a page path pattern (package pagepattern): absolute,
+// without query string, with * for one path segment and ** for any depth,
+// and on a site that records hash routes one # before a pattern of the route.
 func ValidatePath(p string) error {
-	switch {
-	case p == "":
+	if p == "" {
 		return errs.InvalidField("page_path", "pageview goals need a page_path such as /signup or /blog/**")
-	case !strings.HasPrefix(p, "/"):
-		return errs.InvalidField("page_path", "must start with /")
-	case len(p) > maxPathLen:
-		return errs.InvalidField("page_path", "must be at most %d characters", maxPathLen)
-	case strings.ContainsAny(p, "?#"):
-		return errs.InvalidField("page_path", "is a path: no query string or fragment")
-	case strings.Contains(p, "***"):
-		return errs.InvalidField("page_path", "use * for one path segment and ** for any depth")
+	}
+	if _, err := pagepattern.Parse(p); err != nil {
+		return errs.InvalidField("page_path", "%s", err.Error())
 	}
 	return nil
-}
-
-// PathRegexp turns a page path pattern into an anchored RE2 regular
-// expression (for ClickHouse's match and Go's regexp): * matches one path
-// segment (no slash, at least one character), ** any depth.
-func PathRegexp(pattern string) string {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(pattern); {
-		switch {
-		case strings.HasPrefix(pattern[i:], "**"):
-			b.WriteString(".*")
-			i += 2
-		case pattern[i] == '*':
-			b.WriteString("[^/]+")
-			i++
-		default:
-			j := i
-			for j < len(pattern) && pattern[j] != '*' {
-				j++
-			}
-			b.WriteString(regexp.QuoteMeta(pattern[i:j]))
-			i = j
-		}
-	}
-	b.WriteString("$")
-	return b.String()
 }
 
 func goalNotFound() *errs.Error { return errs.E(errs.NotFound, "goal_not_found", "goal not found") }

@@ -1,6 +1,7 @@
 package pagepattern_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,6 +65,39 @@ func TestPages(t *testing.T) {
 			if !strings.HasPrefix(p, pages.Prefix) || (pages.Exact && p != pages.Prefix) ||
 				(pages.AnyRoute && p != pages.Prefix && !strings.HasPrefix(p, pages.Prefix+"#")) {
 				t.Errorf("%s matches %q, outside %+v", tc.pattern, p, pages)
+			}
+		}
+	}
+}
+
+// On pages without #, a pattern without # is the path pattern goals
+// always had.
+func TestPathPatterns(t *testing.T) {
+	for _, tt := range []struct {
+		pattern string
+		match   []string
+		noMatch []string
+	}{
+		{"/blog/*", []string{"/blog/a", "/blog/a-b.html"}, []string{"/blog/a/b", "/blog/", "/blog", "/blogs/a"}},
+		{"/blog/**", []string{"/blog/a", "/blog/a/b", "/blog/a/b/c", "/blog/"}, []string{"/blog", "/blogs/a"}},
+		{"/signup", []string{"/signup"}, []string{"/signup/", "/signups", "/x/signup"}},
+		{"/shop/*/checkout", []string{"/shop/42/checkout"}, []string{"/shop/42/43/checkout", "/shop/checkout"}},
+		{"/docs/**/install", []string{"/docs/v1/install", "/docs/v1/linux/install"}, []string{"/docs/install/x"}},
+		{"/a.b+(c)", []string{"/a.b+(c)"}, []string{"/aXb+(c)", "/a.bb(c)"}},
+	} {
+		pat, err := pagepattern.Parse(tt.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re, m := regexp.MustCompile(pat.Regexp()), pat.Matcher()
+		for _, p := range tt.match {
+			if !re.MatchString(p) || !m.Matches(p) {
+				t.Errorf("%s on %s: regular expression %v, matcher %v; want a match", tt.pattern, p, re.MatchString(p), m.Matches(p))
+			}
+		}
+		for _, p := range tt.noMatch {
+			if re.MatchString(p) || m.Matches(p) {
+				t.Errorf("%s on %s: regular expression %v, matcher %v; want none", tt.pattern, p, re.MatchString(p), m.Matches(p))
 			}
 		}
 	}

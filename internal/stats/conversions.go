@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/auth"
-	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
 )
 
@@ -63,8 +62,9 @@ type goalFigures struct {
 }
 
 // goalsPerQuery bounds the pageview goals one query counts: each adds its
-// pattern (up to ~2 KiB once escaped) twice to the query's text, which
-// ClickHouse caps (max_query_size, 256 KiB).
+// condition (pathCondition, up to ~4.6 KiB once escaped) twice to the
+// query's text, which ClickHouse caps (max_query_size, 256 KiB): 20 take
+// at most ~185 KiB.
 const goalsPerQuery = 20
 
 // goalCounts counts the visitors of the inclusive dates first..last and
@@ -114,9 +114,9 @@ func (s *Service) goalCounts(ctx context.Context, sc scope, list []model.Goal, f
 	for len(pages) > 0 {
 		chunk := pages[:min(len(pages), goalsPerQuery)]
 		pages = pages[len(chunk):]
-		patterns := make([]string, len(chunk))
+		conds := make([]condition, len(chunk))
 		for j, i := range chunk {
-			patterns[j] = goals.PathRegexp(list[i].PagePath)
+			conds[j].sql, conds[j].args = pathCondition(list[i].PagePath)
 		}
 		// figures[j] are the completions (and converters) of goal chunk[j]
 		into := func(dst []float64) func(figures []float64) {
@@ -127,10 +127,10 @@ func (s *Service) goalCounts(ctx context.Context, sc scope, list []model.Goal, f
 			}
 		}
 		if rolled {
-			sql, args := ru.goalPageviews(patterns)
+			sql, args := ru.goalPageviews(conds)
 			fns = append(fns, s.totalSQL(sql, args, len(chunk), into(out.completions)))
 			if converters {
-				sql, args := ru.goalVisitors(patterns)
+				sql, args := ru.goalVisitors(conds)
 				fns = append(fns, s.totalSQL(sql, args, len(chunk), into(out.converters)))
 			}
 			continue

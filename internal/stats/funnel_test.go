@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/pagepattern"
 )
 
 // No funnel a client can define makes its query too long for ClickHouse:
@@ -113,27 +113,43 @@ func TestFunnelReportFigures(t *testing.T) {
 
 func ptr(x float64) *float64 { return &x }
 
-// A pattern without a wildcard is compared, not matched, and the comparison
-// keeps exactly the paths its regular expression would; a pattern with one
-// is matched by its regular expression.
+// A pattern without a wildcard is compared, not matched: a path is itself
+// or itself and a route, a page with its route is itself; a pattern with one
+// is matched by its regular expression; the comparisons keep exactly the
+// pages the expression matches.
 func TestPathConditionComparesPlainPaths(t *testing.T) {
-	paths := []string{"/pricing", "/pricing/", "/Pricing", "/a.b", "/axb", "/blog/post", "/blog/", "/docs/a/b", "/"}
-	for _, pattern := range []string{"/pricing", "/a.b", "/"} {
-		cond, arg := pathCondition(pattern)
-		if cond != "pathname = ?" || arg != pattern {
-			t.Errorf("%s: %q with %v, want pathname = ? with the pattern", pattern, cond, arg)
+	pages := []string{"/pricing", "/pricing/", "/Pricing", "/pricing#/plans", "/pricing#", "/pricings#/x", "/a.b", "/axb", "/a.b#/c",
+		"/app#/settings", "/app#/settings/x", "/app", "/blog/post", "/blog/", "/docs/a/b", "/", "/#/x"}
+	for _, tc := range []struct {
+		pattern, cond string
+		args          []any
+	}{
+		{"/pricing", "(pathname = ? OR startsWith(pathname, ?))", []any{"/pricing", "/pricing#"}},
+		{"/a.b", "(pathname = ? OR startsWith(pathname, ?))", []any{"/a.b", "/a.b#"}},
+		{"/", "(pathname = ? OR startsWith(pathname, ?))", []any{"/", "/#"}},
+		{"/app#/settings", "pathname = ?", []any{"/app#/settings"}},
+	} {
+		cond, args := pathCondition(tc.pattern)
+		if cond != tc.cond || !cmp.Equal(args, tc.args) {
+			t.Errorf("%s: %q with %q, want %q with %q", tc.pattern, cond, args, tc.cond, tc.args)
 		}
-		re := regexp.MustCompile(goals.PathRegexp(pattern))
-		for _, p := range paths {
-			if (p == pattern) != re.MatchString(p) {
-				t.Errorf("%s keeps %s: %v, its regular expression: %v", pattern, p, p == pattern, re.MatchString(p))
+		pat, _ := pagepattern.Parse(tc.pattern)
+		re := regexp.MustCompile(pat.Regexp())
+		for _, p := range pages {
+			kept := p == args[0] || (len(args) == 2 && strings.HasPrefix(p, args[1].(string)))
+			if kept != re.MatchString(p) {
+				t.Errorf("%s keeps %s: %v, its regular expression: %v", tc.pattern, p, kept, re.MatchString(p))
 			}
 		}
 	}
-	for _, pattern := range []string{"/blog/*", "/docs/**", "/*/pricing"} {
-		if cond, arg := pathCondition(pattern); cond != "match(pathname, ?)" || arg != goals.PathRegexp(pattern) {
-			t.Errorf("%s: %q with %v, want match(pathname, ?) with its regular expression", pattern, cond, arg)
+	for _, pattern := range []string{"/blog/*", "/docs/**", "/*/pricing", "/app#", "/app#/admin/**"} {
+		pat, _ := pagepattern.Parse(pattern)
+		if cond, args := pathCondition(pattern); cond != "match(pathname, ?)" || !cmp.Equal(args, []any{pat.Regexp()}) {
+			t.Errorf("%s: %q with %v, want match(pathname, ?) with its regular expression", pattern, cond, args)
 		}
+	}
+	if cond, args := pathCondition("no slash"); cond != "0" || args != nil {
+		t.Errorf("an invalid pattern: %q with %v, want 0 (no page)", cond, args)
 	}
 }
 
@@ -150,9 +166,11 @@ func TestFunnelQueryTable(t *testing.T) {
 		wildcard      bool
 		want, notWant []string
 	}{
-		{"plain pages", nil, false, []string{"FROM events_by_path WHERE", "AND name = ? AND (pathname = ? OR pathname = ?) AND e % 256"},
+		{"plain pages", nil, false, []string{"FROM events_by_path WHERE",
+			"AND name = ? AND ((pathname = ? OR (pathname >= ? AND pathname < ?)) OR (pathname = ? OR (pathname >= ? AND pathname < ?))) AND e % 256"},
 			[]string{"FROM events WHERE", "toDate(ts)"}},
-		{"a wildcard", nil, true, []string{"FROM events_by_path WHERE", "AND name = ? AND (pathname = ? OR (pathname >= ? AND pathname < ?)) AND e % 256"},
+		{"a wildcard", nil, true, []string{"FROM events_by_path WHERE",
+			"AND name = ? AND ((pathname = ? OR (pathname >= ? AND pathname < ?)) OR (pathname >= ? AND pathname < ?)) AND e % 256"},
 			[]string{"FROM events WHERE"}},
 		{"filtered", []Filter{Eq(Country, "DE")}, false, []string{"FROM events WHERE", "toDate(ts) >= toDate(?)"}, []string{"events_by_path", "pathname >="}},
 	} {
@@ -220,35 +238,54 @@ func TestFunnelWalk(t *testing.T) {
 	}
 }
 
-// A pattern's range of paths holds exactly the paths that begin with its
-// text before the first wildcard, which every path it matches does.
-func TestPathKeyRange(t *testing.T) {
-	for _, tt := range []struct{ pattern, lo, hi string }{
-		{"/blog/*", "/blog/", "/blog0"},
-		{"/docs/**", "/docs/", "/docs0"},
-		{"/a*", "/a", "/b"},
-		{"*", "", ""},
-		{"/x\xff\xff*", "/x\xff\xff", "/y"},
+// A pattern's condition on sorted pages keeps exactly the pages that begin
+// with its text before the first wildcard, or for a path without one, the
+// path and its routes; every page it matches is kept.
+func TestPathKeyCondition(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, cond string
+		args          []any
+	}{
+		{"/blog/*", "(pathname >= ? AND pathname < ?)", []any{"/blog/", "/blog0"}},
+		{"/docs/**", "(pathname >= ? AND pathname < ?)", []any{"/docs/", "/docs0"}},
+		{"/a*", "(pathname >= ? AND pathname < ?)", []any{"/a", "/b"}},
+		{"/x\xff\xff*", "(pathname >= ? AND pathname < ?)", []any{"/x\xff\xff", "/y"}},
+		{"/pricing", "(pathname = ? OR (pathname >= ? AND pathname < ?))", []any{"/pricing", "/pricing#", "/pricing$"}},
+		{"/app#/settings", "pathname = ?", []any{"/app#/settings"}},
+		{"/app#/admin/*", "(pathname >= ? AND pathname < ?)", []any{"/app#/admin/", "/app#/admin0"}},
+		{"/app#", "(pathname >= ? AND pathname < ?)", []any{"/app", "/apq"}},
+		{"no slash", "0", nil},
 	} {
-		lo, hi, exact := pathKeyRange(tt.pattern)
-		if lo != tt.lo || hi != tt.hi || exact {
-			t.Errorf("%q: [%q, %q) exact %v, want [%q, %q)", tt.pattern, lo, hi, exact, tt.lo, tt.hi)
+		cond, args := pathKeyCondition(tt.pattern)
+		if cond != tt.cond || !cmp.Equal(args, tt.args) {
+			t.Errorf("%q: %s with %q, want %s with %q", tt.pattern, cond, args, tt.cond, tt.args)
 		}
 	}
-	if lo, hi, exact := pathKeyRange("/pricing"); lo != "/pricing" || hi != "" || !exact {
-		t.Errorf("/pricing: %q %q %v, want itself, exact", lo, hi, exact)
-	}
-	paths := []string{"/blog", "/blog/", "/blog/a", "/blog/a/b", "/blog0", "/blog-x", "/bloh", "/a", "/"}
-	for _, pattern := range []string{"/blog/*", "/blog/**", "/blog*", "/*/a"} {
-		lo, hi, _ := pathKeyRange(pattern)
-		re := regexp.MustCompile(goals.PathRegexp(pattern))
-		for _, p := range paths {
-			in := p >= lo && (hi == "" || p < hi)
-			if re.MatchString(p) && !in {
-				t.Errorf("%s matches %s, outside [%q, %q)", pattern, p, lo, hi)
+	pages := []string{"/blog", "/blog/", "/blog/a", "/blog/a/b", "/blog0", "/blog-x", "/bloh", "/a", "/", "/blog#/x", "/blog/a#/x",
+		"/blog#", "/blog$", "/blog!", "/blog/a#", "/bloga"}
+	for _, pattern := range []string{"/blog/*", "/blog/**", "/blog*", "/*/a", "/blog", "/blog#/x", "/blog#", "/blog/a#**"} {
+		cond, args := pathKeyCondition(pattern)
+		pat, _ := pagepattern.Parse(pattern)
+		re := regexp.MustCompile(pat.Regexp())
+		for _, p := range pages {
+			var in bool
+			switch cond {
+			case "pathname = ?":
+				in = p == args[0]
+			case "(pathname = ? OR (pathname >= ? AND pathname < ?))":
+				in = p == args[0] || p >= args[1].(string) && p < args[2].(string)
+				if in != (p == args[0] || strings.HasPrefix(p, args[1].(string))) {
+					t.Errorf("%s: %s kept %v, but is the path or one of its routes: %v", pattern, p, in, !in)
+				}
+			default:
+				lo, hi := args[0].(string), args[1].(string)
+				in = p >= lo && p < hi
+				if in != strings.HasPrefix(p, lo) {
+					t.Errorf("%s: %s in [%q, %q) is %v, but begins with %q: %v", pattern, p, lo, hi, in, lo, !in)
+				}
 			}
-			if in != strings.HasPrefix(p, lo) {
-				t.Errorf("%s: %s in [%q, %q) is %v, but begins with %q: %v", pattern, p, lo, hi, in, lo, !in)
+			if re.MatchString(p) && !in {
+				t.Errorf("%s matches %s, which %s with %q leaves out", pattern, p, cond, args)
 			}
 		}
 	}

@@ -66,14 +66,15 @@ func (s *sqlb) add(sql string, args ...any) *sqlb {
 	return s
 }
 
-// Build returns the SQL and its arguments. A step's path (itself, or its
-// regular expression when it has a wildcard) and event name are bound
-// arguments, which the driver writes into the query as quoted literals, and
-// its props are compared by their MD5 digests: a funnel's values make its
-// query at most about 40 KiB longer (8 steps of a 1,024-character path, at
-// most 3 bytes a character once escaped, twice; names of 120 characters,
-// twice; 10 digests a step), far below ClickHouse's max_query_size
-// (256 KiB), whatever the client put in them.
+// Build returns the SQL and its arguments. A step's page (pathCondition:
+// the path, or its regular expression when it has a wildcard, and its
+// range of rows in events_by_path) and event name are bound arguments,
+// which the driver writes into the query as quoted literals, and its props
+// are compared by their MD5 digests: a funnel's values make its query at
+// most about 90 KiB longer (8 steps of a 1,024-character pattern, at most
+// 4.6 KiB a condition once escaped and 6.2 KiB a range; names of 120
+// characters, twice; 10 digests a step), far below ClickHouse's
+// max_query_size (256 KiB), whatever the client put in them.
 // No scalar subquery reads them from external data: on a ClickHouse 18.16
 // cluster a Distributed table's shards receive such a subquery's value as a
 // literal under another column name, and the query fails (code 10, "Not
@@ -157,22 +158,15 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 	if pageviews {
 		s.add(" AND name = ?", model.PageviewName)
 		if byPath {
-			// and by page, which events_by_path's key holds next: each
-			// step's page, or the pages that begin with its text before
-			// the first wildcard
+			// and by page, which events_by_path's key holds next: the
+			// pages each step's pattern may match (pathKeyCondition)
 			s.add(" AND (")
 			for i, k := range steps {
 				if i > 0 {
 					s.add(" OR ")
 				}
-				switch lo, hi, exact := pathKeyRange(q.Steps[k].PagePath); {
-				case exact:
-					s.add("pathname = ?", lo)
-				case hi == "":
-					s.add("pathname >= ?", lo)
-				default:
-					s.add("(pathname >= ? AND pathname < ?)", lo, hi)
-				}
+				cond, args := pathKeyCondition(q.Steps[k].PagePath)
+				s.add(cond, args...)
 			}
 			s.add(")")
 		}
@@ -210,8 +204,8 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 // custom event) meets when it completes step.
 func stepCondition(s *sqlb, step model.FunnelStep) {
 	if step.Type == model.GoalPageview {
-		cond, arg := pathCondition(step.PagePath)
-		s.add(cond, arg)
+		cond, args := pathCondition(step.PagePath)
+		s.add(cond, args...)
 		return
 	}
 	s.add("name = ?", step.EventName)

@@ -91,12 +91,19 @@ func (r pageRollup) visitors(pages []string) (string, []any, error) {
 		strings.Join(parts, " UNION ALL ") + ") GROUP BY d0", args, nil
 }
 
-// goalPageviews counts the pageviews of the pages matching each of
-// patterns (regular expressions of pageview goals) in the range: one row of
-// a metric per pattern. page_days holds a few hundred rows a site and day,
-// summed by page first, so each pattern is matched once per page.
-func (r pageRollup) goalPageviews(patterns []string) (string, []any) {
-	cols, colArgs := goalColumns(patterns, "sumIf(pv, match(pathname, ?))")
+// condition is a ClickHouse condition and the arguments of its ?
+// placeholders, in order.
+type condition struct {
+	sql  string
+	args []any
+}
+
+// goalPageviews counts the pageviews of the pages meeting each of conds
+// (pageview goals' pathCondition) in the range: one row of a metric per
+// condition. page_days holds a few hundred rows a site and day, summed by
+// page first, so each condition is tested once per page.
+func (r pageRollup) goalPageviews(conds []condition) (string, []any) {
+	cols, colArgs := goalColumns(conds, "sumIf(pv, %s)")
 	parts := []string{"SELECT pathname, pageviews AS pv FROM page_days WHERE " + rollupDays}
 	args := r.dayArgs()
 	for _, e := range r.edges {
@@ -107,22 +114,22 @@ func (r pageRollup) goalPageviews(patterns []string) (string, []any) {
 		") GROUP BY pathname)", append(colArgs, args...)
 }
 
-// goalVisitors counts the distinct visitors of the pages matching each of
-// patterns in the range, merging the pages' visitor states (the pages
+// goalVisitors counts the distinct visitors of the pages meeting each of
+// conds in the range, merging the pages' visitor states (the pages
 // report's visitors, so a goal of one page shows that page's visitors).
 // The days read only the states of matching pages (PREWHERE on the path):
 // deserialising a state is what costs.
-func (r pageRollup) goalVisitors(patterns []string) (string, []any) {
-	cols, colArgs := goalColumns(patterns, "uniqCombinedMergeIf("+PageStatePrecision+")(v, match(pathname, ?))")
-	matches := make([]string, len(patterns))
-	for i := range patterns {
-		matches[i] = "match(pathname, ?)"
+func (r pageRollup) goalVisitors(conds []condition) (string, []any) {
+	cols, colArgs := goalColumns(conds, "uniqCombinedMergeIf("+PageStatePrecision+")(v, %s)")
+	matches := make([]string, len(conds))
+	for i, c := range conds {
+		matches[i] = c.sql
 	}
 	parts := []string{"SELECT pathname, visitors AS v FROM page_visitor_days PREWHERE " + rollupDays +
 		" AND (" + strings.Join(matches, " OR ") + ")"}
 	args := r.dayArgs()
-	for _, p := range patterns {
-		args = append(args, p)
+	for _, c := range conds {
+		args = append(args, c.args...)
 	}
 	for _, e := range r.edges {
 		parts = append(parts, "SELECT pathname, uniqCombinedState("+PageStatePrecision+")(visitor_id) AS v FROM events WHERE "+rollupEdge+
@@ -132,14 +139,14 @@ func (r pageRollup) goalVisitors(patterns []string) (string, []any) {
 	return "SELECT " + cols + " FROM (" + strings.Join(parts, " UNION ALL ") + ")", append(colArgs, args...)
 }
 
-// goalColumns is one metric column m0, m1, … per pattern: agg, whose one
-// placeholder takes the pattern, as Float64.
-func goalColumns(patterns []string, agg string) (string, []any) {
-	cols := make([]string, len(patterns))
-	args := make([]any, len(patterns))
-	for i, p := range patterns {
-		cols[i] = fmt.Sprintf("toFloat64(%s) AS m%d", agg, i)
-		args[i] = p
+// goalColumns is one metric column m0, m1, … per condition: agg, whose %s
+// takes the condition, as Float64.
+func goalColumns(conds []condition, agg string) (string, []any) {
+	cols := make([]string, len(conds))
+	var args []any
+	for i, c := range conds {
+		cols[i] = fmt.Sprintf("toFloat64(%s) AS m%d", fmt.Sprintf(agg, c.sql), i)
+		args = append(args, c.args...)
 	}
 	return strings.Join(cols, ", "), args
 }

@@ -77,35 +77,36 @@ func TestPageRollupSQL(t *testing.T) {
 	}
 }
 
-// Pageview goals from the page rollups: each pattern a bound argument, in
-// the order of the placeholders; the days read once, each partial day from
-// events; the visitor states of the days only of matching pages.
+// Pageview goals from the page rollups: each condition's arguments bound
+// in the order of the placeholders; the days read once, each partial day
+// from events; the visitor states of the days only of matching pages.
 func TestGoalRollupSQL(t *testing.T) {
 	from, to := time.Date(2026, 5, 1, 4, 0, 0, 0, time.UTC), time.Date(2026, 5, 8, 4, 0, 0, 0, time.UTC)
 	r, _ := newPageRollup("s1", from, to)
-	patterns := []string{"^/a$", "^/b/.*$"}
+	conds := []condition{{"(pathname = ? OR startsWith(pathname, ?))", []any{"/a", "/a#"}}, {"match(pathname, ?)", []any{"^/b/[^#]*(#|$)"}}}
+	condArgs := []any{"/a", "/a#", "^/b/[^#]*(#|$)"}
 	day := []any{"s1", "2026-05-02", "2026-05-08"}
 	// an edge binds its times twice: the times, and the days around them
 	may2, may8 := time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 5, 8, 0, 0, 0, 0, time.UTC)
 	first, last := []any{"s1", from, may2, from, may2}, []any{"s1", may8, to, may8, to}
 
-	sql, args := r.goalPageviews(patterns)
-	want := append(append(append([]any{"^/a$", "^/b/.*$"}, day...), first...), last...)
+	sql, args := r.goalPageviews(conds)
+	want := append(append(append(append([]any{}, condArgs...), day...), first...), last...)
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("pageviews' args (-want +got):\n%s", diff)
 	}
 	if strings.Count(sql, "FROM page_days") != 1 || strings.Count(sql, "FROM events") != 2 || strings.Count(sql, "?") != len(args) ||
-		!strings.HasPrefix(sql, "SELECT toFloat64(sumIf(pv, match(pathname, ?))) AS m0, toFloat64(sumIf(pv, match(pathname, ?))) AS m1 FROM") {
+		!strings.HasPrefix(sql, "SELECT toFloat64(sumIf(pv, (pathname = ? OR startsWith(pathname, ?)))) AS m0, toFloat64(sumIf(pv, match(pathname, ?))) AS m1 FROM") {
 		t.Errorf("pageviews: %s", sql)
 	}
 
-	sql, args = r.goalVisitors(patterns)
-	want = append(append(append(append([]any{"^/a$", "^/b/.*$"}, day...), "^/a$", "^/b/.*$"), first...), last...)
+	sql, args = r.goalVisitors(conds)
+	want = append(append(append(append(append([]any{}, condArgs...), day...), condArgs...), first...), last...)
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("visitors' args (-want +got):\n%s", diff)
 	}
 	if strings.Count(sql, "FROM page_visitor_days PREWHERE") != 1 || strings.Count(sql, "FROM events") != 2 ||
-		strings.Count(sql, "?") != len(args) || !strings.Contains(sql, "(match(pathname, ?) OR match(pathname, ?))") {
+		strings.Count(sql, "?") != len(args) || !strings.Contains(sql, "((pathname = ? OR startsWith(pathname, ?)) OR match(pathname, ?))") {
 		t.Errorf("visitors: %s", sql)
 	}
 }

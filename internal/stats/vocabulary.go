@@ -2,11 +2,10 @@ package stats
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/tally-analytics/tally/internal/goals"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/pagepattern"
 )
 
 // Table is a ClickHouse table the statistics read.
@@ -209,8 +208,8 @@ func Bucket(interval, tz string) Dimension {
 // goalCondition is the ClickHouse condition an event meets when it completes g.
 func goalCondition(g model.Goal) (string, []any) {
 	if g.Type == model.GoalPageview {
-		cond, arg := pathCondition(g.PagePath)
-		return "is_pageview = 1 AND " + cond, []any{arg}
+		cond, args := pathCondition(g.PagePath)
+		return "is_pageview = 1 AND " + cond, args
 	}
 	return "is_pageview = 0 AND name = ?", []any{g.EventName}
 }
@@ -300,33 +299,49 @@ func RevenueBy(breakdown, attribution string) Dimension {
 		exprs: map[Table]string{Payments: "multiIf(attributed = 0, ?, " + col + " = '', ?, " + col + ")"}}
 }
 
-// pathKeyRange is what a page path pattern leaves of a sorted column of
-// paths: the pattern itself when it has no wildcard (exact), else the paths
-// that begin with its text before the first wildcard, [lo, hi) (hi "" when
-// no string is above them all). The pattern's regular expression is
-// anchored and matches that text as it is, byte for byte.
-func pathKeyRange(pattern string) (lo, hi string, exact bool) {
-	i := strings.IndexByte(pattern, '*')
-	if i < 0 {
-		return pattern, "", true
+// pathKeyCondition is the condition that keeps, of a column of pages
+// sorted as text, the pages a page path pattern may match
+// (pagepattern.Pages): the one page, a path and its routes, or the pages
+// that begin with the pattern's text before its first wildcard. A pattern
+// no longer valid (changed by hand) keeps none.
+func pathKeyCondition(pattern string) (string, []any) {
+	pat, err := pagepattern.Parse(pattern)
+	if err != nil {
+		return "0", nil
 	}
-	lo = pattern[:i]
-	for n := len(lo); n > 0; n-- {
-		if lo[n-1] < 0xff {
-			return lo, lo[:n-1] + string([]byte{lo[n-1] + 1}), false
+	switch pages := pat.Pages(); {
+	case pages.Exact:
+		return "pathname = ?", []any{pages.Prefix}
+	case pages.AnyRoute: // the path, then its routes: from P# up to P$
+		return "(pathname = ? OR (pathname >= ? AND pathname < ?))", []any{pages.Prefix, pages.Prefix + "#", pages.Prefix + "$"}
+	default:
+		if hi := above(pages.Prefix); hi != "" {
+			return "(pathname >= ? AND pathname < ?)", []any{pages.Prefix, hi}
 		}
+		return "pathname >= ?", []any{pages.Prefix}
 	}
-	return lo, "", false
 }
 
-// pathCondition is the ClickHouse condition a pathname meets when it matches
-// the page path pattern, and its argument: a comparison when the pattern has
-// no wildcard (what goals.PathRegexp would match, without running a regular
-// expression over every pageview of the range), else the pattern's regular
-// expression.
-func pathCondition(pattern string) (string, any) {
-	if _, _, exact := pathKeyRange(pattern); exact {
-		return "pathname = ?", pattern
+// above is the least string above every string that begins with prefix, or
+// "" when no string is.
+func above(prefix string) string {
+	for n := len(prefix); n > 0; n-- {
+		if prefix[n-1] < 0xff {
+			return prefix[:n-1] + string([]byte{prefix[n-1] + 1})
+		}
 	}
-	return "match(pathname, ?)", goals.PathRegexp(pattern)
+	return ""
+}
+
+// pathCondition is the ClickHouse condition a pathname meets when it is a
+// page of the page path pattern, and its arguments: the pattern's own
+// (pagepattern.Pattern.Condition), which the ingest path's matcher of
+// excluded pages agrees with. A pattern no longer valid (changed by hand)
+// matches no page.
+func pathCondition(pattern string) (string, []any) {
+	pat, err := pagepattern.Parse(pattern)
+	if err != nil {
+		return "0", nil
+	}
+	return pat.Condition("pathname")
 }
