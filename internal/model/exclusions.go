@@ -10,8 +10,9 @@ const MaxExclusions = 30
 // owner configured it: events that match are answered as if stored, and
 // only counted (tracking health's excluded).
 type Exclusions struct {
-	// Pages are page patterns, as goals' page paths: * is one path
-	// segment, ** any depth (/admin/**).
+	// Pages are page patterns, as goals' page paths (package
+	// pagepattern): * is one path segment, ** any depth (/admin/**), a
+	// hash route after # (/app#/admin/**).
 	Pages []string
 	// Addresses are IP addresses or CIDR networks (an office's range);
 	// the owner's configuration, never logged.

@@ -5,9 +5,9 @@ import "time"
 // FunnelID identifies a funnel (a UUID string).
 type FunnelID string
 
-// FunnelStep is one step of a funnel: a pageview of PagePath (with the
-// goals' * and ** wildcards) or a custom event EventName whose props include
-// every one of Props (values as the events store them, as text). Type uses
+// FunnelStep is one step of a funnel: a pageview of PagePath (a goal's
+// page pattern) or a custom event EventName whose props include every one
+// of Props (values as the events store them, as text). Type uses
 // the goal types: a step is completed as a goal of that type would be.
 type FunnelStep struct {
 	Type      GoalType

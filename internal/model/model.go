@@ -172,8 +172,9 @@ const (
 	GoalCustomEvent GoalType = "custom_event"
 )
 
-// Goal is a conversion a site tracks: a pageview of PagePath (which may hold
-// * for one path segment and ** for any depth) or a custom event EventName.
+// Goal is a conversion a site tracks: a pageview of PagePath (a page
+// pattern of package pagepattern: * for one path segment, ** for any depth,
+// a hash route after #) or a custom event EventName.
 type Goal struct {
 	ID        GoalID
 	SiteID    SiteID

@@ -3,9 +3,10 @@ package api
 import "time"
 
 // FunnelStep is a step of a funnel: {"type": "pageview", "page_path":
-// "/pricing"} (page_path with the goals' * and ** wildcards) or {"type":
-// "custom_event", "event_name": "Signup", "props": {"plan": "pro"}} (props
-// optional; an event must carry every one, values compared as text).
+// "/pricing"} (page_path a goal's pattern: * and **, a hash route after #)
+// or {"type": "custom_event", "event_name": "Signup", "props": {"plan":
+// "pro"}} (props optional; an event must carry every one, values compared
+// as text).
 type FunnelStep struct {
 	Type      string            `json:"type"`
 	PagePath  string            `json:"page_path,omitempty"`

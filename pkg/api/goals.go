@@ -4,7 +4,9 @@ import "time"
 
 // GoalRequest is the body of POST /api/v1/goals and PUT /api/v1/goals/:id.
 // page_path (pageview goals) may use * for one path segment and ** for any
-// depth; event_name is for custom_event goals.
+// depth, and on a site that records hash routes name a route after one #
+// (/app#/checkout/**; without #, a path counts whatever its route), as
+// excluded pages do; event_name is for custom_event goals.
 type GoalRequest struct {
 	SiteID    string `json:"site_id"`
 	GoalName  string `json:"goal_name"`

@@ -33,8 +33,9 @@ type Site struct {
 	// The exclusions are the owners' and admins' to see (the addresses
 	// may be a team's own): nil for a viewer.
 	//
-	// ExcludedPages are page patterns (* one path segment, ** any depth)
-	// whose events the site keeps out of its statistics.
+	// ExcludedPages are page patterns (goals' page_path: * one path
+	// segment, ** any depth, a hash route after #) whose events the site
+	// keeps out of its statistics.
 	ExcludedPages *[]string `json:"excluded_pages,omitempty"`
 	// ExcludedAddresses are visitors' IP addresses or CIDR ranges kept out.
 	ExcludedAddresses *[]string `json:"excluded_addresses,omitempty"`
