@@ -5,7 +5,9 @@
 -- spike_recipients only, never in ClickHouse or the logs.
 CREATE TABLE IF NOT EXISTS spike_notifications (
     site_id      text PRIMARY KEY REFERENCES sites (id) ON DELETE CASCADE,
-    threshold    integer NOT NULL CHECK (threshold >= 1),
+    -- NULL: turned off. The row stays, with its last notification, so
+    -- that turning it off and on again does not cut the quiet period short
+    threshold    integer CHECK (threshold >= 1),
     -- the latest notification, by the clock of the server that sent it:
     -- a server takes the right to send one with an UPDATE that sets it
     -- only if it is older than the quiet period, so of several servers

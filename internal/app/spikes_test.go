@@ -258,9 +258,9 @@ func TestSpikeNotification(t *testing.T) {
 		t.Fatal(err)
 	}
 	// b's three messages (a's tokens went with a); the refused one's token
-	// was kept before it was refused
-	if !last.Equal(at("2026-06-02 12:05:00")) || tokens != 4 || plain != 0 {
-		t.Errorf("last sent %v, %d tokens, %d not a SHA-256; want 12:05, 4, 0", last, tokens, plain)
+	// was forgotten when it was refused
+	if !last.Equal(at("2026-06-02 12:05:00")) || tokens != 3 || plain != 0 {
+		t.Errorf("last sent %v, %d tokens, %d not a SHA-256; want 12:05, 3, 0", last, tokens, plain)
 	}
 	for _, secret := range []string{smtpPassword, "@spikes.example", u.Query().Get("token")} {
 		if strings.Contains(logged.String(), secret) {
@@ -269,5 +269,22 @@ func TestSpikeNotification(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), `msg="spike notifications: a send failed"`) {
 		t.Errorf("the refused send was not logged:\n%s", logged.String())
+	}
+
+	// turned off and on again (threshold 1) with its address, within the
+	// quiet period of the 12:05 notification: the 4 visitors of 12:03 are
+	// over the threshold, and nothing is sent
+	if err := h.app.Spikes.TurnOff(ctx, ownerPrincipal(h), site); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.app.Spikes.SetThreshold(ctx, ownerPrincipal(h), site, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.app.Spikes.AddRecipient(ctx, ownerPrincipal(h), site, "b@spikes.example"); err != nil {
+		t.Fatal(err)
+	}
+	check(h, at("2026-06-02 12:07:00"), 0)
+	if n := len(smtp.Received()); n != 4 {
+		t.Errorf("after turning it off and on, the mail server has %d messages, want 4", n)
 	}
 }

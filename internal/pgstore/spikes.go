@@ -28,7 +28,7 @@ func scanSpikeRecipient(row interface{ Scan(...any) error }) (model.SpikeRecipie
 func (s *Store) SpikeNotification(ctx context.Context, site model.SiteID) (model.SpikeNotification, error) {
 	n := model.SpikeNotification{SiteID: site}
 	var last *time.Time
-	err := s.pool.QueryRow(ctx, "SELECT threshold, last_sent_at FROM spike_notifications WHERE site_id = $1", string(site)).
+	err := s.pool.QueryRow(ctx, "SELECT threshold, last_sent_at FROM spike_notifications WHERE site_id = $1 AND threshold IS NOT NULL", string(site)).
 		Scan(&n.Threshold, &last)
 	if err != nil {
 		return model.SpikeNotification{}, translate("pgstore: spike notification", err)
@@ -58,14 +58,24 @@ func (s *Store) SetSpikeThreshold(ctx context.Context, site model.SiteID, thresh
 	return translate("pgstore: set spike threshold", err)
 }
 
-// DeleteSpikeNotification turns a site's spike notification off, with its
-// recipients and their unsubscribe links; a site without one is
-// errs.ErrNotFound.
-func (s *Store) DeleteSpikeNotification(ctx context.Context, site model.SiteID) error {
-	tag, err := s.pool.Exec(ctx, "DELETE FROM spike_notifications WHERE site_id = $1", string(site))
-	if err == nil && tag.RowsAffected() == 0 {
-		err = pgx.ErrNoRows
-	}
+// DeleteSpikeNotification turns a site's spike notification off and
+// removes its recipients and their unsubscribe links; a site without one
+// is errs.ErrNotFound. Its last notification is kept: turned on again, it
+// stays quiet for what is left of the quiet period, so that turning it off
+// and on cannot send mail at will.
+func (s *Store) DeleteSpikeNotification(ctx context.Context, site model.SiteID, at time.Time) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "UPDATE spike_notifications SET threshold = NULL, updated_at = $2 WHERE site_id = $1 AND threshold IS NOT NULL",
+			string(site), at)
+		if err == nil && tag.RowsAffected() == 0 {
+			return pgx.ErrNoRows
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "DELETE FROM spike_recipients WHERE site_id = $1", string(site))
+		return err
+	})
 	return translate("pgstore: delete spike notification", err)
 }
 
@@ -78,7 +88,7 @@ func (s *Store) AddSpikeRecipient(ctx context.Context, r model.SpikeRecipient, l
 	var saved model.SpikeRecipient
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var n int
-		if err := tx.QueryRow(ctx, "SELECT 1 FROM spike_notifications WHERE site_id = $1 FOR NO KEY UPDATE", string(r.SiteID)).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, "SELECT 1 FROM spike_notifications WHERE site_id = $1 AND threshold IS NOT NULL FOR NO KEY UPDATE", string(r.SiteID)).Scan(&n); err != nil {
 			return err
 		}
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM spike_recipients WHERE site_id = $1 AND email <> $2",
@@ -116,7 +126,7 @@ func (s *Store) DeleteSpikeRecipient(ctx context.Context, site model.SiteID, id 
 func (s *Store) SpikeWatches(ctx context.Context, quietSince time.Time) ([]model.SpikeNotification, error) {
 	rows, err := s.pool.Query(ctx, `SELECT n.site_id, n.threshold, n.last_sent_at, r.id, r.email, r.created_at
 		FROM spike_notifications n JOIN spike_recipients r ON r.site_id = n.site_id
-		WHERE n.last_sent_at IS NULL OR n.last_sent_at <= $1
+		WHERE n.threshold IS NOT NULL AND (n.last_sent_at IS NULL OR n.last_sent_at <= $1)
 		ORDER BY n.site_id, r.email`, quietSince)
 	if err != nil {
 		return nil, translate("pgstore: spike watches", err)
@@ -151,7 +161,7 @@ func (s *Store) SpikeWatches(ctx context.Context, quietSince time.Time) ([]model
 // was turned off meanwhile.
 func (s *Store) ClaimSpike(ctx context.Context, site model.SiteID, now, quietSince time.Time) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE spike_notifications SET last_sent_at = $2
-		WHERE site_id = $1 AND (last_sent_at IS NULL OR last_sent_at <= $3)`, string(site), now, quietSince)
+		WHERE site_id = $1 AND threshold IS NOT NULL AND (last_sent_at IS NULL OR last_sent_at <= $3)`, string(site), now, quietSince)
 	if err != nil {
 		return false, translate("pgstore: claim spike", err)
 	}
@@ -181,6 +191,12 @@ func (s *Store) AddSpikeUnsubscribe(ctx context.Context, recipient model.SpikeRe
 		err = pgx.ErrNoRows
 	}
 	return translate("pgstore: add spike unsubscribe", err)
+}
+
+// DropSpikeUnsubscribe forgets the token of a message that was not sent.
+func (s *Store) DropSpikeUnsubscribe(ctx context.Context, tokenHash []byte) error {
+	_, err := s.pool.Exec(ctx, "DELETE FROM spike_unsubscribes WHERE token_hash = $1", tokenHash)
+	return translate("pgstore: drop spike unsubscribe", err)
 }
 
 // SpikeUnsubscribeSite is the domain of the site whose spike notifications

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Number writes 1234567 as 1,234,567.
@@ -66,10 +67,31 @@ func Points(v float64) string {
 }
 
 // Pad fills s with spaces to n characters, for the columns of a mail's
-// plain-text part; a longer s is left as it is.
+// plain-text part; a longer s is left as it is. s is Inert first: the
+// labels of mails are pages and sources that anyone may send.
 func Pad(n int, s string) string {
+	s = Inert(s)
 	if r := []rune(s); len(r) < n {
 		return s + strings.Repeat(" ", n-len(r))
 	}
 	return s
+}
+
+// Inert replaces what would act in a line of plain text rather than be
+// read with U+FFFD: control characters (a tracked path's %0A would begin
+// a line of its own in a mail, such as a fake "Unsubscribe:") and the
+// marks that reorder the text after them (U+202A–U+202E, U+2066–U+2069).
+func Inert(s string) string {
+	acts := func(r rune) bool {
+		return unicode.IsControl(r) || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+	}
+	if !strings.ContainsFunc(s, acts) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if acts(r) {
+			return unicode.ReplacementChar
+		}
+		return r
+	}, s)
 }

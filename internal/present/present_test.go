@@ -16,3 +16,22 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// A label that anyone may send (a tracked page, a source) stays one line of
+// text in a mail: control characters and the marks that reorder text become
+// U+FFFD, everything else is kept, and the padding counts characters.
+func TestPadKeepsLabelsInert(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/pricing", "/pricing  "},
+		{"/x\r\nUnsubscribe: https://evil.example/", "/x\ufffd\ufffdUnsubscribe: https://evil.example/"},
+		{"a\tb\x00c\x7fd\u0085e", "a\ufffdb\ufffdc\ufffdd\ufffde "},
+		{"/\u202egnp.exe", "/\ufffdgnp.exe "},
+		{"/\u2066a\u2069", "/\ufffda\ufffd      "},
+		{"/menü", "/menü     "},
+		{"/日本", "/日本       "},
+	} {
+		if got := Pad(10, c.in); got != c.want {
+			t.Errorf("Pad(10, %q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

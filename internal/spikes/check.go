@@ -103,6 +103,9 @@ func (s *Service) watch(ctx context.Context, w model.SpikeNotification, now time
 	if err != nil {
 		return 0, err
 	}
+	// claimed as of now, not as of the check's start: the sites before
+	// this one may have taken a while, and the quiet period is from the send
+	now = s.now()
 	if ok, err := s.store.ClaimSpike(ctx, w.SiteID, now, now.Add(-QuietFor)); err != nil || !ok {
 		return 0, err // another server sends it, or the notification was turned off
 	}
@@ -125,7 +128,9 @@ func (s *Service) watch(ctx context.Context, w model.SpikeNotification, now time
 		}
 	}
 	if sent == 0 && failed > 0 {
-		if err := s.store.ReleaseSpike(context.WithoutCancel(ctx), w.SiteID, now, w.LastSentAt); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTime)
+		defer cancel()
+		if err := s.store.ReleaseSpike(rctx, w.SiteID, now, w.LastSentAt); err != nil {
 			return 0, err
 		}
 		return 0, fmt.Errorf("spikes: site %s: none of %d messages was sent; the next check tries again", w.SiteID, failed)
@@ -133,16 +138,26 @@ func (s *Service) watch(ctx context.Context, w model.SpikeNotification, now time
 	return sent, nil
 }
 
+// releaseTime bounds giving a claim back, which a stopping server waits for.
+const releaseTime = 5 * time.Second
+
 // send mails the spike to r, with an unsubscribe link of its own when the
 // server has a public URL (its token kept, as a hash, before the message
-// leaves). A recipient removed meanwhile is errs.ErrNotFound.
-func (s *Service) send(ctx context.Context, sp Spike, r model.SpikeRecipient) error {
+// leaves, and forgotten if it does not). A recipient removed meanwhile is
+// errs.ErrNotFound.
+func (s *Service) send(ctx context.Context, sp Spike, r model.SpikeRecipient) (err error) {
 	var unsubscribe string
 	if s.opts.PublicURL != "" {
 		token, hash := auth.NewLinkToken() // one for each message: none is read back
 		if err := s.store.AddSpikeUnsubscribe(ctx, r.ID, hash, s.now()); err != nil {
 			return err
 		}
+		defer func() {
+			if err != nil {
+				// a failed send would otherwise leave a token each check
+				_ = s.store.DropSpikeUnsubscribe(context.WithoutCancel(ctx), hash)
+			}
+		}()
 		unsubscribe = UnsubscribeURL(s.opts.PublicURL, token)
 	}
 	msg, err := sp.Message(s.opts.From, r.Email, s.opts.PublicURL, unsubscribe)

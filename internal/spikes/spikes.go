@@ -44,13 +44,14 @@ const (
 type Store interface {
 	SpikeNotification(ctx context.Context, site model.SiteID) (model.SpikeNotification, error)
 	SetSpikeThreshold(ctx context.Context, site model.SiteID, threshold int, at time.Time) error
-	DeleteSpikeNotification(ctx context.Context, site model.SiteID) error
+	DeleteSpikeNotification(ctx context.Context, site model.SiteID, at time.Time) error
 	AddSpikeRecipient(ctx context.Context, r model.SpikeRecipient, limit int) (model.SpikeRecipient, error)
 	DeleteSpikeRecipient(ctx context.Context, site model.SiteID, id model.SpikeRecipientID) error
 	SpikeWatches(ctx context.Context, quietSince time.Time) ([]model.SpikeNotification, error)
 	ClaimSpike(ctx context.Context, site model.SiteID, now, quietSince time.Time) (bool, error)
 	ReleaseSpike(ctx context.Context, site model.SiteID, claimed, previous time.Time) error
 	AddSpikeUnsubscribe(ctx context.Context, recipient model.SpikeRecipientID, tokenHash []byte, at time.Time) error
+	DropSpikeUnsubscribe(ctx context.Context, tokenHash []byte) error
 	SpikeUnsubscribeSite(ctx context.Context, tokenHash []byte) (string, error)
 	UnsubscribeSpikes(ctx context.Context, tokenHash []byte) (string, error)
 	ForgetSpikeUnsubscribes(ctx context.Context, since time.Time) error
@@ -135,13 +136,14 @@ func (s *Service) SetThreshold(ctx context.Context, p auth.Principal, site model
 	return siteGone(s.store.SetSpikeThreshold(ctx, site, n, s.now()))
 }
 
-// TurnOff removes the site's notification with its addresses; a site
-// without one is left as it is.
+// TurnOff turns the site's notification off and removes its addresses; a
+// site without one is left as it is. The quiet period of a notification
+// sent stays: turned on again, it sends nothing before its end.
 func (s *Service) TurnOff(ctx context.Context, p auth.Principal, site model.SiteID) error {
 	if err := s.manageable(ctx, p, site); err != nil {
 		return err
 	}
-	if err := s.store.DeleteSpikeNotification(ctx, site); err != nil && !errors.Is(err, errs.ErrNotFound) {
+	if err := s.store.DeleteSpikeNotification(ctx, site, s.now()); err != nil && !errors.Is(err, errs.ErrNotFound) {
 		return err
 	}
 	return nil

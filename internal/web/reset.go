@@ -82,7 +82,10 @@ func (s *Server) renderReset(c echo.Context, status int, p resetPage) error {
 	// the token is in this page's address: no request from it may carry it
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
 	if p.Invalid {
+		// nothing of a dead link is repeated, the theme form's way back
+		// included
 		p.Token = ""
+		return s.renderBack(c, status, "reset", p, "")
 	}
 	return s.render(c, status, "reset", p)
 }

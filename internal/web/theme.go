@@ -20,6 +20,8 @@ const (
 	themeDark   = "dark"
 	// themeTTL is how long a choice is kept (renewed by each choice).
 	themeTTL = 365 * 24 * time.Hour
+	// maxBack is the longest address the theme form goes back to.
+	maxBack = 2048
 )
 
 // themeOf is the colours the request's browser chose: "light", "dark", or
@@ -51,7 +53,10 @@ func themeOf(c echo.Context) string {
 // that sent the form, when it is of this site.
 func themeBack(r *http.Request) string {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return r.URL.RequestURI()
+		if u := r.URL.RequestURI(); len(u) <= maxBack {
+			return u
+		}
+		return "" // home: a page's address is seldom this long, and a Location header of it could be refused
 	}
 	if u, err := url.Parse(r.Referer()); err == nil && u.Host == r.Host {
 		return safeNext(u.RequestURI())
@@ -73,7 +78,7 @@ func (s *Server) setTheme(c echo.Context) error {
 		return errs.InvalidField("theme", "the theme must be system, light or dark")
 	}
 	back := safeNext(c.FormValue("back"))
-	if back == "" {
+	if back == "" || len(back) > maxBack {
 		back = "/"
 	}
 	return c.Redirect(http.StatusSeeOther, back)

@@ -243,3 +243,20 @@ func TestChartHasNoColours(t *testing.T) {
 		}
 	}
 }
+
+// A page's address longer than maxBack is not repeated in its theme form,
+// which then goes home: a Location of it could be refused on the way back.
+func TestThemeBackIsBounded(t *testing.T) {
+	srv := themeServer(t)
+	back := regexp.MustCompile(`name="back" value="([^"]*)"`)
+	for path, want := range map[string]string{
+		"/login?next=%2Fsites":                           "/login?next=%2Fsites",
+		"/login?next=%2F" + strings.Repeat("a", maxBack): "",
+	} {
+		res := serve(srv, httptest.NewRequest(http.MethodGet, path, nil))
+		m := back.FindStringSubmatch(body(t, res))
+		if m == nil || html.UnescapeString(m[1]) != want {
+			t.Errorf("the login page at %.40s…: back %.60q, want %q", path, m, want)
+		}
+	}
+}
