@@ -166,33 +166,19 @@ func (s *Store) ForgetReports(ctx context.Context, since time.Time) (int64, erro
 // AddReportUnsubscribe keeps the hash of a message's unsubscribe token for
 // its recipient; a recipient removed meanwhile is errs.ErrNotFound.
 func (s *Store) AddReportUnsubscribe(ctx context.Context, recipient model.ReportRecipientID, tokenHash []byte, at time.Time) error {
-	_, err := s.pool.Exec(ctx, "INSERT INTO report_unsubscribes (token_hash, recipient_id, created_at) VALUES ($1, $2, $3)",
-		tokenHash, string(recipient), at)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23503" { // foreign_key_violation
-		err = pgx.ErrNoRows
-	}
-	return translate("pgstore: add report unsubscribe", err)
+	return s.addUnsubscribe(ctx, reportList, string(recipient), tokenHash, at)
 }
 
 // ReportUnsubscribeSite is the domain of the site whose reports the
 // recipient of an unsubscribe token gets; an unknown token is
 // errs.ErrNotFound. It changes nothing.
 func (s *Store) ReportUnsubscribeSite(ctx context.Context, tokenHash []byte) (string, error) {
-	var domain string
-	err := s.pool.QueryRow(ctx, `SELECT s.domain FROM report_unsubscribes u
-		JOIN report_recipients r ON r.id = u.recipient_id JOIN sites s ON s.id = r.site_id
-		WHERE u.token_hash = $1`, tokenHash).Scan(&domain)
-	return domain, translate("pgstore: report unsubscribe site", err)
+	return s.unsubscribeSite(ctx, reportList, tokenHash)
 }
 
 // UnsubscribeReports removes the recipient of an unsubscribe token, with
 // its deliveries and tokens, and returns its site's domain; an unknown
 // token (or one whose recipient is gone) is errs.ErrNotFound.
 func (s *Store) UnsubscribeReports(ctx context.Context, tokenHash []byte) (string, error) {
-	var domain string
-	err := s.pool.QueryRow(ctx, `DELETE FROM report_recipients r USING report_unsubscribes u, sites s
-		WHERE u.token_hash = $1 AND r.id = u.recipient_id AND s.id = r.site_id
-		RETURNING s.domain`, tokenHash).Scan(&domain)
-	return domain, translate("pgstore: unsubscribe reports", err)
+	return s.unsubscribe(ctx, reportList, tokenHash)
 }

@@ -184,13 +184,7 @@ func (s *Store) ReleaseSpike(ctx context.Context, site model.SiteID, claimed, pr
 // AddSpikeUnsubscribe keeps the hash of a message's unsubscribe token for
 // its recipient; a recipient removed meanwhile is errs.ErrNotFound.
 func (s *Store) AddSpikeUnsubscribe(ctx context.Context, recipient model.SpikeRecipientID, tokenHash []byte, at time.Time) error {
-	_, err := s.pool.Exec(ctx, "INSERT INTO spike_unsubscribes (token_hash, recipient_id, created_at) VALUES ($1, $2, $3)",
-		tokenHash, string(recipient), at)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23503" { // foreign_key_violation
-		err = pgx.ErrNoRows
-	}
-	return translate("pgstore: add spike unsubscribe", err)
+	return s.addUnsubscribe(ctx, spikeList, string(recipient), tokenHash, at)
 }
 
 // DropSpikeUnsubscribe forgets the token of a message that was not sent.
@@ -203,22 +197,14 @@ func (s *Store) DropSpikeUnsubscribe(ctx context.Context, tokenHash []byte) erro
 // the recipient of an unsubscribe token gets; an unknown token is
 // errs.ErrNotFound. It changes nothing.
 func (s *Store) SpikeUnsubscribeSite(ctx context.Context, tokenHash []byte) (string, error) {
-	var domain string
-	err := s.pool.QueryRow(ctx, `SELECT s.domain FROM spike_unsubscribes u
-		JOIN spike_recipients r ON r.id = u.recipient_id JOIN sites s ON s.id = r.site_id
-		WHERE u.token_hash = $1`, tokenHash).Scan(&domain)
-	return domain, translate("pgstore: spike unsubscribe site", err)
+	return s.unsubscribeSite(ctx, spikeList, tokenHash)
 }
 
 // UnsubscribeSpikes removes the recipient of an unsubscribe token, with its
 // tokens, and returns its site's domain; an unknown token (or one whose
 // recipient is gone) is errs.ErrNotFound.
 func (s *Store) UnsubscribeSpikes(ctx context.Context, tokenHash []byte) (string, error) {
-	var domain string
-	err := s.pool.QueryRow(ctx, `DELETE FROM spike_recipients r USING spike_unsubscribes u, sites s
-		WHERE u.token_hash = $1 AND r.id = u.recipient_id AND s.id = r.site_id
-		RETURNING s.domain`, tokenHash).Scan(&domain)
-	return domain, translate("pgstore: unsubscribe spikes", err)
+	return s.unsubscribe(ctx, spikeList, tokenHash)
 }
 
 // ForgetSpikeUnsubscribes deletes the unsubscribe tokens of messages made
