@@ -27,6 +27,7 @@ func TestSampling(t *testing.T) {
 				for i := range perVisitor {
 					req := pageview(h, fmt.Sprintf("https://example.com/p/%d", i))
 					req.VisitorID = fmt.Sprint("sampled-", v)
+					req.UserAgent = fixtureUAs[0].ua // Chrome 121
 					if _, err := h.client(h.key).Pageview(ctx, req); err != nil {
 						t.Error(err)
 					}
@@ -112,6 +113,23 @@ func TestSampling(t *testing.T) {
 	}
 	if res, err = funnels.Overview(ctx, params); err != nil || res.Meta.Sampled {
 		t.Errorf("overview beside the funnels' threshold: sampled=%v, %v", res.Meta.Sampled, err)
+	}
+	// browser versions, which no rollup holds either, sample as the funnel does
+	browsers, err := funnels.Browsers(ctx, params)
+	if err != nil || browsers.Meta.Sampled || len(browsers.Data.Browsers) != 1 || browsers.Data.Browsers[0].Browser != "Chrome" ||
+		browsers.Data.Browsers[0].Visitors != visitors {
+		t.Fatalf("browsers beside the funnels' threshold: %+v, %v; want one browser of %d visitors, exact", browsers, err, visitors)
+	}
+	bp := params
+	bp.Browser = browsers.Data.Browsers[0].Browser
+	versions, err := funnels.BrowserVersions(ctx, bp)
+	var sum int64
+	for _, v := range versions.Data.BrowserVersions {
+		sum += v.Visitors
+	}
+	if err != nil || !versions.Meta.Sampled || sum < visitors/2 || sum > visitors*3/2 {
+		t.Errorf("browser versions above the funnels' threshold: sampled=%v, %d visitors, %v; want a sample of about %d",
+			versions.Meta.Sampled, sum, err, visitors)
 	}
 	// the dashboard's card says so (a login needs the clock near Postgres's)
 	h.clock.Set(time.Now().UTC())

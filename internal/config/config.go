@@ -129,10 +129,10 @@ type Config struct {
 	// this runs on a sample of visitors, scaled back; 0 = never sample
 	// (TALLY_SAMPLE_ABOVE_EVENTS).
 	SampleAboveEvents int64 `env:"TALLY_SAMPLE_ABOVE_EVENTS" envDefault:"20000000"`
-	// FunnelSampleAboveEvents: a funnel report whose range holds more
-	// events than this (or than SampleAboveEvents, when lower) runs on a
-	// sample of visitors; 0 = as the other reports
-	// (TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS).
+	// FunnelSampleAboveEvents: a report no rollup holds (the funnel,
+	// browser and OS versions) whose range holds more events than this (or
+	// than SampleAboveEvents, when lower) runs on a sample of visitors; 0 =
+	// as the other reports (TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS).
 	FunnelSampleAboveEvents int64 `env:"TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS" envDefault:"4000000"`
 	// PageRollups lets the pages reports of unfiltered ranges read the daily
 	// per-page rollups instead of every event; false reads events only

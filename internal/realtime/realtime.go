@@ -179,6 +179,27 @@ func (r *Reader) Active(ctx context.Context, site model.SiteID, now time.Time) (
 	return model.Realtime{Visitors: int64(len(visitors)), Pages: top(pages), Sources: top(sources)}, nil
 }
 
+// AtMost is a bound from above on the visitors Active would count: the
+// entries of the window's hashes, a visitor seen in two minutes counted
+// twice. It reads their lengths only (HLEN), so that a check for a count
+// far above a site's (a spike notification's threshold) reads no visitor.
+func (r *Reader) AtMost(ctx context.Context, site model.SiteID, now time.Time) (int64, error) {
+	keys := Keys(r.prefix, site, now)
+	pipe := r.rdb.Pipeline()
+	lens := make([]*redis.IntCmd, len(keys))
+	for i, k := range keys {
+		lens[i] = pipe.HLen(ctx, k)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		return 0, fmt.Errorf("realtime: read: %w", err)
+	}
+	var n int64
+	for _, l := range lens {
+		n += l.Val()
+	}
+	return n, nil
+}
+
 // top sorts by count descending, then name, and keeps maxRows (nil when m
 // is empty).
 func top(m map[string]int64) []model.VisitorCount {

@@ -88,3 +88,27 @@ func TestForgetDeletesTheSitesState(t *testing.T) {
 		t.Errorf("the other site shows %d visitors (%v), want 1", other.Visitors, err)
 	}
 }
+
+// AtMost bounds Active from above by the window's entries, a visitor of two
+// minutes counted in each: visitor 1 in two minutes and visitor 2 in one
+// are 2 visitors, at most 3; an entry of a minute the window no longer
+// reaches counts in neither.
+func TestAtMostBoundsActive(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	r := realtime.NewReader(rdb, prefix)
+	mark(t, rdb, prefix, realtime.Active{Visitor: 1, Seen: t0.Add(10 * time.Second), Page: "/a", Source: "Google"},
+		realtime.Active{Visitor: 2, Seen: t0.Add(20 * time.Second), Page: "/b", Source: "Bing"})
+	mark(t, rdb, prefix, realtime.Active{Visitor: 1, Seen: t0.Add(70 * time.Second), Page: "/c", Source: "Google"})
+	now := t0.Add(2 * time.Minute)
+	n, err := r.AtMost(context.Background(), "s1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := active(t, r, now).Visitors; got != 2 || n != 3 {
+		t.Errorf("Active %d, AtMost %d; want 2 and 3", got, n)
+	}
+	// ten minutes on, no hash of the window holds anyone
+	if n, err := r.AtMost(context.Background(), "s1", t0.Add(10*time.Minute)); err != nil || n != 0 {
+		t.Errorf("ten minutes on: AtMost %d, %v; want 0", n, err)
+	}
+}

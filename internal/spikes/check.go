@@ -89,6 +89,15 @@ func (s *Service) Check(ctx context.Context) (int, error) {
 // tries again rather than the site going unnotified for QuietFor.
 func (s *Service) watch(ctx context.Context, w model.SpikeNotification, now time.Time) (int, error) {
 	pr := auth.ForEmailReport(w.SiteID) // that site's statistics, nothing else
+	// the hashes' lengths first: most minutes, most sites are far from
+	// their threshold, and then no visitor is read
+	bound, err := s.stats.RealtimeAtMost(ctx, pr, stats.Request{SiteID: w.SiteID})
+	if errs.KindOf(err) == errs.NotFound {
+		return 0, nil // the site went
+	}
+	if err != nil || bound < int64(w.Threshold) {
+		return 0, err
+	}
 	rt, err := s.stats.Realtime(ctx, pr, stats.Request{SiteID: w.SiteID})
 	if errs.KindOf(err) == errs.NotFound {
 		return 0, nil // the site went

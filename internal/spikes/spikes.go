@@ -66,6 +66,7 @@ type Sites interface {
 // Stats is the realtime view, as the dashboard reads it.
 type Stats interface {
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (stats.Realtime, error)
+	RealtimeAtMost(ctx context.Context, p auth.Principal, r stats.Request) (int64, error)
 }
 
 // Options are the site's mail settings, the email reports': the mailer

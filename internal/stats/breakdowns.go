@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/auth"
@@ -96,11 +97,17 @@ func (s *Service) breakdown(ctx context.Context, sc scope, dims []Dimension, fil
 // matching filters (see breakdown); label names a row by its values.
 func (s *Service) shares(ctx context.Context, p auth.Principal, r Request, dims []Dimension, label func(dims []string) Share,
 	filters ...Filter) (List[Share], error) {
-	var res List[Share]
 	sc, err := s.resolve(ctx, p, r)
 	if err != nil {
-		return res, err
+		return List[Share]{}, err
 	}
+	return s.sharesIn(ctx, sc, dims, label, filters...)
+}
+
+// sharesIn is shares of a resolved scope.
+func (s *Service) sharesIn(ctx context.Context, sc scope, dims []Dimension, label func(dims []string) Share,
+	filters ...Filter) (List[Share], error) {
+	var res List[Share]
 	rows, err := s.breakdown(ctx, sc, dims, filters...)
 	if err != nil {
 		return res, err
@@ -133,15 +140,31 @@ func (s *Service) OperatingSystems(ctx context.Context, p auth.Principal, r Requ
 }
 
 // BrowserVersions lists the visitors of one browser (the request's browser
-// filter) by its version, major.minor.
+// filter) by its version, major.minor. No rollup holds versions (they would
+// multiply the devices rollup's rows): the report reads sessions, on a
+// sample from the funnel's lower threshold on (rawSampleRate).
 func (s *Service) BrowserVersions(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
-	return s.shares(ctx, p, r, []Dimension{BrowserVersion}, known)
+	return s.rawShares(ctx, p, r, BrowserVersion)
 }
 
 // OSVersions lists the visitors of one operating system (the request's os
-// filter) by its version.
+// filter) by its version, as BrowserVersions does a browser's.
 func (s *Service) OSVersions(ctx context.Context, p auth.Principal, r Request) (List[Share], error) {
-	return s.shares(ctx, p, r, []Dimension{OSVersion}, known)
+	return s.rawShares(ctx, p, r, OSVersion)
+}
+
+// rawShares is shares by dim of a report no rollup holds, read on a sample
+// from rawSampleRate's threshold on.
+func (s *Service) rawShares(ctx context.Context, p auth.Principal, r Request, dim Dimension) (List[Share], error) {
+	sc, err := s.access(ctx, p, r)
+	if err == nil {
+		sc.sampled = new(atomic.Bool)
+		sc.sample, err = s.rawSampleRate(ctx, sc)
+	}
+	if err != nil {
+		return List[Share]{}, err
+	}
+	return s.sharesIn(ctx, sc, []Dimension{dim}, known)
 }
 
 // Countries lists visitors by country; visitors of unknown country are ZZ.
@@ -189,6 +212,21 @@ func (s *Service) Events(ctx context.Context, p auth.Principal, r Request) (List
 	}
 	res.Meta = sc.meta()
 	return res, nil
+}
+
+// RealtimeAtMost bounds from above the visitors Realtime would count, at a
+// fraction of its cost: a count that cannot reach a threshold needs no
+// more (spike notifications).
+func (s *Service) RealtimeAtMost(ctx context.Context, p auth.Principal, r Request) (int64, error) {
+	sc, err := s.resolve(ctx, p, r)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.realtime.AtMost(ctx, sc.site.ID, s.now().UTC())
+	if err != nil {
+		return 0, errs.StoreDown(err)
+	}
+	return n, nil
 }
 
 // Realtime reports the visitors of the last five minutes.

@@ -43,7 +43,7 @@ func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (Funn
 	if err != nil {
 		return res, err
 	}
-	if sc.sample, err = s.funnelSampleRate(ctx, sc); err != nil {
+	if sc.sample, err = s.rawSampleRate(ctx, sc); err != nil {
 		return res, err
 	}
 	q := FunnelQuery{Site: sc.site.ID, From: sc.from, To: sc.to, Steps: f.Steps, Window: f.Window, Filters: sc.req.Filters,

@@ -45,6 +45,8 @@ type Sites interface {
 // RealtimeSource reports who is on a site right now.
 type RealtimeSource interface {
 	Active(ctx context.Context, site model.SiteID, now time.Time) (model.Realtime, error)
+	// AtMost bounds Active's count from above, reading no visitor.
+	AtMost(ctx context.Context, site model.SiteID, now time.Time) (int64, error)
 }
 
 // Service answers the stats endpoints.
@@ -280,8 +282,10 @@ func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
 	return s.sampleRateAbove(ctx, sc, s.sampleAbove)
 }
 
-// funnelSampleRate is sampleRate under the lower of the two thresholds.
-func (s *Service) funnelSampleRate(ctx context.Context, sc scope) (int, error) {
+// rawSampleRate is sampleRate under the lower of the two thresholds, for
+// the reports that no rollup holds and that read raw rows whatever the
+// range: the funnel, and browser and system versions.
+func (s *Service) rawSampleRate(ctx context.Context, sc scope) (int, error) {
 	above := s.sampleAbove
 	if s.funnelSampleAbove > 0 && (above <= 0 || s.funnelSampleAbove < above) {
 		above = s.funnelSampleAbove
