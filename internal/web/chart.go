@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,6 +112,35 @@ func chartSVG(points, previous []stats.DayCount, interval string) template.HTML 
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) //nolint:gosec // built above from numbers and escaped dates only
+}
+
+// sparklineSVG draws visitors per day as one small line (the sites list's
+// summaries), from zero to the highest day; its title says the numbers.
+func sparklineSVG(points []stats.DayCount) template.HTML {
+	const w, h = 120.0, 28.0
+	var top int64
+	counts := make([]string, len(points))
+	for i, p := range points {
+		top = max(top, p.Visitors)
+		counts[i] = strconv.FormatInt(p.Visitors, 10)
+	}
+	var pts []string
+	for i, p := range points {
+		x := w / 2
+		if len(points) > 1 {
+			x = w * float64(i) / float64(len(points)-1)
+		}
+		y := h - 1
+		if top > 0 {
+			y = 1 + (h-2)*(1-float64(p.Visitors)/float64(top))
+		}
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="spark" viewBox="0 0 %g %g" preserveAspectRatio="none" role="img"><title>Visitors a day: %s</title>`, w, h,
+		strings.Join(counts, ", "))
+	fmt.Fprintf(&b, `<polyline class="spark-line" points="%s"/></svg>`, strings.Join(pts, " "))
+	return template.HTML(b.String()) //nolint:gosec // numbers only
 }
 
 // niceMax rounds a chart's top value up to 1, 2 or 5 × a power of ten.

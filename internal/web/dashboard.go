@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -129,6 +130,8 @@ func dashboardOf(pg page, v view, role model.Role) dashboardPage {
 // revenue only when its link shows it.
 func (v view) shows(card string) bool {
 	switch {
+	case card == "summary": // the sites list's, of a member's sites
+		return !v.Shared
 	case !v.Shared:
 		return true
 	case card == "health":
@@ -237,6 +240,8 @@ func (s *Server) cardOf(c echo.Context, p auth.Principal, v view) error {
 		return s.revenueCard(c, ctx, p, v, r, tab)
 	case "health":
 		return s.healthCard(c, ctx, p, v, r)
+	case "summary":
+		return s.summaryCard(c, ctx, p, v, r)
 	}
 	return errs.E(errs.NotFound, "not_found", "no such card")
 }
@@ -276,6 +281,29 @@ func (s *Server) overviewCard(c echo.Context, ctx context.Context, p auth.Princi
 	}
 	return s.renderCard(c, "overview", overviewCard{View: v, Data: res, Compare: res.Comparison != nil,
 		Chart: chartSVG(res.Series, prev, res.Interval), Intervals: intervalNames})
+}
+
+// summaryLabels say a summary's range in words.
+var summaryLabels = map[string]string{"today": "today", "7d": "in the last 7 days", "30d": "in the last 30 days", "month": "this month"}
+
+// summaryCard is a site's line in the sites list: its visitors in the
+// view's range, their change against the period before when the view
+// compares, and a line of its days.
+func (s *Server) summaryCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
+	r.Interval = stats.IntervalDay
+	res, err := s.deps.Stats.Overview(ctx, p, r)
+	if err != nil {
+		return err
+	}
+	label, ok := summaryLabels[v.Range]
+	if !ok {
+		label = "from " + v.From.Format(time.DateOnly) + " to " + v.To.Format(time.DateOnly)
+	}
+	return s.renderCard(c, "summary", struct {
+		Data             stats.Overview
+		Label, Dashboard string
+		Spark            template.HTML
+	}{res, label, v.link("", ""), sparklineSVG(res.Series)})
 }
 
 func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {

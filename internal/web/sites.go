@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,18 +21,68 @@ import (
 	"github.com/tally-analytics/tally/internal/money"
 )
 
+// sitesPerPage is how many sites a page of the list shows, each with its
+// summary (a report of its own): an account of hundreds of sites does not
+// spend its stats allowance on every one each time it opens the list.
+const sitesPerPage = 24
+
 type sitesPage struct {
 	page
 	Sites []model.Membership
+	// Search is the text the list is narrowed to (part of a domain); All
+	// is how many sites match it, over every page.
+	Search string
+	All    int
+	// Prev and Next are the links to the pages around this one ("" for
+	// none).
+	Prev, Next string
 }
 
+// siteList lists the user's sites in the order they were added,
+// sitesPerPage a page (page=), narrowed to the domains that hold q= (in any
+// case).
 func (s *Server) siteList(c echo.Context) error {
 	u, _ := session(c)
 	list, err := s.deps.Sites.List(c.Request().Context(), u.principal())
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, "sites", sitesPage{page: pageFor(c, "Sites", "sites"), Sites: list})
+	search := strings.TrimSpace(c.QueryParam("q"))
+	if len(search) > 253 {
+		search = search[:253] // no domain is longer
+	}
+	if search != "" {
+		needle := strings.ToLower(search)
+		list = slices.DeleteFunc(list, func(m model.Membership) bool { return !strings.Contains(strings.ToLower(m.Site.Domain), needle) })
+	}
+	p := sitesPage{page: pageFor(c, "Sites", "sites"), Search: search, All: len(list)}
+	pages := max(1, (len(list)+sitesPerPage-1)/sitesPerPage)
+	n, err := strconv.Atoi(c.QueryParam("page"))
+	if err != nil || n < 1 {
+		n = 1
+	}
+	n = min(n, pages)
+	link := func(page int) string {
+		q := url.Values{}
+		if search != "" {
+			q.Set("q", search)
+		}
+		if page > 1 {
+			q.Set("page", strconv.Itoa(page))
+		}
+		if len(q) == 0 {
+			return "/sites"
+		}
+		return "/sites?" + q.Encode()
+	}
+	if n > 1 {
+		p.Prev = link(n - 1)
+	}
+	if n < pages {
+		p.Next = link(n + 1)
+	}
+	p.Sites = list[(n-1)*sitesPerPage : min(len(list), n*sitesPerPage)]
+	return s.render(c, http.StatusOK, "sites", p)
 }
 
 type siteForm struct {
