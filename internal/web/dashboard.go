@@ -284,7 +284,8 @@ func (s *Server) overviewCard(c echo.Context, ctx context.Context, p auth.Princi
 }
 
 // summaryLabels say a summary's range in words.
-var summaryLabels = map[string]string{"today": "today", "7d": "in the last 7 days", "30d": "in the last 30 days", "month": "this month"}
+var summaryLabels = map[string]string{"today": "today", "yesterday": "yesterday", "7d": "in the last 7 days",
+	"30d": "in the last 30 days", "month": "this month", "last-month": "last month", "year": "this year", "12mo": "in the last 12 months"}
 
 // summaryCard is a site's line in the sites list: its visitors in the
 // view's range, their change against the period before when the view

@@ -12,7 +12,8 @@ import (
 
 // Ranges of the dashboard's picker.
 var ranges = []struct{ Key, Label string }{
-	{"today", "Today"}, {"7d", "Last 7 days"}, {"30d", "Last 30 days"}, {"month", "This month"}, {"custom", "Custom"},
+	{"today", "Today"}, {"yesterday", "Yesterday"}, {"7d", "Last 7 days"}, {"30d", "Last 30 days"}, {"month", "This month"},
+	{"last-month", "Last month"}, {"year", "This year"}, {"12mo", "Last 12 months"}, {"custom", "Custom"},
 }
 
 // view is the dashboard's state, all of it in the URL: the range, the
@@ -70,8 +71,18 @@ func parseView(q url.Values, site model.Site, base string, now time.Time) (view,
 		v.Range, v.From, v.To = "7d", today.AddDate(0, 0, -6), today
 	case "30d":
 		v.From, v.To = today.AddDate(0, 0, -29), today
+	case "yesterday":
+		v.From, v.To = today.AddDate(0, 0, -1), today.AddDate(0, 0, -1)
 	case "month":
 		v.From, v.To = today.AddDate(0, 0, 1-today.Day()), today
+	case "last-month":
+		first := today.AddDate(0, 0, 1-today.Day())
+		v.From, v.To = first.AddDate(0, -1, 0), first.AddDate(0, 0, -1)
+	case "year":
+		v.From, v.To = time.Date(today.Year(), 1, 1, 0, 0, 0, 0, time.UTC), today
+	case "12mo":
+		// the 12 months up to today's: May 15 shows June 1 of last year on
+		v.From, v.To = today.AddDate(0, 0, 1-today.Day()).AddDate(0, -11, 0), today
 	case "custom":
 		if v.From, err = time.Parse(time.DateOnly, q.Get("from")); err != nil {
 			return v, errs.InvalidField("from", "the start date must be a date")
