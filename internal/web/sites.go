@@ -49,7 +49,7 @@ func (s *Server) siteList(c echo.Context) error {
 	}
 	search := strings.TrimSpace(c.QueryParam("q"))
 	if len(search) > 253 {
-		search = search[:253] // no domain is longer
+		search = strings.ToValidUTF8(search[:253], "") // no domain is longer
 	}
 	if search != "" {
 		needle := strings.ToLower(search)
