@@ -159,8 +159,11 @@ type settingsPage struct {
 	// spike notification (Threshold 0: none), SpikeForm what was typed
 	// into a refused form of its section.
 	SpikesEnabled bool
-	Spike         model.SpikeNotification
-	SpikeForm     spikeForm
+	// SpikeQuietHours and SpikeMaxRecipients are the notifications' rules,
+	// as the section states them.
+	SpikeQuietHours, SpikeMaxRecipients int
+	Spike                               model.SpikeNotification
+	SpikeForm                           spikeForm
 	// NewShareURL is the URL of the shared link just made: shown on this
 	// one answer and never again.
 	NewShareURL, NewShareLabel string

@@ -2,12 +2,14 @@ package web
 
 import (
 	"context"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/spikes"
 )
 
 // SpikeNotifications manages a site's traffic spike notification.
@@ -72,6 +74,7 @@ func (s *Server) removeSpikeRecipient(c echo.Context) error {
 // spikeSettings fills the Traffic spike notifications section.
 func (s *Server) spikeSettings(ctx context.Context, p *settingsPage, pr auth.Principal) (err error) {
 	p.SpikesEnabled = s.deps.Spikes.Enabled()
+	p.SpikeQuietHours, p.SpikeMaxRecipients = int(spikes.QuietFor/time.Hour), spikes.MaxRecipients
 	p.Spike, err = s.deps.Spikes.Settings(ctx, pr, p.Site.ID)
 	return err
 }
