@@ -354,7 +354,7 @@ func (b *bench) scrape(ctx context.Context) (map[string]float64, error) {
 }
 
 // flushSteps are the flusher's steps, in order (tally_flush_step_duration_seconds).
-var flushSteps = []string{"resolve", "build", "events", "sessions", "bot_events", "revenue", "commit"}
+var flushSteps = []string{"resolve", "build", "events", "sessions", "bot_events", "engagements", "revenue", "commit"}
 
 // flushTimes reads, per flusher step, the seconds spent and the batches
 // that took it.

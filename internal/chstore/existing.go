@@ -30,11 +30,11 @@ func spanArgs(span model.Span) []any {
 	return []any{sites, sites, utc(span.From), utc(span.To)}
 }
 
-// ExistingEventIDs reports which of ids are already stored in table (events
-// or bot_events) within span. The write buffer uses it after a crash to
+// ExistingEventIDs reports which of ids are already stored in table (events,
+// bot_events or engagements) within span. The write buffer uses it after a crash to
 // replay a batch that may have been partly inserted, without duplicating rows.
 func (s *Store) ExistingEventIDs(ctx context.Context, table string, span model.Span, ids []string) (map[string]bool, error) {
-	if table != "events" && table != "bot_events" {
+	if table != "events" && table != "bot_events" && table != "engagements" {
 		return nil, fmt.Errorf("chstore: existing ids: unknown table %q", table)
 	}
 	return existing(ctx, s, "ids in "+table, ids, table,

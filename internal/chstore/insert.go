@@ -142,6 +142,21 @@ func (s *Store) InsertBotEvents(ctx context.Context, id string, rows []model.Bot
 	})
 }
 
+// InsertEngagements writes the scroll depths the tracking script reported
+// in one batch; id as for InsertEvents.
+func (s *Store) InsertEngagements(ctx context.Context, id string, rows []model.EngagementRow) error {
+	n := len(rows)
+	return s.insertColumns(ctx, id, "engagements",
+		"INSERT INTO engagements (site_id, ts, event_id, visitor_id, pathname, scroll_depth)", n, []blockColumn{
+			column(func(i int) string { return string(rows[i].SiteID) }),
+			column(func(i int) time.Time { return utc(rows[i].Timestamp) }),
+			column(func(i int) string { return rows[i].EventID }),
+			column(func(i int) uint64 { return rows[i].VisitorID }),
+			column(func(i int) string { return rows[i].Pathname }),
+			column(func(i int) uint8 { return rows[i].ScrollDepth }),
+		})
+}
+
 // InsertRefusals adds counts of refused events (tracking health) in one
 // batch. An insert that failed may be repeated: unlike events, these rows
 // are counts, so a repeat after a timeout whose insert did land counts

@@ -197,7 +197,7 @@ func (s *Store) QueryRow(ctx context.Context, query string, args ...any) interfa
 // DeleteSite removes every row of a site from the statistics tables. The
 // deletions are ClickHouse mutations: they finish in the background.
 func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
-	for _, table := range []string{"events", "sessions", "bot_events", "payments", "ingest_refusals"} {
+	for _, table := range []string{"events", "sessions", "bot_events", "engagements", "payments", "ingest_refusals"} {
 		if err := s.mutate(ctx, table, "DELETE WHERE site_id = ?", string(site)); err != nil {
 			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
 		}

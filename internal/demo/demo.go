@@ -32,6 +32,7 @@ type Sink interface {
 	InsertEvents(ctx context.Context, id string, rows []model.EventRow) error
 	InsertSessions(ctx context.Context, id string, rows []model.SessionRow) error
 	InsertBotEvents(ctx context.Context, id string, rows []model.BotEventRow) error
+	InsertEngagements(ctx context.Context, id string, rows []model.EngagementRow) error
 }
 
 // Payments records payments (the revenue service).
@@ -110,6 +111,8 @@ type Result struct {
 	Sessions  int `json:"sessions"`
 	Visitors  int `json:"visitors"`
 	BotEvents int `json:"bot_events"` // filtered out, counted by category
+	// Engagements are the scroll depths the pages' visitors reported.
+	Engagements int `json:"engagements"`
 
 	// Payments counts payments (renewals included) by provider.
 	Payments     map[string]int `json:"payments"`

@@ -21,6 +21,8 @@ type memSink struct {
 	events   []model.EventRow
 	sessions []model.SessionRow
 	bots     []model.BotEventRow
+	// engagements are the scroll depths reported
+	engagements []model.EngagementRow
 }
 
 func (m *memSink) InsertEvents(_ context.Context, _ string, rows []model.EventRow) error {
@@ -35,6 +37,11 @@ func (m *memSink) InsertSessions(_ context.Context, _ string, rows []model.Sessi
 
 func (m *memSink) InsertBotEvents(_ context.Context, _ string, rows []model.BotEventRow) error {
 	m.bots = append(m.bots, rows...)
+	return nil
+}
+
+func (m *memSink) InsertEngagements(_ context.Context, _ string, rows []model.EngagementRow) error {
+	m.engagements = append(m.engagements, rows...)
 	return nil
 }
 
@@ -346,5 +353,46 @@ func TestMaxPayments(t *testing.T) {
 		if in.Kind == model.KindRefund && !refs[in.Provider+" "+in.RefundOf] {
 			t.Errorf("refund %s recorded without its payment", in.TransactionID)
 		}
+	}
+}
+
+// Most pageviews report how far their page was scrolled, each report on a
+// page its visitor viewed, and pages differ in how far they are read.
+func TestScrollDepths(t *testing.T) {
+	sink, _ := shared()
+	type view struct {
+		visitor uint64
+		path    string
+	}
+	viewed, pageviews := map[view]bool{}, 0
+	for _, e := range sink.events {
+		if e.Name == model.PageviewName {
+			viewed[view{e.VisitorID, e.Pathname}] = true
+			pageviews++
+		}
+	}
+	// 85 % of pageviews report: over ~100,000 of them, well within 80–90 %
+	if n := len(sink.engagements); n < pageviews*80/100 || n > pageviews*90/100 {
+		t.Errorf("%d scroll depths for %d pageviews, want about 85 %%", n, pageviews)
+	}
+	sum, count := map[string]float64{}, map[string]float64{}
+	for _, g := range sink.engagements {
+		if !viewed[view{g.VisitorID, g.Pathname}] || g.SiteID != site || g.EventID == "" {
+			t.Fatalf("scroll depth %+v of no pageview of its visitor", g)
+		}
+		if g.ScrollDepth < 5 || g.ScrollDepth > 100 {
+			t.Fatalf("scroll depth %d %%, want 5–100", g.ScrollDepth)
+		}
+		sum[g.Pathname] += float64(g.ScrollDepth)
+		count[g.Pathname]++
+	}
+	low, high := 100.0, 0.0
+	for p, n := range count {
+		if n >= 100 {
+			low, high = min(low, sum[p]/n), max(high, sum[p]/n)
+		}
+	}
+	if high-low < 20 {
+		t.Errorf("the pages' mean scroll depths span %.0f–%.0f %%: pages do not differ", low, high)
 	}
 }

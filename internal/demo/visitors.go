@@ -2,6 +2,8 @@ package demo
 
 import (
 	"context"
+	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -43,8 +45,11 @@ const (
 
 // generator makes the traffic of one load.
 type generator struct {
-	opts       Options
-	r          *rand.Rand // the traffic
+	opts Options
+	r    *rand.Rand // the traffic
+	// scrolls draws the scroll depths reported, apart from r: adding them
+	// left the traffic as it was
+	scrolls    *rand.Rand
 	src        *sources
 	start, end time.Time
 	days       chooser[time.Time] // calendar days (UTC midnights), weekdays and later days busier
@@ -75,7 +80,8 @@ func newGenerator(opts Options, sink Sink, payments bool, visits *Visits) (*gene
 	if err != nil {
 		return nil, err
 	}
-	g := &generator{opts: opts, r: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)), src: src,
+	g := &generator{opts: opts, r: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+		scrolls: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x2545f4914f6cdd1d)), src: src,
 		end: opts.End, start: spanStart(opts.End, opts.Days), sink: sink,
 		events: make([]model.EventRow, 0, opts.Batch+1024), known: visits, active: map[uint64]realtime.Active{}}
 	var days []weighted[time.Time]
@@ -129,6 +135,9 @@ func (g *generator) flush(ctx context.Context) error {
 	if err := g.sink.InsertBotEvents(ctx, "", g.bots()); err != nil {
 		return err
 	}
+	if err := g.sink.InsertEngagements(ctx, "", g.engagements()); err != nil {
+		return err
+	}
 	g.res.Events += len(g.events)
 	g.res.Sessions += len(g.sessions)
 	g.events, g.sessions = g.events[:0], g.sessions[:0]
@@ -154,6 +163,32 @@ func (g *generator) bots() []model.BotEventRow {
 			EventID: newUUID(g.r), Reason: botReasons.pick(g.r)}
 	}
 	g.res.BotEvents += len(rows)
+	return rows
+}
+
+// reportShare is the share of pageviews whose browser reports how far the
+// page was scrolled (the others left before, or blocked the request).
+const reportShare = 0.85
+
+// engagements are the scroll depths reported for the batch's pageviews, a
+// minute after each: every page has a typical depth of its own (a short
+// page is read to its end, a long article rarely), each report spread
+// around it.
+func (g *generator) engagements() []model.EngagementRow {
+	rows := make([]model.EngagementRow, 0, len(g.events))
+	for i := range g.events {
+		e := &g.events[i]
+		if e.Name != model.PageviewName || !chance(g.scrolls, reportShare) {
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(e.Pathname))
+		typical := 30 + float64(h.Sum32()%65) // 30–94 %
+		depth := clamp(typical+g.scrolls.NormFloat64()*18, 5, 100)
+		rows = append(rows, model.EngagementRow{SiteID: e.SiteID, Timestamp: e.Timestamp.Add(time.Minute), EventID: newUUID(g.scrolls),
+			VisitorID: e.VisitorID, Pathname: e.Pathname, ScrollDepth: uint8(math.Round(depth))})
+	}
+	g.res.Engagements += len(rows)
 	return rows
 }
 

@@ -86,7 +86,7 @@ type eventDecoder struct {
 	depth int
 	// the fields of the object being read and of its revenue, reused from
 	// one event of a batch to the next
-	fields  [9]eventField
+	fields  [10]eventField
 	revenue [2]eventField
 }
 
@@ -118,7 +118,8 @@ func (d *eventDecoder) trackerFields(r *api.TrackerEvent) []eventField {
 		eventField{name: "props", props: &r.Props},
 		eventField{name: "revenue", rev: &r.Revenue},
 		eventField{name: "checkout_session_id", str: &r.CheckoutSessionID},
-		eventField{name: "hash_routes", flag: &r.HashRoutes})
+		eventField{name: "hash_routes", flag: &r.HashRoutes},
+		eventField{name: "scroll_depth", num: &r.ScrollDepth})
 }
 
 // batch reads {"events": [event, …]} (other fields skipped as

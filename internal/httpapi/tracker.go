@@ -74,7 +74,8 @@ func (s *Server) trackerEvent(c echo.Context) error {
 	in := ingest.Input{Pageview: req.EventName == ingest.PageviewName, SiteID: req.SiteID, URL: req.URL, Referrer: req.Referrer,
 		VisitorID: req.VisitorID, EventName: req.EventName, Props: req.Props, CheckoutSession: req.CheckoutSessionID,
 		UserAgent: c.Request().UserAgent(), IPAddress: c.RealIP(), Revenue: revenueInput(req.Revenue),
-		AcceptsLanguage: c.Request().Header.Get("Accept-Language") != "", HashRoutes: req.HashRoutes}
+		AcceptsLanguage: c.Request().Header.Get("Accept-Language") != "", HashRoutes: req.HashRoutes,
+		ScrollDepth: string(req.ScrollDepth)}
 	markIngested(c)
 	if _, err := s.deps.Ingest.TrackBrowser(c.Request().Context(), in, spend); err != nil {
 		return err

@@ -21,15 +21,18 @@ import (
 
 // Limits of an event (spec "Limits" and DESIGN §6 Ingestion).
 const (
-	MaxProps         = model.MaxProps
-	MaxPropKeyLen    = model.MaxPropKeyLen
-	MaxPropValueLen  = model.MaxPropValueLen
-	MaxEventNameLen  = model.MaxEventNameLen
-	MaxURLLen        = 8192 // a page URL with a long query string still counts
-	MaxUserAgentLen  = 512
-	MaxVisitorIDLen  = 128
-	MaxSiteIDLen     = 64
-	PageviewName     = model.PageviewName
+	MaxProps        = model.MaxProps
+	MaxPropKeyLen   = model.MaxPropKeyLen
+	MaxPropValueLen = model.MaxPropValueLen
+	MaxEventNameLen = model.MaxEventNameLen
+	MaxURLLen       = 8192 // a page URL with a long query string still counts
+	MaxUserAgentLen = 512
+	MaxVisitorIDLen = 128
+	MaxSiteIDLen    = 64
+	PageviewName    = model.PageviewName
+	// EngagementName is the name the tracking script gives its reports of
+	// how far a page was scrolled; what makes one is its scroll_depth.
+	EngagementName   = "engagement"
 	maxReferrerLen   = 4096 // what browsers send at most
 	maxPathStoredLen = 1024
 )
@@ -65,6 +68,11 @@ type Input struct {
 	// HashRoutes keeps the URL's fragment in the path, up to its query
 	// string: the page of an app that routes by the hash (/#/pricing).
 	HashRoutes bool
+	// ScrollDepth, the text of a JSON number, makes the tracking script's
+	// event a report of how far the page was scrolled (0 to 100 percent),
+	// named EngagementName: no event, no session, only the page's scroll
+	// depth. Empty for every other event.
+	ScrollDepth string
 }
 
 // Revenue is an amount in major units ("49.99") and its currency.
@@ -92,6 +100,9 @@ type event struct {
 	browser         bool
 	acceptsLanguage bool
 	hashRoutes      bool
+	// engagement marks a report of the page's scroll depth (Input.ScrollDepth)
+	engagement  bool
+	scrollDepth uint8
 	// params are the first values of the page's query parameters tally
 	// reads (queryParams), from one walk of its query string
 	params [len(queryParams)]string
@@ -195,6 +206,9 @@ func validate(in Input) (event, error) {
 		}
 		ev.visitorID = ""
 	}
+	if in.ScrollDepth != "" {
+		return ev, engagement(in, &ev)
+	}
 	if in.Pageview {
 		ev.name = PageviewName
 	} else {
@@ -228,6 +242,24 @@ func validate(in Input) (event, error) {
 		ev.checkoutSession = cs
 	}
 	return ev, nil
+}
+
+// engagement validates a report of the page's scroll depth: the tracking
+// script's event named EngagementName with a scroll_depth, an integer
+// percentage, and nothing of an event (props, revenue).
+func engagement(in Input, ev *event) error {
+	if strings.TrimSpace(in.EventName) != EngagementName {
+		return errs.InvalidField("event_name", "an event with a scroll_depth must be named %q", EngagementName)
+	}
+	depth, err := strconv.ParseUint(in.ScrollDepth, 10, 8)
+	if err != nil || depth > 100 {
+		return errs.InvalidField("scroll_depth", "must be a whole number of percent, 0 to 100")
+	}
+	if len(in.Props) > 0 || in.Revenue != nil {
+		return errs.InvalidField("scroll_depth", "a report of the scroll depth carries no props and no revenue")
+	}
+	ev.name, ev.engagement, ev.scrollDepth = EngagementName, true, uint8(depth)
+	return nil
 }
 
 // checkoutSessionOf is the checkout session id a page's query carries, as a

@@ -190,6 +190,9 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllow
 	// one, refusals and allowance included, or anyone could probe which
 	// pages and hosts a site excludes
 	if excluded(&site, &ev) {
+		if ev.engagement {
+			return "", nil // the scroll depth of a page kept out: no event to count
+		}
 		return s.exclude(site.ID)
 	}
 	return s.acceptOne(ctx, &site, &ev)
@@ -257,6 +260,9 @@ func (s *Service) acceptIn(ctx context.Context, room *scratch, items []accepted,
 			results[i].Err = err
 			continue
 		}
+		if it.rec.Event == nil && it.rec.Bot == nil && it.rec.Engagement == nil {
+			continue // a bot's scroll depth: nothing to store
+		}
 		recs = append(recs, it.rec)
 	}
 	room.recs = recs // kept for the next request, cleared by release
@@ -276,7 +282,7 @@ func (s *Service) acceptIn(ctx context.Context, room *scratch, items []accepted,
 			continue
 		}
 		results[i].EventID = items[i].id
-		if items[i].row == nil {
+		if items[i].rec.Bot != nil {
 			bots++
 		}
 		s.rememberCheckout(ctx, &items[i])
@@ -286,7 +292,8 @@ func (s *Service) acceptIn(ctx context.Context, room *scratch, items []accepted,
 }
 
 // prepare gives an event its id and enrichment and builds its record in
-// it.d and it.row (a bot's record holds only the bot row; row becomes nil).
+// it.d and it.row (a bot's record holds only the bot row, a scroll depth's
+// only its row; row becomes nil).
 func (s *Service) prepare(ctx context.Context, it *accepted) error {
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -298,9 +305,19 @@ func (s *Service) prepare(ctx context.Context, it *accepted) error {
 		return s.refusedAt(it.site.ID, "", errs.E(errs.Unavailable, "service_unavailable", "cannot accept events now").Wrap(err), 1)
 	}
 	d, ev := it.d, it.ev
-	if d.botReason != "" {
+	switch {
+	case d.botReason != "" && ev.engagement:
+		// a bot's scroll depth is no event: it is neither stored nor counted
+		it.row, it.rec = nil, model.Record{}
+		return nil
+	case d.botReason != "":
 		it.row = nil
 		it.rec = model.Record{Bot: &model.BotEventRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id, Reason: d.botReason}}
+		return nil
+	case ev.engagement:
+		it.row = nil
+		it.rec = model.Record{Engagement: &model.EngagementRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id,
+			VisitorID: d.visitor, Pathname: d.pathname, ScrollDepth: ev.scrollDepth}}
 		return nil
 	}
 	*it.row = model.EventRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id, Name: ev.name, VisitorID: d.visitor,

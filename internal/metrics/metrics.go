@@ -69,7 +69,7 @@ func New() *Metrics {
 		flush: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "tally_flush_step_duration_seconds",
 			Help: "Time the write buffer's flusher spends on each step of a batch (resolve: its sessions in Redis; build: its rows; " +
-				"events, sessions, bot_events: the inserts, retries and lookups included; revenue; commit), by step.",
+				"events, sessions, bot_events, engagements: the inserts, retries and lookups included; revenue; commit), by step.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"step"}),
 	}

@@ -29,6 +29,7 @@ const (
 	hasBot
 	noSession     // v2
 	clientRevenue // v2: the event's revenue came from the tracking script
+	hasEngagement // v2: a page's scroll depth, after the bot's fields
 )
 
 // ErrCorruptRecord reports bytes that do not decode as a Record or an Attribution.
@@ -51,6 +52,9 @@ func AppendRecord(b []byte, r Record) []byte {
 	if r.ClientRevenue {
 		flags |= clientRevenue
 	}
+	if r.Engagement != nil {
+		flags |= hasEngagement
+	}
 	b = append(b, recordV2, flags)
 	if e := r.Event; e != nil {
 		b = AppendString(b, string(e.SiteID))
@@ -68,6 +72,9 @@ func AppendRecord(b []byte, r Record) []byte {
 	}
 	if bot := r.Bot; bot != nil {
 		b = appendBot(b, bot)
+	}
+	if g := r.Engagement; g != nil {
+		b = appendEngagement(b, g)
 	}
 	return b
 }
@@ -106,6 +113,9 @@ func DecodeRecord(p []byte) (Record, error) {
 	}
 	if flags&hasBot != 0 {
 		r.Bot = d.readBot()
+	}
+	if flags&hasEngagement != 0 {
+		r.Engagement = d.readEngagement()
 	}
 	if err := d.Done(); err != nil {
 		return Record{}, err
@@ -170,6 +180,26 @@ func (d *Decoder) readBot() *BotEventRow {
 	bot.Timestamp = d.ReadTime()
 	bot.EventID, bot.Reason = d.ReadString(), d.ReadString()
 	return bot
+}
+
+func appendEngagement(b []byte, g *EngagementRow) []byte {
+	b = AppendString(b, string(g.SiteID))
+	b = AppendTime(b, g.Timestamp)
+	b = AppendString(b, g.EventID)
+	b = binary.AppendUvarint(b, g.VisitorID)
+	b = AppendString(b, g.Pathname)
+	return append(b, g.ScrollDepth)
+}
+
+func (d *Decoder) readEngagement() *EngagementRow {
+	g := &EngagementRow{}
+	g.SiteID = SiteID(d.ReadString())
+	g.Timestamp = d.ReadTime()
+	g.EventID = d.ReadString()
+	g.VisitorID = d.ReadUvarint()
+	g.Pathname = d.ReadString()
+	g.ScrollDepth = d.readPercent()
+	return g
 }
 
 // AppendAttribution appends the binary encoding of a to b.
@@ -352,6 +382,17 @@ func (d *Decoder) ReadBool() bool {
 		return false
 	}
 	v := d.p[0] == 1
+	d.p = d.p[1:]
+	return v
+}
+
+// readPercent reads a percentage (0–100) written as one byte.
+func (d *Decoder) readPercent() uint8 {
+	if len(d.p) == 0 || d.p[0] > 100 {
+		d.fail()
+		return 0
+	}
+	v := d.p[0]
 	d.p = d.p[1:]
 	return v
 }

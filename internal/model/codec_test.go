@@ -49,7 +49,9 @@ func sampleRecords() map[string]model.Record {
 		"pageview": {Event: &model.EventRow{SiteID: "s1", Timestamp: t0, EventID: "e2", Name: "pageview", Pathname: "/"}},
 		"payment event": {Event: &model.EventRow{SiteID: "s1", Timestamp: t0, EventID: "p1", Name: "payment", VisitorID: 7,
 			RevenueAmount: 500, RevenueCurrency: "USD"}, NoSession: true},
-		"bot":   {Bot: &model.BotEventRow{SiteID: "s1", Timestamp: t0, EventID: "e3", Reason: "crawler"}},
+		"bot": {Bot: &model.BotEventRow{SiteID: "s1", Timestamp: t0, EventID: "e3", Reason: "crawler"}},
+		"engagement": {Engagement: &model.EngagementRow{SiteID: "s1", Timestamp: t0, EventID: "g1", VisitorID: 1<<64 - 1,
+			Pathname: "/app#/pricing", ScrollDepth: 100}},
 		"empty": {},
 	}
 }
@@ -133,6 +135,12 @@ func TestRecordCorrupt(t *testing.T) {
 	}
 	if _, err := model.DecodeRecord(append(data, 0)); !errors.Is(err, model.ErrCorruptRecord) {
 		t.Errorf("trailing byte: %v", err)
+	}
+	// a scroll depth is a percentage: more than 100 is no record of ours
+	g := model.AppendRecord(nil, sampleRecords()["engagement"])
+	g[len(g)-1] = 101
+	if _, err := model.DecodeRecord(g); !errors.Is(err, model.ErrCorruptRecord) {
+		t.Errorf("scroll depth 101: %v", err)
 	}
 }
 

@@ -128,6 +128,21 @@ type BotEventRow struct {
 	Reason    string    `json:"reason"`
 }
 
+// EngagementRow is one row of the ClickHouse engagements table: how far a
+// visitor scrolled a page, as the tracking script reports it when the page
+// is hidden or left. It belongs to no session and counts as no event: the
+// pages report reads it for the page's scroll depth.
+type EngagementRow struct {
+	SiteID    SiteID    `json:"site"`
+	Timestamp time.Time `json:"ts"`
+	EventID   string    `json:"id"`
+	VisitorID uint64    `json:"visitor"`
+	Pathname  string    `json:"path"`
+	// ScrollDepth is the share of the page's height, in percent (0–100),
+	// that the visitor had seen at most.
+	ScrollDepth uint8 `json:"sd"`
+}
+
 // Device classes: what EventRow.Device holds ("" when unknown) and the
 // device filter accepts.
 const (
@@ -170,6 +185,8 @@ func BotCategory(reason string) string {
 type Record struct {
 	Event *EventRow    `json:"e,omitempty"`
 	Bot   *BotEventRow `json:"b,omitempty"`
+	// Engagement is a page's scroll depth; a record holds it alone.
+	Engagement *EngagementRow `json:"g,omitempty"`
 	// NoSession marks an event that is not part of a visit: the event a
 	// payment writes for the Events report.
 	NoSession bool `json:"-"`

@@ -114,6 +114,10 @@ type TrackerEvent struct {
 	// HashRoutes says the page's fragment is part of its path: an app that
 	// routes by the hash (#/pricing), tagged data-hash.
 	HashRoutes bool `json:"hash_routes,omitempty"`
+	// ScrollDepth makes the event (named "engagement") a report of how far
+	// the page was scrolled, in percent of its height (0 to 100): it counts
+	// as no event and only gives the page its scroll depth.
+	ScrollDepth Number `json:"scroll_depth,omitempty"`
 }
 
 // BatchRequest is the body of POST /api/v1/events/batch: 1 to 1,000 events.

@@ -33,7 +33,9 @@ type batch struct {
 	events   []model.EventRow
 	sessions []model.SessionRow
 	bots     []model.BotEventRow
-	revenue  []tracked // the events carrying revenue, for the payments ledger
+	// engagements are the scroll depths: no session, no event
+	engagements []model.EngagementRow
+	revenue     []tracked // the events carrying revenue, for the payments ledger
 }
 
 // tracked is an event with revenue, the base currency of its site, the
@@ -99,7 +101,7 @@ func (bt *batch) sessionEvents() []*model.EventRow {
 func (bt *batch) build() {
 	bt.events = slices.Grow(bt.events[:0], len(bt.records))
 	bt.sessions = bt.sessions[:0] // the outcome's rows, unless records of earlier releases carry some
-	bt.bots, bt.revenue = bt.bots[:0], bt.revenue[:0]
+	bt.bots, bt.engagements, bt.revenue = bt.bots[:0], bt.engagements[:0], bt.revenue[:0]
 	k := 0
 	for i := range bt.records {
 		rec := &bt.records[i]
@@ -117,6 +119,9 @@ func (bt *batch) build() {
 		}
 		if rec.Bot != nil {
 			bt.bots = append(bt.bots, *rec.Bot)
+		}
+		if rec.Engagement != nil {
+			bt.engagements = append(bt.engagements, *rec.Engagement)
 		}
 		bt.sessions = append(bt.sessions, rec.Sessions...) // records of earlier releases
 	}
@@ -146,6 +151,8 @@ func (bt *batch) rows(s step) int {
 		return len(bt.sessions)
 	case stepBots:
 		return len(bt.bots)
+	case stepEngagements:
+		return len(bt.engagements)
 	}
 	return 0
 }

@@ -43,6 +43,7 @@ type Sink interface {
 	InsertEvents(ctx context.Context, id string, rows []model.EventRow) error
 	InsertSessions(ctx context.Context, id string, rows []model.SessionRow) error
 	InsertBotEvents(ctx context.Context, id string, rows []model.BotEventRow) error
+	InsertEngagements(ctx context.Context, id string, rows []model.EngagementRow) error
 	EndInsert(ctx context.Context, id string) error
 	ExistingEventIDs(ctx context.Context, table string, span model.Span, ids []string) (map[string]bool, error)
 	ExistingSessionRows(ctx context.Context, span model.Span, sessions []uint64) (map[model.SessionRowKey]bool, error)

@@ -27,7 +27,9 @@ type memSink struct {
 	events   []model.EventRow
 	sessions []model.SessionRow
 	bots     []model.BotEventRow
-	inserts  int
+	// engagements are the scroll depths stored
+	engagements []model.EngagementRow
+	inserts     int
 	// failing makes inserts into the named tables fail
 	failing map[string]bool
 }
@@ -85,6 +87,16 @@ func (m *memSink) InsertBotEvents(ctx context.Context, _ string, rows []model.Bo
 	return nil
 }
 
+func (m *memSink) InsertEngagements(ctx context.Context, _ string, rows []model.EngagementRow) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check(ctx, "engagements"); err != nil {
+		return err
+	}
+	m.engagements = append(m.engagements, rows...)
+	return nil
+}
+
 func (m *memSink) ExistingEventIDs(ctx context.Context, table string, _ model.Span, ids []string) (map[string]bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -92,11 +104,16 @@ func (m *memSink) ExistingEventIDs(ctx context.Context, table string, _ model.Sp
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	have := map[string]bool{}
-	if table == "events" {
+	switch table {
+	case "events":
 		for _, e := range m.events {
 			have[e.EventID] = true
 		}
-	} else {
+	case "engagements":
+		for _, g := range m.engagements {
+			have[g.EventID] = true
+		}
+	default:
 		for _, e := range m.bots {
 			have[e.EventID] = true
 		}

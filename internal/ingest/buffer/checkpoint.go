@@ -52,14 +52,17 @@ type progress struct {
 type step int
 
 const (
-	stepResolve  step = iota // sessions resolved (Redis)
-	stepEvents               // events inserted
-	stepSessions             // session rows inserted
-	stepBots                 // bot events inserted
+	stepResolve     step = iota // sessions resolved (Redis)
+	stepEvents                  // events inserted
+	stepSessions                // session rows inserted
+	stepBots                    // bot events inserted
+	stepEngagements             // scroll depths inserted
+	// stepLast is the last of the inserts, which run at once (store).
+	stepLast = stepEngagements
 )
 
 func (s step) String() string {
-	return [...]string{"resolve", "events", "sessions", "bot_events"}[s]
+	return [...]string{"resolve", "events", "sessions", "bot_events", "engagements"}[s]
 }
 
 const (

@@ -66,6 +66,10 @@ func faultBatches() [3][]model.Record {
 		b[1] = append(b[1], model.Record{Bot: &model.BotEventRow{SiteID: "s1", Timestamp: faultT.Add(85 * time.Second),
 			EventID: fmt.Sprint("bot", i), Reason: "crawler"}})
 	}
+	for v := uint64(1); v <= 2; v++ {
+		b[1] = append(b[1], model.Record{Engagement: &model.EngagementRow{SiteID: "s1", Timestamp: faultT.Add(86 * time.Second),
+			EventID: fmt.Sprint("g", v), VisitorID: v, Pathname: "/p2", ScrollDepth: uint8(40 * v)}})
+	}
 	b[2] = []model.Record{faultEvent("e1", 90*time.Second, 1, "pageview", "/p3")}
 	return b
 }
@@ -165,6 +169,12 @@ func (s *faultySink) InsertSessions(ctx context.Context, id string, rows []model
 func (s *faultySink) InsertBotEvents(ctx context.Context, id string, rows []model.BotEventRow) error {
 	return s.insert(ctx, id, "bot_events", len(rows), func(k int) error {
 		return s.Store.InsertBotEvents(context.WithoutCancel(ctx), id, rows[:k])
+	})
+}
+
+func (s *faultySink) InsertEngagements(ctx context.Context, id string, rows []model.EngagementRow) error {
+	return s.insert(ctx, id, "engagements", len(rows), func(k int) error {
+		return s.Store.InsertEngagements(context.WithoutCancel(ctx), id, rows[:k])
 	})
 }
 
@@ -351,6 +361,8 @@ func (r *rig) checkWith(changed map[string]int64) {
 		"SELECT uniqExact(event_id) AS n FROM events":                                             14,
 		"SELECT count() AS n FROM bot_events":                                                     2,
 		"SELECT uniqExact(event_id) AS n FROM bot_events":                                         2,
+		"SELECT count() AS n FROM engagements":                                                    2,
+		"SELECT sum(scroll_depth) AS n FROM engagements":                                          120,
 		"SELECT count() AS n FROM events WHERE session_id = 0":                                    0,
 		"SELECT uniqExact(session_id) AS n FROM events":                                           5,
 		"SELECT sum(time_on_prev) AS n FROM events WHERE prev_pathname = '/p1'":                   240,
@@ -431,14 +443,15 @@ func (r *rig) scenario(point string, nth int, fault func(), afterCrash func()) {
 // whereAfter is what Where says after a crash at a point of the protocol.
 var whereAfter = map[string]string{"plan": "between batches", "planned": "planned, resolving sessions",
 	"resolved": "planned, resolving sessions", "events": "at the inserts", "events:done": "at the inserts",
-	"sessions": "at the inserts", "bot_events:done": "at the inserts", "revenue": "at the inserts",
+	"sessions": "at the inserts", "bot_events:done": "at the inserts", "engagements": "at the inserts",
+	"engagements:done": "at the inserts", "revenue": "at the inserts",
 	"commit": "at the inserts", "committed": "between batches"}
 
 // A crash at each point of the protocol, on the batch that continues
-// sessions, adds bots and revenue.
+// sessions, adds bots, scroll depths and revenue.
 func TestCrashAtEveryStep(t *testing.T) {
 	points := []string{"plan", "planned", "resolved", "events", "events:done", "sessions", "sessions:done",
-		"bot_events", "bot_events:done", "revenue", "commit", "committed"}
+		"bot_events", "bot_events:done", "engagements", "engagements:done", "revenue", "commit", "committed"}
 	for _, p := range points {
 		t.Run(p, func(t *testing.T) { newRig(t).scenario(p, 1, nil, nil) })
 	}
@@ -448,7 +461,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 // acknowledgement is lost (all stored, the client told otherwise), then a
 // crash before the retry.
 func TestCrashAfterAFailedInsert(t *testing.T) {
-	for _, table := range []string{"events", "sessions", "bot_events"} {
+	for _, table := range []string{"events", "sessions", "bot_events", "engagements"} {
 		for _, kind := range []string{"half", "lost", "fail"} {
 			t.Run(table+"/"+kind, func(t *testing.T) {
 				r := newRig(t)
@@ -462,7 +475,7 @@ func TestCrashAfterAFailedInsert(t *testing.T) {
 // the failed attempt stored — also when it stored it after its client gave
 // up ("late": the retry must end that insert before it looks).
 func TestRetryAfterAFailedInsert(t *testing.T) {
-	for _, table := range []string{"events", "sessions", "bot_events"} {
+	for _, table := range []string{"events", "sessions", "bot_events", "engagements"} {
 		for _, kind := range []string{"half", "lost", "late"} {
 			t.Run(table+"/"+kind, func(t *testing.T) {
 				r := newRig(t)

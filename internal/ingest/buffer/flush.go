@@ -219,7 +219,7 @@ func (b *Buffer) prepare(ctx context.Context, bt *batch) error {
 // once the batch is committed; an error when ctx ended first (the batch
 // stays where the checkpoint says) or a test hook stopped it.
 //
-// The batch's inserts (events, session rows, bot events) run at once: they
+// The batch's inserts (events, session rows, bot events, scroll depths) run at once: they
 // are independent, and one after the other they were the flusher's limit
 // once the rollups' views slowed each insert down (230–330 ms a batch of
 // 10,000 events against 130–180 for resolving the next one:
@@ -229,8 +229,8 @@ func (b *Buffer) prepare(ctx context.Context, bt *batch) error {
 func (b *Buffer) store(ctx context.Context, bt *batch) error {
 	defer bt.waitMarked()
 	first := max(bt.step, stepEvents)
-	var inDoubt [stepBots + 1]bool
-	for s := first; s <= stepBots; s++ {
+	var inDoubt [stepLast + 1]bool
+	for s := first; s <= stepLast; s++ {
 		inDoubt[s] = (bt.step == s && bt.sent) || bt.unsure
 	}
 	if !bt.unsure || bt.step != first {
@@ -244,8 +244,8 @@ func (b *Buffer) store(ctx context.Context, bt *batch) error {
 		bt.step, bt.sent, bt.unsure = first, true, true
 	}
 	var wg sync.WaitGroup
-	failed := make([]error, stepBots+1)
-	for s := first; s <= stepBots; s++ {
+	failed := make([]error, stepLast+1)
+	for s := first; s <= stepLast; s++ {
 		if bt.rows(s) == 0 {
 			continue
 		}
@@ -370,6 +370,8 @@ func (b *Buffer) insert(ctx context.Context, id string, bt *batch, s step) error
 		return b.sink.InsertSessions(ctx, id, bt.sessions)
 	case stepBots:
 		return b.sink.InsertBotEvents(ctx, id, bt.bots)
+	case stepEngagements:
+		return b.sink.InsertEngagements(ctx, id, bt.engagements)
 	}
 	return nil
 }

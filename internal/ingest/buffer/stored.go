@@ -11,7 +11,7 @@ import (
 // an insert that may have reached it. Only rows that cannot have changed
 // since are asked for, so the answer is exact:
 //
-//   - events and bot events live in plain MergeTree tables, which never
+//   - events, bot events and scroll depths live in plain MergeTree tables, which never
 //     remove a row: an event id found is an event stored;
 //   - session rows collapse in pairs (VersionedCollapsingMergeTree), so a
 //     batch's cancel rows can vanish once merged, and so can its state rows
@@ -35,6 +35,9 @@ func (b *Buffer) dropStored(ctx context.Context, bt *batch, s step) error {
 	case stepBots:
 		bt.bots, err = dropStoredIDs(ctx, b, "bot_events", bt.bots,
 			func(e model.BotEventRow) (string, model.SiteID, time.Time) { return e.EventID, e.SiteID, e.Timestamp })
+	case stepEngagements:
+		bt.engagements, err = dropStoredIDs(ctx, b, "engagements", bt.engagements,
+			func(g model.EngagementRow) (string, model.SiteID, time.Time) { return g.EventID, g.SiteID, g.Timestamp })
 	case stepSessions:
 		bt.sessions, err = b.dropStoredSessions(ctx, bt.sessions)
 	}
