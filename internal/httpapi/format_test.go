@@ -60,9 +60,13 @@ func TestWantsCSV(t *testing.T) {
 // report with an error.
 type reportStats struct{ Stats }
 
+// depth is a page's scroll depth in percent; a page without one is an empty cell.
+var depth int64 = 75
+
 func (reportStats) Pages(_ context.Context, _ auth.Principal, r stats.Request) (stats.Pages, error) {
 	return stats.Pages{Meta: stats.Meta{Site: r.SiteID}, Rows: []stats.PageRow{
-		{Path: "/a,b", Pageviews: 2, Visitors: 1, BounceRate: 50, AvgTimeOnPage: 1.5}, {Path: "/ü", Pageviews: 1, Visitors: 1}}}, nil
+		{Path: "/a,b", Pageviews: 2, Visitors: 1, BounceRate: 50, AvgTimeOnPage: 1.5, ScrollDepth: &depth},
+		{Path: "/ü", Pageviews: 1, Visitors: 1}}}, nil
 }
 
 func (reportStats) Sources(context.Context, auth.Principal, stats.Request) (stats.List[stats.SourceRow], error) {
@@ -83,7 +87,7 @@ func TestReportCSV(t *testing.T) {
 		return rec
 	}
 	const q = "?site_id=site1&date_from=2026-05-01&date_to=2026-05-07"
-	wantCSV := "pathname,pageviews,visitors,bounce_rate,avg_time_on_page\r\n\"/a,b\",2,1,50,1.5\r\n/ü,1,1,0,0\r\n"
+	wantCSV := "pathname,pageviews,visitors,bounce_rate,avg_time_on_page,scroll_depth\r\n\"/a,b\",2,1,50,1.5,75\r\n/ü,1,1,0,0,\r\n"
 	for _, tc := range []struct{ path, accept string }{{"/api/v1/stats/pages" + q + "&format=csv", ""}, {"/api/v1/stats/pages" + q, "text/csv"}} {
 		rec := get(tc.path, tc.accept)
 		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/csv; charset=utf-8" || rec.Body.String() != wantCSV {

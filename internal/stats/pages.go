@@ -2,13 +2,16 @@ package stats
 
 import (
 	"context"
+	"math"
 
 	"github.com/tally-analytics/tally/internal/auth"
 )
 
 // Pages lists pages by pageviews, a page of the list at a time. A page's
 // bounce rate is that of the sessions that entered on it; its average time is
-// the mean time from a pageview of it to the next pageview of the session.
+// the mean time from a pageview of it to the next pageview of the session;
+// its scroll depth is the mean, over its visitors who reported one, of the
+// deepest each scrolled it (Query.scrollDepths).
 func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (Pages, error) {
 	var res Pages
 	sc, err := s.resolve(ctx, p, r)
@@ -31,6 +34,10 @@ func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (Pages
 	if err != nil {
 		return res, err
 	}
+	depths, err := s.scrollDepths(ctx, sc, list.pages)
+	if err != nil {
+		return res, err
+	}
 	bounce := byDim(entries)
 	res.Rows = make([]PageRow, len(list.pages))
 	for i, f := range list.pages {
@@ -39,11 +46,32 @@ func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (Pages
 		if e, ok := bounce[page.Path]; ok {
 			page.BounceRate = bounceRate(e[0], e[1])
 		}
+		if d, ok := depths[page.Path]; ok {
+			percent := int64(math.Round(d[0]))
+			page.ScrollDepth = &percent
+		}
 		res.Rows[i] = page
 	}
 	res.Total, res.Page, res.Limit = list.total, r.Page, r.Limit
 	res.Meta = sc.meta()
 	return res, nil
+}
+
+// scrollDepths reads the scroll depths of the listed pages, by page.
+func (s *Service) scrollDepths(ctx context.Context, sc scope, pages []pageFigures) (map[string][]float64, error) {
+	if len(pages) == 0 {
+		return nil, nil
+	}
+	paths := make([]string, len(pages))
+	for i, f := range pages {
+		paths[i] = f.path
+	}
+	sql, args := sc.query(Engagements, nil, nil).scrollDepths(paths)
+	res, err := s.runSQL(ctx, sql, args, 1, 2)
+	if err != nil {
+		return nil, err
+	}
+	return byDim(res.Rows), nil
 }
 
 // pageList is one page of the pages report before bounce rates.

@@ -103,6 +103,14 @@ func (q Query) Build() (string, []any, error) {
 	// site_key is cityHash64(site_id), stored: a number compares far faster
 	b.WriteString(" WHERE site_key = cityHash64(?) AND " + timeRange(q.Table))
 	args = append(append(args, string(q.Site)), timeArgs(q.Table, q.From, q.To)...)
+	args = q.filters(&b, args)
+	args = q.tail(&b, group, "sign", args)
+	return b.String(), args, nil
+}
+
+// filters appends q's filters to b, each as " AND " its condition on q's
+// table, and returns args with their arguments.
+func (q Query) filters(b *strings.Builder, args []any) []any {
 	for _, f := range q.Filters {
 		expr, ok := f.Dim.exprs[q.Table]
 		if !ok || f.Dim.visit {
@@ -119,8 +127,35 @@ func (q Query) Build() (string, []any, error) {
 		b.WriteString(" AND " + cond)
 		args = append(args, condArgs...)
 	}
-	args = q.tail(&b, group, "sign", args)
-	return b.String(), args, nil
+	return args
+}
+
+// scrollDepths is the SQL of the scroll depth of each of paths in q's site
+// and range: the mean, over the page's visitors who reported one, of the
+// deepest scroll each reported (the tracking script's engagements), as d0
+// the page, m0 the mean percent and m1 those visitors. q's filters (of
+// events) keep the visitors who viewed the page under them. On a sample
+// (q.SamplePercent) it reads that share of visitors: a mean needs no
+// scaling back.
+func (q Query) scrollDepths(paths []string) (string, []any) {
+	var b strings.Builder
+	b.WriteString("SELECT pathname AS d0, toFloat64(avg(depth)) AS m0, toFloat64(count()) AS m1 FROM (" +
+		"SELECT pathname, visitor_id, max(scroll_depth) AS depth FROM " + string(Engagements))
+	if q.SamplePercent > 0 && q.SamplePercent < 100 {
+		b.WriteString(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
+	}
+	b.WriteString(" WHERE site_key = cityHash64(?) AND " + timeRange(Engagements) + " AND pathname IN ?")
+	args := append(append([]any{string(q.Site)}, timeArgs(Engagements, q.From, q.To)...), Set(paths))
+	if len(q.Filters) > 0 {
+		views := Query{Table: Events, Site: q.Site, From: q.From, To: q.To, Filters: q.Filters}
+		b.WriteString(" AND (pathname, visitor_id) IN (SELECT pathname, visitor_id FROM " + string(Events) +
+			" WHERE site_key = cityHash64(?) AND " + timeRange(Events) + " AND is_pageview = 1")
+		args = append(append(args, string(q.Site)), timeArgs(Events, q.From, q.To)...)
+		args = views.filters(&b, args)
+		b.WriteString(")")
+	}
+	b.WriteString(" GROUP BY pathname, visitor_id) GROUP BY d0")
+	return b.String(), args
 }
 
 // tail ends a query of q grouped by group: totals, the groups of sessions

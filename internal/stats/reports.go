@@ -81,6 +81,9 @@ type PageRow struct {
 	Path                      string
 	Pageviews, Visitors       int64
 	BounceRate, AvgTimeOnPage float64
+	// ScrollDepth is the page's scroll depth in percent (Service.Pages);
+	// nil when none of its visitors reported one.
+	ScrollDepth *int64
 }
 
 // Pages is one page of the pages report: its rows, the pages of the range

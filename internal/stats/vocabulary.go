@@ -19,15 +19,18 @@ const (
 	Payments  Table = "payments"
 	// Refusals counts refused events per quarter of an hour (tracking health).
 	Refusals Table = "ingest_refusals"
+	// Engagements are the scroll depths the tracking script reports.
+	Engagements Table = "engagements"
 )
 
 // timeColumn is the column a table is bounded by in time: events by when
 // they happened, sessions by when they started, payments by when they were made.
-var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvents: "ts", Payments: "ts", Refusals: "ts"}
+var timeColumn = map[Table]string{Events: "ts", Sessions: "started_at", BotEvents: "ts", Payments: "ts", Refusals: "ts",
+	Engagements: "ts"}
 
 // keyDays are the raw tables whose sort key orders a site's rows by the day
 // of their time (ORDER BY (site_key, toDate(ts), …)).
-var keyDays = map[Table]bool{Events: true, Sessions: true}
+var keyDays = map[Table]bool{Events: true, Sessions: true, Engagements: true}
 
 // timeRange is the condition that t's rows fall in [from, to), whose
 // arguments timeArgs gives: on a table of keyDays also the days around it,

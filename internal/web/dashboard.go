@@ -336,12 +336,12 @@ func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal
 		if err != nil {
 			return err
 		}
-		card.Columns = []string{"Page", "Visitors", "Pageviews", "Bounce rate", "Time on page"}
+		card.Columns = []string{"Page", "Visitors", "Pageviews", "Bounce rate", "Time on page", "Scroll depth"}
 		for _, row := range res.Rows {
 			card.Rows = append(card.Rows, cardRow{Label: row.Path, Link: v.link("pathname", row.Path),
 				Cells: []cardCell{countCell("visitors", row.Visitors), countCell("pageviews", row.Pageviews),
 					pctCell("bounce_rate", row.BounceRate), {Name: "avg_time_on_page", Text: present.Duration(row.AvgTimeOnPage),
-						Value: rawFloat(row.AvgTimeOnPage)}}})
+						Value: rawFloat(row.AvgTimeOnPage)}, depthCell(row.ScrollDepth)}})
 		}
 	}
 	return s.renderTable(c, card)
@@ -604,6 +604,15 @@ func countCell(name string, n int64) cardCell {
 
 func pctCell(name string, v float64) cardCell {
 	return cardCell{Name: name, Text: present.Percent(v), Value: rawFloat(v)}
+}
+
+// depthCell is a page's scroll depth, or a dash when no visitor's browser
+// reported one.
+func depthCell(percent *int64) cardCell {
+	if percent == nil {
+		return cardCell{Name: "scroll_depth", Text: "–"}
+	}
+	return cardCell{Name: "scroll_depth", Text: strconv.FormatInt(*percent, 10) + "%", Value: strconv.FormatInt(*percent, 10)}
 }
 
 func parseInt(s string) int64 {

@@ -43,7 +43,7 @@ func Pages(p stats.Pages) api.PagesResponse {
 	var res api.PagesResponse
 	res.Data.Pages = each(p.Rows, func(r stats.PageRow) api.Page {
 		return api.Page{Pathname: r.Path, Pageviews: r.Pageviews, Visitors: r.Visitors, BounceRate: r.BounceRate,
-			AvgTimeOnPage: r.AvgTimeOnPage}
+			AvgTimeOnPage: r.AvgTimeOnPage, ScrollDepth: r.ScrollDepth}
 	})
 	res.Data.Pagination = api.Pagination{Total: p.Total, Page: p.Page, Limit: p.Limit}
 	res.Meta = meta(p.Meta)

@@ -85,6 +85,10 @@ type Page struct {
 	Visitors      int64   `json:"visitors"`
 	BounceRate    float64 `json:"bounce_rate"`
 	AvgTimeOnPage float64 `json:"avg_time_on_page"`
+	// ScrollDepth is how far the page's visitors scrolled it: the mean, over
+	// those whose browser reported it, of the deepest each scrolled, in
+	// percent of the page's height; null when none did.
+	ScrollDepth *int64 `json:"scroll_depth"`
 }
 
 // Pagination describes a page of a long list.

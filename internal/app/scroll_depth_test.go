@@ -1,0 +1,117 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tally-analytics/tally/pkg/client"
+)
+
+// The tracking script reports how far each page was scrolled (an
+// "engagement" with scroll_depth); the pages report gives each page the
+// mean, over its visitors who reported one, of the deepest each scrolled.
+// Such a report is no event: it adds no pageview, event or session.
+func TestScrollDepth(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site := string(h.siteID)
+	h.clock.Set(time.Date(2026, 10, 5, 10, 0, 0, 0, time.UTC))
+	send := func(visitor, event, path, extra string, status int, header ...string) {
+		t.Helper()
+		body := `{"site_id":"` + site + `","event_name":"` + event + `","url":"https://example.com` + path +
+			`","visitor_id":"` + visitor + `"` + extra + `}`
+		if resp := postE(t, h, body, header...); resp.StatusCode != status {
+			t.Fatalf("%s: status %d, want %d", body, resp.StatusCode, status)
+		}
+	}
+	const google = `,"referrer":"https://www.google.com/"`
+	// v1 (from Google) scrolls /a to 40 % then 80 %, and /b to the end
+	send("v1", "pageview", "/a", google, 202)
+	send("v1", "engagement", "/a", `,"scroll_depth":40`, 202)
+	send("v1", "engagement", "/a", `,"scroll_depth":80`, 202)
+	send("v1", "pageview", "/b", "", 202)
+	send("v1", "engagement", "/b", `,"scroll_depth":100`, 202)
+	// v2 comes directly and scrolls /a to 20 %
+	send("v2", "pageview", "/a", "", 202)
+	send("v2", "engagement", "/a", `,"scroll_depth":20`, 202)
+	// v3 (from Google) views /a and reports nothing: not part of the mean
+	send("v3", "pageview", "/a", google, 202)
+	// a bot's report is neither stored nor counted
+	send("v4", "engagement", "/a", `,"scroll_depth":0`, 202, "Accept-Language", "")
+	// a custom event may still be named engagement: without a scroll depth it is one
+	send("v2", "engagement", "/a", `,"props":{"kind":"chat"}`, 202)
+
+	for _, bad := range []struct{ name, event, extra string }{
+		{"over 100 %", "engagement", `,"scroll_depth":101`},
+		{"negative", "engagement", `,"scroll_depth":-1`},
+		{"not whole", "engagement", `,"scroll_depth":50.5`},
+		{"a string", "engagement", `,"scroll_depth":"50"`},
+		{"another name", "pageview", `,"scroll_depth":50`},
+		{"with props", "engagement", `,"scroll_depth":50,"props":{"a":"b"}`},
+	} {
+		t.Run(bad.name, func(t *testing.T) { send("v1", bad.event, "/a", bad.extra, http.StatusBadRequest) })
+	}
+
+	h.waitCount(4, "SELECT count() FROM engagements WHERE site_id = ?", site)
+	h.waitCount(5, "SELECT count() FROM events WHERE site_id = ?", site)
+	if n := h.count("SELECT count() FROM events WHERE site_id = ? AND name = 'engagement'", site); n != 1 {
+		t.Errorf("%d custom events named engagement, want the one without a scroll depth", n)
+	}
+	if n := h.count("SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", site); n != 3 {
+		t.Errorf("%d sessions, want 3 (v1, v2, v3): a scroll depth starts none", n)
+	}
+
+	c := h.client(h.key)
+	depths := func(p client.StatsParams) map[string]*int64 {
+		t.Helper()
+		res, err := c.Pages(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*int64{}
+		for _, pg := range res.Data.Pages {
+			m[pg.Pathname] = pg.ScrollDepth
+		}
+		return m
+	}
+	check := func(name string, got map[string]*int64, want map[string]int64) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s: pages %v, want %v", name, got, want)
+		}
+		for path, w := range want {
+			if d := got[path]; d == nil {
+				t.Errorf("%s: no scroll depth of %s, want %d", name, path, w)
+			} else if *d != w {
+				t.Errorf("%s: scroll depth of %s = %d, want %d", name, path, *d, w)
+			}
+		}
+	}
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-10-04", DateTo: "2026-10-06"}
+	// /a: v1's deepest 80 and v2's 20, a mean of 50 (v3 reported none, the
+	// bot is not stored); /b: v1's 100
+	check("all visitors", depths(p), map[string]int64{"/a": 50, "/b": 100})
+	// from Google: /a is v1's 80 alone (v3 reported none); /b, in v1's visit
+	// from Google, 100
+	p.Source = "Google"
+	check("from Google", depths(p), map[string]int64{"/a": 80, "/b": 100})
+	// direct: v2's /a only
+	p.Source = "Direct / None"
+	check("direct", depths(p), map[string]int64{"/a": 20})
+
+	// the dashboard's pages card shows them as a column
+	w := newWebUser(t, h)
+	w.login(h.email)
+	_, _, html := w.do(http.MethodGet, "/sites/"+site+"/cards/pages?range=custom&from=2026-10-04&to=2026-10-06", nil)
+	for _, cell := range []string{`data-col="scroll_depth" data-value="50">50%`, `data-col="scroll_depth" data-value="100">100%`, `<th`} {
+		if !strings.Contains(html, cell) {
+			t.Errorf("the pages card lacks %s:\n%s", cell, html)
+		}
+	}
+	if !strings.Contains(html, "Scroll depth") {
+		t.Error("the pages card has no Scroll depth column")
+	}
+}
