@@ -1,11 +1,13 @@
 // tally tracker: https://github.com/tally-analytics/tally
 // <script defer data-site="SITE_ID" src="https://HOST/js/tally.js"></script>
 // analytics('event', 'Signup', {props: {plan: 'pro'}, revenue: {amount: 49, currency: 'USD'}})
+// How far each page is scrolled is reported when it is hidden or left.
 //
 // Served minified (tracker.go): at most ECMAScript 2015.
 (function (w, d) {
   'use strict';
-  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last, outbound, files, manual, here;
+  var s = d.currentScript, site, api, hash, vid, ref = d.referrer, queued, last, outbound, files, manual, here,
+    page, seen, height, sent;
   function noop() {}
   function store(k, v) {
     try { if (v === undefined) return w.localStorage.getItem(k); w.localStorage.setItem(k, v); } catch (e) {}
@@ -32,7 +34,21 @@
     return store('tally_ignore') === 'true' ||
       (/^(localhost|127\.0\.0\.1|\[::1\])$/.test(w.location.hostname) && !s.hasAttribute('data-allow-localhost'));
   }
-  function send(name, opts) {
+  // the deepest the page has been seen (its top to the window's bottom) and its height, in pixels;
+  // NaN until its pageview
+  function measure() {
+    height = d.scrollingElement.scrollHeight;
+    seen = Math.max(seen, w.innerHeight + w.scrollY);
+  }
+  // the page's scroll depth, in percent, if deeper than reported (never before a pageview, or a
+  // measure: NaN); hidden: the page is still shown, measured once more (a page left for an app's
+  // next one may be drawn over already)
+  function engaged(hidden) {
+    if (hidden) measure();
+    var p = Math.min(100, Math.round(seen / height * 100));
+    if (p > sent) send('engagement', { url: page }, sent = p);
+  }
+  function send(name, opts, depth) {
     try {
       if (!site || off()) return;
       // kept only for a browser that sends
@@ -41,8 +57,13 @@
       // data-manual, events are on the page the last pageview named
       var b = { site_id: site, event_name: name, referrer: ref || undefined, visitor_id: vid, hash_routes: hash || undefined,
         url: opts && opts.url ? new URL(opts.url, w.location.href).href : (name != 'pageview' && manual && here) || w.location.href };
-      if (name === 'pageview') {
-        // the next page's referrer, and the page of the events after it
+      if (depth) b.scroll_depth = depth;
+      else if (name === 'pageview') {
+        // the page left first; then the next page's referrer, and the page of the events after it
+        engaged();
+        page = b.url;
+        seen = height = sent = 0;
+        requestAnimationFrame(measure);
         ref = here = b.url;
         var q = new URLSearchParams(w.location.search), cs = q.get('session_id') || q.get('checkout_session_id');
         // a page's own session_id, not a checkout's
@@ -135,6 +156,9 @@
       w.addEventListener('popstate', pageview);
       if (hash) w.addEventListener('hashchange', pageview);
     }
+    // scroll events come once a frame at most; a page leaving is sure to see visibilitychange
+    w.addEventListener('scroll', measure);
+    d.addEventListener('visibilitychange', function () { if (d.hidden) engaged(1); });
     d.addEventListener('click', click, true);
     d.addEventListener('auxclick', click, true);
     // a form sent (the browser's checks passed), on its page
