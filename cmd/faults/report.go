@@ -57,7 +57,9 @@ func (r *report) markdown() string {
 		"or custom events differ from those stored under its id; an event stored without a session counts as a " +
 		"corrupted session too. One single event in eight is a crawler's pageview " +
 		"(accepted, then counted in `bot_events` by its id), one custom event in five carries 9.90 USD (the payments " +
-		"ledger must hold one payment per accepted one, and none beyond those that might have been accepted).\n\n")
+		"ledger must hold one payment per accepted one, and none beyond those that might have been accepted), and " +
+		"each tracker pageview accepted is followed by its page's scroll depth (a report of its own to `/e`, stored in " +
+		"`engagements` under the page's path: exactly once when acknowledged, never when refused).\n\n")
 	b.WriteString(r.summary())
 	b.WriteString("\n## Scenarios\n\n")
 	for _, sr := range r.results {
@@ -110,8 +112,8 @@ func (r *report) markdown() string {
 // summary is the table of scenarios, one line each.
 func (r *report) summary() string {
 	var b strings.Builder
-	b.WriteString("| scenario | runs | acknowledged | refused | cut off (stored) | stored | missing | duplicated | refused but stored | sessions | corrupted sessions | bot events (missing, doubled) | revenue events (missing, doubled, extra) | unclean exits | result |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| scenario | runs | acknowledged | refused | cut off (stored) | stored | missing | duplicated | refused but stored | sessions | corrupted sessions | bot events (missing, doubled) | revenue events (missing, doubled, extra) | scroll depths (missing, doubled, refused but stored) | unclean exits | result |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, sr := range r.results {
 		var t runTotals
 		for _, rr := range sr.runs {
@@ -121,10 +123,10 @@ func (r *report) summary() string {
 		if t.broken > 0 {
 			result = fmt.Sprintf("**broken in %d runs**", t.broken)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d | %d (%d, %d) | %d (%d, %d, %d) | %d | %s |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d (%d) | %d | %d | %d | %d | %d | %d | %d (%d, %d) | %d (%d, %d, %d) | %d (%d, %d, %d) | %d | %s |\n",
 			sr.sc.name, len(sr.runs), t.Acknowledged, t.Refused, t.CutOff, t.CutStored, t.Stored, t.Missing, t.Doubled,
 			t.RefusedStored, t.Sessions, t.Corrupted(), t.Bots, t.BotsMissing, t.BotsDoubled, t.Revenue, t.RevenueMissing,
-			t.RevenueDoubled, t.RevenueExtra, t.exits, result)
+			t.RevenueDoubled, t.RevenueExtra, t.Scrolls, t.ScrollsMissing, t.ScrollsDoubled, t.ScrollsRefusedStored, t.exits, result)
 	}
 	return b.String()
 }

@@ -70,9 +70,12 @@ func (s *Store) SessionRows(ctx context.Context, site model.SiteID, limit int) (
 
 // PathCounts counts the stored events of site by path (the fault soak gives
 // every event a path of its own, and looks for each).
-func (s *Store) PathCounts(ctx context.Context, site model.SiteID) (map[string]int64, error) {
+func (s *Store) PathCounts(ctx context.Context, table string, site model.SiteID) (map[string]int64, error) {
+	if table != "events" && table != "engagements" {
+		return nil, fmt.Errorf("chstore: path counts: unknown table %q", table)
+	}
 	counts := map[string]int64{}
-	err := s.collect(ctx, "SELECT pathname, toInt64(count()) FROM events WHERE site_id = ? GROUP BY pathname", []any{string(site)},
+	err := s.collect(ctx, "SELECT pathname, toInt64(count()) FROM "+table+" WHERE site_id = ? GROUP BY pathname", []any{string(site)},
 		func(r driver.Rows) error {
 			var path string
 			var n int64

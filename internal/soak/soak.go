@@ -24,15 +24,23 @@ import (
 // about the events that do not land in the events table by id: bots (in
 // bot_events) and the revenue of custom events (in the payments ledger).
 type Ledger struct {
-	mu      sync.Mutex
-	acked   []string // accepted (201, 202, or success in a batch): stored exactly once
-	refused []string // refused for now (503, or service_unavailable in a batch): never stored
-	cut     []string // no answer (the server went away): stored once or not at all
-	other   []string // any other answer: a failure of the run
+	mu sync.Mutex
+	answers
+	// scrolls are the answers to the scroll depths reported (engagements,
+	// by the path of their page: one each)
+	scrolls answers
 	// bots and revenue are the ids of accepted bot events and revenue
 	// events; cutRevenue counts revenue events sent without an answer
 	bots, revenue []string
 	cutRevenue    int
+}
+
+// answers are the paths of what was sent, by the answer it got.
+type answers struct {
+	acked   []string // accepted (201, 202, or success in a batch): stored exactly once
+	refused []string // refused for now (503, or service_unavailable in a batch): never stored
+	cut     []string // no answer (the server went away): stored once or not at all
+	other   []string // any other answer: a failure of the run
 }
 
 func (l *Ledger) add(list *[]string, paths ...string) {
@@ -56,17 +64,20 @@ func (l *Ledger) Refused() int {
 }
 
 // record files the answer err to the events of paths.
-func (l *Ledger) record(err error, paths ...string) {
+func (l *Ledger) record(err error, paths ...string) { l.file(&l.answers, err, paths...) }
+
+// file files the answer err to paths in to.
+func (l *Ledger) file(to *answers, err error, paths ...string) {
 	var apiErr *client.Error
 	switch {
 	case err == nil:
-		l.add(&l.acked, paths...)
+		l.add(&to.acked, paths...)
 	case errors.As(err, &apiErr) && apiErr.Status == http.StatusServiceUnavailable:
-		l.add(&l.refused, paths...)
+		l.add(&to.refused, paths...)
 	case errors.As(err, &apiErr):
-		l.add(&l.other, paths...)
+		l.add(&to.other, paths...)
 	default:
-		l.add(&l.cut, paths...)
+		l.add(&to.cut, paths...)
 	}
 }
 
@@ -136,10 +147,26 @@ func (s *Sender) Bot(ctx context.Context) error {
 	return err
 }
 
-// Tracker sends a pageview as the tracking script does (POST /e).
+// Tracker sends a pageview as the tracking script does (POST /e), and once
+// it is accepted the page's scroll depth, as the script does when the page
+// is left (filed under the page's path, among the scroll depths).
 func (s *Sender) Tracker(ctx context.Context, visitor string) error {
 	p := s.path()
-	body, _ := json.Marshal(api.TrackerEvent{SiteID: s.Site, EventName: "pageview", URL: s.url(p), VisitorID: visitor})
+	err := s.postE(ctx, api.TrackerEvent{SiteID: s.Site, EventName: "pageview", URL: s.url(p), VisitorID: visitor})
+	s.Ledger.record(err, p)
+	if err != nil {
+		return err
+	}
+	err = s.postE(ctx, api.TrackerEvent{SiteID: s.Site, EventName: "engagement", URL: s.url(p), VisitorID: visitor,
+		ScrollDepth: api.Number(fmt.Sprint(1 + s.seq.Load()%100))})
+	s.Ledger.file(&s.Ledger.scrolls, err, p)
+	return err
+}
+
+// postE sends ev to /e as the tracking script does; an answer but 202 is a
+// *client.Error.
+func (s *Sender) postE(ctx context.Context, ev api.TrackerEvent) error {
+	body, _ := json.Marshal(ev)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.BaseURL+"/e", bytes.NewReader(body))
 	if err != nil {
 		return err
@@ -148,14 +175,14 @@ func (s *Sender) Tracker(ctx context.Context, visitor string) error {
 	req.Header.Set("User-Agent", ua)
 	req.Header.Set("Accept-Language", "en-GB,en;q=0.9")
 	res, err := s.HTTP.Do(req)
-	if err == nil {
-		res.Body.Close()
-		if res.StatusCode != http.StatusAccepted {
-			err = &client.Error{Status: res.StatusCode}
-		}
+	if err != nil {
+		return err
 	}
-	s.Ledger.record(err, p)
-	return err
+	res.Body.Close()
+	if res.StatusCode != http.StatusAccepted {
+		return &client.Error{Status: res.StatusCode}
+	}
+	return nil
 }
 
 // Batch sends n events (pageviews and custom events of visitors vb0..vb99)

@@ -36,6 +36,9 @@ type Counts struct {
 	// payment, with more than one, and payments of events nobody was told
 	// were accepted or might be (refused ones).
 	Revenue, RevenueMissing, RevenueDoubled, RevenueExtra int64
+	// Scroll depths (by their page's path, in engagements): accepted,
+	// missing, stored more than once, and stored though refused.
+	Scrolls, ScrollsMissing, ScrollsDoubled, ScrollsRefusedStored int64
 }
 
 // Add adds o's counts to c (the runs of a scenario).
@@ -48,6 +51,8 @@ func (c *Counts) Add(o Counts) {
 	c.Bots, c.BotsMissing, c.BotsDoubled = c.Bots+o.Bots, c.BotsMissing+o.BotsMissing, c.BotsDoubled+o.BotsDoubled
 	c.Revenue, c.RevenueMissing = c.Revenue+o.Revenue, c.RevenueMissing+o.RevenueMissing
 	c.RevenueDoubled, c.RevenueExtra = c.RevenueDoubled+o.RevenueDoubled, c.RevenueExtra+o.RevenueExtra
+	c.Scrolls, c.ScrollsMissing = c.Scrolls+o.Scrolls, c.ScrollsMissing+o.ScrollsMissing
+	c.ScrollsDoubled, c.ScrollsRefusedStored = c.ScrollsDoubled+o.ScrollsDoubled, c.ScrollsRefusedStored+o.ScrollsRefusedStored
 }
 
 // Corrupted counts the corrupted sessions, and the events left without one.
@@ -59,17 +64,20 @@ func (c Counts) Corrupted() int64 { return c.BadSign + c.ZeroWithEvents + c.Wron
 func (c Counts) OK() bool {
 	return c.Missing == 0 && c.Doubled == 0 && c.RefusedStored == 0 && c.Other == 0 &&
 		c.Stored == int64(c.Acknowledged)+c.CutStored && c.Corrupted() == 0 &&
-		c.BotsMissing == 0 && c.BotsDoubled == 0 && c.RevenueMissing == 0 && c.RevenueDoubled == 0 && c.RevenueExtra == 0
+		c.BotsMissing == 0 && c.BotsDoubled == 0 && c.RevenueMissing == 0 && c.RevenueDoubled == 0 && c.RevenueExtra == 0 &&
+		c.ScrollsMissing == 0 && c.ScrollsDoubled == 0 && c.ScrollsRefusedStored == 0
 }
 
 func (c Counts) String() string {
 	return fmt.Sprintf("%d acknowledged, %d refused, %d cut off (%d of them stored), %d other answers; %d stored: "+
 		"%d missing, %d doubled, %d refused but stored; %d sessions, %d corrupted (%d sum(sign) outside {0,1}, "+
 		"%d at 0 with events, %d with other counts than their events, %d events without a session); %d bots: %d missing, %d doubled; "+
-		"%d revenue events: %d missing, %d doubled, %d extra payments",
+		"%d revenue events: %d missing, %d doubled, %d extra payments; "+
+		"%d scroll depths: %d missing, %d doubled, %d refused but stored",
 		c.Acknowledged, c.Refused, c.CutOff, c.CutStored, c.Other, c.Stored, c.Missing, c.Doubled, c.RefusedStored,
 		c.Sessions, c.Corrupted(), c.BadSign, c.ZeroWithEvents, c.WrongCounts, c.NoSession, c.Bots, c.BotsMissing, c.BotsDoubled,
-		c.Revenue, c.RevenueMissing, c.RevenueDoubled, c.RevenueExtra)
+		c.Revenue, c.RevenueMissing, c.RevenueDoubled, c.RevenueExtra, c.Scrolls, c.ScrollsMissing, c.ScrollsDoubled,
+		c.ScrollsRefusedStored)
 }
 
 // Payments reads the payments ledger (pgstore.Store).
@@ -82,12 +90,31 @@ func Verify(ctx context.Context, ch *chstore.Store, pay Payments, site string, l
 	l.mu.Lock()
 	acked, refused, cut := slices.Clone(l.acked), slices.Clone(l.refused), slices.Clone(l.cut)
 	bots, revenue, cutRevenue := slices.Clone(l.bots), slices.Clone(l.revenue), l.cutRevenue
-	c := Counts{Acknowledged: len(l.acked), Refused: len(l.refused), CutOff: len(l.cut), Other: len(l.other),
-		Bots: int64(len(l.bots)), Revenue: int64(len(l.revenue))}
+	scrolls, scrollsRefused := slices.Clone(l.scrolls.acked), slices.Clone(l.scrolls.refused)
+	c := Counts{Acknowledged: len(l.acked), Refused: len(l.refused), CutOff: len(l.cut), Other: len(l.other) + len(l.scrolls.other),
+		Bots: int64(len(l.bots)), Revenue: int64(len(l.revenue)), Scrolls: int64(len(scrolls))}
 	l.mu.Unlock()
-	stored, err := ch.PathCounts(ctx, model.SiteID(site))
+	stored, err := ch.PathCounts(ctx, "events", model.SiteID(site))
 	if err != nil {
 		return c, fmt.Errorf("soak: verify: %w", err)
+	}
+	// a scroll depth without an answer may be stored, once
+	scrolled, err := ch.PathCounts(ctx, "engagements", model.SiteID(site))
+	if err != nil {
+		return c, fmt.Errorf("soak: verify: %w", err)
+	}
+	for _, n := range scrolled {
+		c.ScrollsDoubled += n - 1
+	}
+	for _, p := range scrolls {
+		if scrolled[p] == 0 {
+			c.ScrollsMissing++
+		}
+	}
+	for _, p := range scrollsRefused {
+		if scrolled[p] > 0 {
+			c.ScrollsRefusedStored++
+		}
 	}
 	for _, n := range stored {
 		c.Stored += n

@@ -5,7 +5,7 @@ import "testing"
 // A run keeps its promise only when every count that measures a breach is
 // zero and the stored rows add up; runs add up field by field.
 func TestCounts(t *testing.T) {
-	good := Counts{Acknowledged: 10, Refused: 3, CutOff: 2, CutStored: 1, Stored: 11, Sessions: 4, Bots: 2, Revenue: 1}
+	good := Counts{Acknowledged: 10, Refused: 3, CutOff: 2, CutStored: 1, Stored: 11, Sessions: 4, Bots: 2, Revenue: 1, Scrolls: 3}
 	if !good.OK() {
 		t.Errorf("%v: not OK", good)
 	}
@@ -20,6 +20,9 @@ func TestCounts(t *testing.T) {
 		"session counts": func(c *Counts) { c.WrongCounts = 1 },
 		"bot missing":    func(c *Counts) { c.BotsMissing = 1 },
 		"payment extra":  func(c *Counts) { c.RevenueExtra = 1 },
+		"scroll missing": func(c *Counts) { c.ScrollsMissing = 1 },
+		"scroll doubled": func(c *Counts) { c.ScrollsDoubled = 1 },
+		"scroll refused": func(c *Counts) { c.ScrollsRefusedStored = 1 },
 	} {
 		c := good
 		bad(&c)
@@ -30,7 +33,7 @@ func TestCounts(t *testing.T) {
 	var sum Counts
 	sum.Add(good)
 	sum.Add(good)
-	want := Counts{Acknowledged: 20, Refused: 6, CutOff: 4, CutStored: 2, Stored: 22, Sessions: 8, Bots: 4, Revenue: 2}
+	want := Counts{Acknowledged: 20, Refused: 6, CutOff: 4, CutStored: 2, Stored: 22, Sessions: 8, Bots: 4, Revenue: 2, Scrolls: 6}
 	if sum != want || !sum.OK() {
 		t.Errorf("two runs add up to %+v, want %+v", sum, want)
 	}
