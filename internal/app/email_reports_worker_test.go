@@ -18,8 +18,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/app"
 	"github.com/tally-analytics/tally/internal/config"
 	"github.com/tally-analytics/tally/internal/emailreports"
+	"github.com/tally-analytics/tally/internal/mailer"
 	"github.com/tally-analytics/tally/internal/mailer/smtptest"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/pkg/api"
@@ -315,6 +317,63 @@ func TestEmailReportWorker(t *testing.T) {
 	}
 }
 
+// A report handed over to the mail server whose reply never comes (the
+// server here queued it and stays silent until the mailer gives up) may
+// have arrived: its delivery is settled, with the attempt's error, and no
+// later pass sends it again; the log says so without the address.
+func TestEmailReportWithoutReply(t *testing.T) {
+	m := newMailingHarness(t, app.WithMailer(mailer.WithTimeout(2*time.Second)))
+	h, smtp, logged := m.harness, m.smtp, m.logged
+	ctx := context.Background()
+	created, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "shop.example", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Set(time.Date(2026, 6, 1, 6, 0, 0, 0, time.UTC)) // Monday 1 June
+	if _, err := h.app.Reports.SetRecipient(ctx, ownerPrincipal(h), created.ID, emailreports.Input{Email: "w1@reports.example", Weekly: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Monday 8 June 04:00 UTC: the week of 1–7 June is due, the one report
+	// to send
+	due := time.Date(2026, 6, 8, 4, 0, 0, 0, time.UTC)
+	h.clock.Set(due)
+	smtp.Silence(1)
+	for i := range 3 { // the pass that meets the silence, then two passes later
+		if n, err := h.app.Reports.Pass(ctx); n != 0 || err != nil {
+			t.Fatalf("pass %d: %d sent, %v; want 0 and no error", i, n, err)
+		}
+		h.clock.Advance(emailreports.PassEvery)
+	}
+	if n := len(smtp.Received()); n != 1 {
+		t.Errorf("the mail server has %d messages, want the one it queued", n)
+	}
+	db, err := pgx.Connect(ctx, h.cfg.PostgresURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	var attempts int
+	var sent bool
+	var unknown time.Time
+	var reason string
+	if err := db.QueryRow(ctx, `SELECT attempts, sent_at IS NOT NULL, unknown_at, last_error FROM report_deliveries`).
+		Scan(&attempts, &sent, &unknown, &reason); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 1 || sent || !unknown.Equal(due) || !strings.Contains(reason, "no reply came") || strings.Contains(reason, smtpPassword) {
+		t.Errorf("the delivery: %d attempts, sent %v, unknown since %v, error %q; want 1, false, %v and why", attempts, sent, unknown, reason, due)
+	}
+	if !strings.Contains(logged.String(), `msg="email reports: a message was handed over and no reply came; it may have arrived and is not sent again"`) ||
+		!strings.Contains(logged.String(), `step="DATA no reply"`) {
+		t.Errorf("the unanswered send was not logged:\n%s", logged.String())
+	}
+	for _, secret := range []string{smtpPassword, "@reports.example"} {
+		if strings.Contains(logged.String(), secret) {
+			t.Errorf("the log shows %q", secret)
+		}
+	}
+}
+
 // mailing is a harness whose server sends mail to an in-process SMTP
 // server, logging everything (debug included) to logged as well as the
 // run's log.
@@ -327,8 +386,8 @@ type mailing struct {
 
 // newMailingHarness starts a server that sends mail to a new SMTP server as
 // tally@ with smtpPassword, from the public URL
-// https://analytics.example.com.
-func newMailingHarness(t *testing.T) mailing {
+// https://analytics.example.com, built with opts.
+func newMailingHarness(t *testing.T, opts ...app.Option) mailing {
 	t.Helper()
 	m := mailing{smtp: smtptest.Start(t, "tally", smtpPassword), logged: &lockedBuffer{}}
 	out := []io.Writer{m.logged}
@@ -340,6 +399,6 @@ func newMailingHarness(t *testing.T) mailing {
 		c.SMTPURL, c.MailFrom = "smtp://tally:"+smtpPassword+"@"+m.smtp.Addr, "tally <reports@tally.example>"
 		c.PublicURL = "https://analytics.example.com"
 	})
-	m.harness = newHarnessLogged(t, cfg, m.log)
+	m.harness = newHarnessLogged(t, cfg, m.log, opts...)
 	return m
 }

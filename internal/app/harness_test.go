@@ -89,9 +89,9 @@ func newHarnessWith(t testing.TB, cfg *config.Config) *harness {
 }
 
 // newHarnessLogged is newHarnessWith with the server logging to log.
-func newHarnessLogged(t testing.TB, cfg *config.Config, log *slog.Logger) *harness {
+func newHarnessLogged(t testing.TB, cfg *config.Config, log *slog.Logger, opts ...app.Option) *harness {
 	t.Helper()
-	h := startAppLogged(t, cfg, &clock{now: time.Now().UTC().Truncate(time.Second)}, log)
+	h := startAppLogged(t, cfg, &clock{now: time.Now().UTC().Truncate(time.Second)}, log, opts...)
 	ctx := context.Background()
 	h.email = "owner@example.com"
 	u, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: h.email, Password: password, Name: "Owner", Plan: model.PlanPro})
@@ -120,9 +120,9 @@ func startApp(t testing.TB, cfg *config.Config, c *clock) *harness {
 }
 
 // startAppLogged is startApp with the server logging to log.
-func startAppLogged(t testing.TB, cfg *config.Config, c *clock, log *slog.Logger) *harness {
+func startAppLogged(t testing.TB, cfg *config.Config, c *clock, log *slog.Logger, opts ...app.Option) *harness {
 	t.Helper()
-	a, err := app.New(context.Background(), cfg, log, app.WithClock(c.Now))
+	a, err := app.New(context.Background(), cfg, log, append([]app.Option{app.WithClock(c.Now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

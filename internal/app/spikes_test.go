@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/app"
+	"github.com/tally-analytics/tally/internal/mailer"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/spikes"
 	"github.com/tally-analytics/tally/pkg/api"
@@ -286,5 +288,68 @@ func TestSpikeNotification(t *testing.T) {
 	check(h, at("2026-06-02 12:07:00"), 0)
 	if n := len(smtp.Received()); n != 4 {
 		t.Errorf("after turning it off and on, the mail server has %d messages, want 4", n)
+	}
+}
+
+// A notification handed over to the mail server whose reply never comes
+// (the server here queued it and stays silent until the mailer gives up)
+// may have arrived: the claim stays, so the next check sends nothing, its
+// unsubscribe token is kept for the link it may carry, and the log says so
+// without the address.
+func TestSpikeNotificationWithoutReply(t *testing.T) {
+	m := newMailingHarness(t, app.WithMailer(mailer.WithTimeout(2*time.Second)))
+	h, smtp, logged := m.harness, m.smtp, m.logged
+	ctx := context.Background()
+	created, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "shop.example", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := created.ID
+	h.clock.Set(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	if err := h.app.Spikes.SetThreshold(ctx, ownerPrincipal(h), site, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.app.Spikes.AddRecipient(ctx, ownerPrincipal(h), site, "a@spikes.example"); err != nil {
+		t.Fatal(err)
+	}
+	sendPageviews(t, h, site, [4]string{"v1", "2026-06-01 12:00:00", "/", ""})
+	h.waitCount(1, "SELECT count() FROM events WHERE site_id = ?", string(site))
+	// at 12:01 v1 is the one current visitor: the threshold of 1
+	smtp.Silence(1)
+	h.clock.Set(time.Date(2026, 6, 1, 12, 1, 0, 0, time.UTC))
+	if n, err := h.app.Spikes.Check(ctx); n != 0 || err != nil {
+		t.Fatalf("a check whose message got no reply: %d, %v; want 0 sent and no error", n, err)
+	}
+	// a minute later v1 is still current, and nothing is sent again (a
+	// refused message would be: TestSpikeNotification)
+	h.clock.Set(time.Date(2026, 6, 1, 12, 2, 0, 0, time.UTC))
+	if n, err := h.app.Spikes.Check(ctx); n != 0 || err != nil {
+		t.Fatalf("the next check: %d, %v; want 0", n, err)
+	}
+	if n := len(smtp.Received()); n != 1 {
+		t.Errorf("the mail server has %d messages, want the one it queued", n)
+	}
+	db, err := pgx.Connect(ctx, h.cfg.PostgresURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	var last time.Time
+	var tokens int
+	if err := db.QueryRow(ctx, `SELECT (SELECT last_sent_at FROM spike_notifications WHERE site_id = $1),
+		(SELECT count(*) FROM spike_unsubscribes)`, string(site)).Scan(&last, &tokens); err != nil {
+		t.Fatal(err)
+	}
+	if !last.Equal(time.Date(2026, 6, 1, 12, 1, 0, 0, time.UTC)) || tokens != 1 {
+		t.Errorf("last sent %v, %d tokens; want the claim of 12:01 kept, and its message's token", last, tokens)
+	}
+	if !strings.Contains(logged.String(), `msg="spike notifications: a message was handed over and no reply came; it may have arrived and is not sent again"`) ||
+		!strings.Contains(logged.String(), `step="DATA no reply"`) {
+		t.Errorf("the unanswered send was not logged:\n%s", logged.String())
+	}
+	for _, secret := range []string{smtpPassword, "@spikes.example"} {
+		if strings.Contains(logged.String(), secret) {
+			t.Errorf("the log shows %q", secret)
+		}
 	}
 }

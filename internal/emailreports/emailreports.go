@@ -41,6 +41,7 @@ type Store interface {
 	ClaimReport(ctx context.Context, d model.ReportDelivery, now, leaseUntil time.Time, maxAttempts int) (model.ReportAttempt, bool, error)
 	ReportSent(ctx context.Context, id string, at time.Time) error
 	ReportFailed(ctx context.Context, id, reason string, retryAt time.Time) error
+	ReportUnknown(ctx context.Context, id, reason string, at time.Time) error
 	ForgetReports(ctx context.Context, since time.Time) (int64, error)
 	AddReportUnsubscribe(ctx context.Context, recipient model.ReportRecipientID, tokenHash []byte, at time.Time) error
 	ReportUnsubscribeSite(ctx context.Context, tokenHash []byte) (string, error)

@@ -161,9 +161,11 @@ func (s *Service) due(ctx context.Context, now time.Time) ([]batch, error) {
 
 // deliver sends a report to one recipient if this server claims the
 // delivery (no other server holds it, it is not sent, attempts are left),
-// and records the outcome: sent, or the failure, tried again on a pass a
-// minute or more later. It reports whether it sent the message. The logs name the site
-// and the delivery, never the address.
+// and records the outcome: sent; the failure, tried again on a pass a
+// minute or more later; or, for a message handed over with no reply
+// (mailer.Unknown), which may have arrived, an end: never sent again
+// automatically. It reports whether it sent the message. The logs name the
+// site and the delivery, never the address.
 func (s *Service) deliver(ctx context.Context, rep Report, r model.ReportRecipient) (bool, error) {
 	now := s.now()
 	a, ok, err := s.store.ClaimReport(ctx, model.ReportDelivery{Recipient: r.ID, Kind: rep.Period.Kind, PeriodStart: rep.Period.First},
@@ -184,6 +186,11 @@ func (s *Service) deliver(ctx context.Context, rep Report, r model.ReportRecipie
 		var me *mailer.Error
 		if errors.As(err, &me) {
 			brief = me.Brief()
+		}
+		if mailer.Unknown(err) {
+			s.log.Warn("email reports: a message was handed over and no reply came; it may have arrived and is not sent again",
+				"site_id", r.SiteID, "delivery", a.ID, "attempt", a.Attempt, "step", brief)
+			return false, s.store.ReportUnknown(context.WithoutCancel(ctx), a.ID, reason, s.now())
 		}
 		s.log.Warn("email reports: a send failed", "site_id", r.SiteID, "delivery", a.ID, "attempt", a.Attempt,
 			"max_attempts", MaxAttempts, "step", brief)

@@ -90,6 +90,10 @@ type Mailer struct {
 // Option adjusts a Mailer.
 type Option func(*Mailer)
 
+// WithTimeout bounds a whole exchange in place of the minute of New
+// (tests of a server that never answers shorten it).
+func WithTimeout(d time.Duration) Option { return func(m *Mailer) { m.timeout = d } }
+
 // WithTLSConfig replaces the TLS configuration (tests trust their own
 // certificate with it); the server name is always set from the URL.
 func WithTLSConfig(c *tls.Config) Option { return func(m *Mailer) { m.tls = c.Clone() } }
@@ -106,7 +110,8 @@ func New(srv Server, from string, opts ...Option) *Mailer {
 }
 
 // Send delivers msg to its one recipient: connect, TLS, authenticate, MAIL,
-// RCPT, DATA. The whole exchange is bounded by ctx and a minute.
+// RCPT, DATA. The whole exchange is bounded by ctx and a minute. An error
+// for which Unknown is true may hide a message the server queued.
 func (m *Mailer) Send(ctx context.Context, msg Message) error {
 	body, err := msg.Bytes(time.Now())
 	if err != nil {
@@ -162,18 +167,53 @@ func (m *Mailer) send(ctx context.Context, to string, body []byte) error {
 	if err := c.Rcpt(to); err != nil {
 		return failed("RCPT", err)
 	}
-	w, err := c.Data()
-	if err != nil {
-		return failed("DATA", err)
-	}
-	if _, err := w.Write(body); err != nil {
-		return failed("DATA", err)
-	}
-	if err := w.Close(); err != nil {
-		return failed("DATA", err)
+	if err := data(c, body); err != nil {
+		return err
 	}
 	_ = c.Quit() // the message is accepted; a lost goodbye changes nothing
 	return nil
+}
+
+// data hands the message over after DATA and reads the server's verdict.
+// Until the final dot is written whole the server cannot have queued
+// anything, so a failure up to then may be tried again, as may a reply
+// that refuses it; a reply that never comes after it (a timeout, a closed
+// connection, a garbled line) leaves the outcome unknown. net/smtp's own
+// writer drops the error of that last write, so it is not used.
+func data(c *smtp.Client, body []byte) error {
+	id, err := c.Text.Cmd("DATA")
+	if err != nil {
+		return failed("DATA", err)
+	}
+	c.Text.StartResponse(id)
+	_, _, err = c.Text.ReadResponse(354)
+	c.Text.EndResponse(id)
+	if err != nil {
+		return failed("DATA", err)
+	}
+	w := c.Text.DotWriter()
+	if _, err := w.Write(body); err != nil {
+		return failed("DATA", err)
+	}
+	if err := w.Close(); err != nil { // the final dot did not leave whole
+		return failed("DATA", err)
+	}
+	if _, _, err := c.Text.ReadResponse(250); err != nil {
+		e := failed("DATA", err)
+		e.Unknown = e.Code == 0 // a reply code is the server's answer; anything else is none
+		return e
+	}
+	return nil
+}
+
+// Unknown reports whether err is a send whose outcome is unknown: the
+// message was handed over whole and no reply came, so the server may have
+// queued it and sending it again may deliver it twice. The senders of
+// automatic mail keep such a message as sent and log it; a failure for
+// which Unknown is false left nothing at the server and may be tried again.
+func Unknown(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Unknown
 }
 
 // clean drops the password from an error's text, should a server or a
@@ -185,7 +225,8 @@ func (m *Mailer) clean(err error) error {
 	out := &Error{Step: "send", err: errors.New(strings.ReplaceAll(err.Error(), m.srv.Password, "[redacted]"))}
 	var e *Error
 	if errors.As(err, &e) {
-		out.Step, out.Code, out.err = e.Step, e.Code, errors.New(strings.ReplaceAll(e.err.Error(), m.srv.Password, "[redacted]"))
+		*out = *e
+		out.err = errors.New(strings.ReplaceAll(e.err.Error(), m.srv.Password, "[redacted]"))
 	}
 	return out
 }
@@ -196,15 +237,26 @@ func (m *Mailer) clean(err error) error {
 type Error struct {
 	Step string
 	Code int
-	err  error
+	// Unknown: the message was handed over whole and no reply came (see
+	// the function Unknown).
+	Unknown bool
+	err     error
 }
 
-func (e *Error) Error() string { return "mailer: " + e.Step + ": " + e.err.Error() }
+func (e *Error) Error() string {
+	if e.Unknown {
+		return "mailer: " + e.Step + ": the message was handed over and no reply came, so it may have been queued: " + e.err.Error()
+	}
+	return "mailer: " + e.Step + ": " + e.err.Error()
+}
 
 func (e *Error) Unwrap() error { return e.err }
 
 // Brief is the step and the reply code, nothing the server wrote.
 func (e *Error) Brief() string {
+	if e.Unknown {
+		return e.Step + " no reply"
+	}
 	if e.Code == 0 {
 		return e.Step
 	}
@@ -212,7 +264,7 @@ func (e *Error) Brief() string {
 }
 
 // failed wraps err as the failure of step.
-func failed(step string, err error) error {
+func failed(step string, err error) *Error {
 	e := &Error{Step: step, err: err}
 	var tp *textproto.Error
 	if errors.As(err, &tp) {

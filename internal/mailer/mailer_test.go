@@ -98,8 +98,8 @@ func TestSendFailures(t *testing.T) {
 	srv.Refuse(1)
 	err := mailer.New(server(t, srv.Addr, "tally", "smtp-password-1"), "reports@tally.example").Send(context.Background(), msg)
 	var e *mailer.Error
-	if !errors.As(err, &e) || e.Brief() != "DATA 451" {
-		t.Errorf("a refused message: %v, want a DATA 451 error", err)
+	if !errors.As(err, &e) || e.Brief() != "DATA 451" || mailer.Unknown(err) {
+		t.Errorf("a refused message: %v, want a DATA 451 error, the outcome known", err)
 	}
 	err = mailer.New(server(t, srv.Addr, "tally", "wrong-smtp-password"), "reports@tally.example").Send(context.Background(), msg)
 	if !errors.As(err, &e) || e.Brief() != "AUTH 535" || strings.Contains(err.Error(), "wrong-smtp-password") {
@@ -107,7 +107,8 @@ func TestSendFailures(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := mailer.New(server(t, "127.0.0.1:1", "", ""), "reports@tally.example").Send(ctx, msg); !errors.As(err, &e) || e.Step != "connect" {
+	if err := mailer.New(server(t, "127.0.0.1:1", "", ""), "reports@tally.example").Send(ctx, msg); !errors.As(err, &e) || e.Step != "connect" ||
+		mailer.Unknown(err) {
 		t.Errorf("no server: %v, want a connect error", err)
 	}
 	if len(srv.Received()) != 0 {
@@ -153,5 +154,29 @@ func TestUnsubscribeHeaders(t *testing.T) {
 		if _, err := msg.Bytes(at); err == nil {
 			t.Errorf("the unsubscribe URL %q was put in a header", bad)
 		}
+	}
+}
+
+// A message handed over whole whose reply never comes is an error whose
+// outcome is unknown (the server did queue it here); the next message,
+// answered, is sent as ever.
+func TestSendWithoutReply(t *testing.T) {
+	srv := smtptest.Start(t, "tally", "smtp-password-1")
+	msg := mailer.Message{From: "reports@tally.example", To: "reader@reports.example", Subject: "s", Text: "t", HTML: "<p>h</p>"}
+	m := mailer.New(server(t, srv.Addr, "tally", "smtp-password-1"), "reports@tally.example", mailer.WithTimeout(2*time.Second))
+	srv.Silence(1)
+	err := m.Send(context.Background(), msg)
+	var e *mailer.Error
+	if !errors.As(err, &e) || !mailer.Unknown(err) || e.Brief() != "DATA no reply" || e.Code != 0 {
+		t.Fatalf("a message without reply: %v, want a DATA error whose outcome is unknown", err)
+	}
+	if !strings.Contains(err.Error(), "may have been queued") || strings.Contains(err.Error(), "smtp-password-1") {
+		t.Errorf("the error says %q", err)
+	}
+	if err := m.Send(context.Background(), msg); err != nil {
+		t.Fatalf("the next message: %v", err)
+	}
+	if n := len(srv.Received()); n != 2 {
+		t.Errorf("the server has %d messages, want the unanswered one and the next", n)
 	}
 }

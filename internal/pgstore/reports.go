@@ -95,10 +95,11 @@ func (s *Store) ReportSubscriptions(ctx context.Context) ([]model.ReportSubscrip
 }
 
 // SettledReports lists the deliveries of periods from since on that need
-// no more attempts: sent, or tried maxAttempts times.
+// no more attempts: sent, handed over with no reply, or tried maxAttempts
+// times.
 func (s *Store) SettledReports(ctx context.Context, since time.Time, maxAttempts int) ([]model.ReportDelivery, error) {
 	rows, err := s.pool.Query(ctx, `SELECT recipient_id, period_kind, period_start FROM report_deliveries
-		WHERE period_start >= $1 AND (sent_at IS NOT NULL OR attempts >= $2)`, since, maxAttempts)
+		WHERE period_start >= $1 AND (sent_at IS NOT NULL OR unknown_at IS NOT NULL OR attempts >= $2)`, since, maxAttempts)
 	if err != nil {
 		return nil, translate("pgstore: settled reports", err)
 	}
@@ -113,8 +114,8 @@ func (s *Store) SettledReports(ctx context.Context, since time.Time, maxAttempts
 }
 
 // ClaimReport claims a delivery for one attempt until leaseUntil: it makes
-// its row (once: ON CONFLICT DO NOTHING) and takes it when it is not sent,
-// has attempts left and no other claim holds it at now. ok is false when
+// its row (once: ON CONFLICT DO NOTHING) and takes it when it is not sent
+// (nor maybe sent: ReportUnknown), has attempts left and no other claim holds it at now. ok is false when
 // another server holds it, it was sent, or its attempts are spent: this
 // caller then sends nothing. Concurrent claims of one delivery wait on its
 // row, and only one takes it.
@@ -127,7 +128,7 @@ func (s *Store) ClaimReport(ctx context.Context, d model.ReportDelivery, now, le
 		}
 		return tx.QueryRow(ctx, `UPDATE report_deliveries SET attempts = attempts + 1, claimed_until = $4
 			WHERE recipient_id = $1 AND period_kind = $2 AND period_start = $3
-			  AND sent_at IS NULL AND attempts < $6 AND (claimed_until IS NULL OR claimed_until <= $5)
+			  AND sent_at IS NULL AND unknown_at IS NULL AND attempts < $6 AND (claimed_until IS NULL OR claimed_until <= $5)
 			RETURNING id, attempts`, string(d.Recipient), string(d.Kind), d.PeriodStart, leaseUntil, now, maxAttempts).Scan(&a.ID, &a.Attempt)
 	})
 	var pgErr *pgconn.PgError
@@ -143,6 +144,14 @@ func (s *Store) ClaimReport(ctx context.Context, d model.ReportDelivery, now, le
 func (s *Store) ReportSent(ctx context.Context, id string, at time.Time) error {
 	_, err := s.pool.Exec(ctx, "UPDATE report_deliveries SET sent_at = $2, claimed_until = NULL WHERE id = $1", id, at)
 	return translate("pgstore: report sent", err)
+}
+
+// ReportUnknown records an attempt whose message was handed over with no
+// reply, so may have arrived: the delivery is settled, never claimed
+// again, with why kept (a message without secrets).
+func (s *Store) ReportUnknown(ctx context.Context, id, reason string, at time.Time) error {
+	_, err := s.pool.Exec(ctx, "UPDATE report_deliveries SET unknown_at = $3, claimed_until = NULL, last_error = $2 WHERE id = $1", id, reason, at)
+	return translate("pgstore: report unknown", err)
 }
 
 // ReportFailed records why an attempt failed (a message without secrets)

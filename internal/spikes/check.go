@@ -86,7 +86,9 @@ func (s *Service) Check(ctx context.Context) (int, error) {
 // watch reads a site's current visitors and, if they reach its threshold
 // and this server claims the notification, sends it to each address. When
 // every message failed the claim is given back, so that the next check
-// tries again rather than the site going unnotified for QuietFor.
+// tries again rather than the site going unnotified for QuietFor; but a
+// message handed over with no reply (mailer.Unknown) may have arrived, and
+// then the claim stays: one notification missed rather than sent twice.
 func (s *Service) watch(ctx context.Context, w model.SpikeNotification, now time.Time) (int, error) {
 	pr := auth.ForEmailReport(w.SiteID) // that site's statistics, nothing else
 	// the hashes' lengths first: most minutes, most sites are far from
@@ -119,24 +121,23 @@ func (s *Service) watch(ctx context.Context, w model.SpikeNotification, now time
 		return 0, err // another server sends it, or the notification was turned off
 	}
 	sp := Spike{Site: site, Threshold: w.Threshold, Realtime: rt.Realtime, At: rt.At}
-	sent, failed := 0, 0
+	sent, failed, unknown := 0, 0, 0
 	for _, r := range w.Recipients {
 		err := s.send(ctx, sp, r)
 		switch {
 		case err == nil:
 			sent++
 		case errors.Is(err, errs.ErrNotFound): // the address was removed meanwhile
+		case mailer.Unknown(err):
+			unknown++
+			s.log.Warn("spike notifications: a message was handed over and no reply came; it may have arrived and is not sent again",
+				"site_id", w.SiteID, "step", brief(err))
 		default:
 			failed++
-			step := "compose"
-			var me *mailer.Error
-			if errors.As(err, &me) {
-				step = me.Brief()
-			}
-			s.log.Warn("spike notifications: a send failed", "site_id", w.SiteID, "step", step)
+			s.log.Warn("spike notifications: a send failed", "site_id", w.SiteID, "step", brief(err))
 		}
 	}
-	if sent == 0 && failed > 0 {
+	if sent == 0 && unknown == 0 && failed > 0 {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTime)
 		defer cancel()
 		if err := s.store.ReleaseSpike(rctx, w.SiteID, now, w.LastSentAt); err != nil {
@@ -147,13 +148,24 @@ func (s *Service) watch(ctx context.Context, w model.SpikeNotification, now time
 	return sent, nil
 }
 
+// brief is how the log names a failed send: its step and reply code,
+// never the server's text, which may quote the address.
+func brief(err error) string {
+	var me *mailer.Error
+	if errors.As(err, &me) {
+		return me.Brief()
+	}
+	return "compose"
+}
+
 // releaseTime bounds giving a claim back, which a stopping server waits for.
 const releaseTime = 5 * time.Second
 
 // send mails the spike to r, with an unsubscribe link of its own when the
 // server has a public URL (its token kept, as a hash, before the message
-// leaves, and forgotten if it does not). A recipient removed meanwhile is
-// errs.ErrNotFound.
+// leaves, and forgotten if it surely did not: a message whose outcome is
+// unknown may have arrived with its link). A recipient removed meanwhile
+// is errs.ErrNotFound.
 func (s *Service) send(ctx context.Context, sp Spike, r model.SpikeRecipient) (err error) {
 	var unsubscribe string
 	if s.opts.PublicURL != "" {
@@ -162,7 +174,7 @@ func (s *Service) send(ctx context.Context, sp Spike, r model.SpikeRecipient) (e
 			return err
 		}
 		defer func() {
-			if err != nil {
+			if err != nil && !mailer.Unknown(err) {
 				// a failed send would otherwise leave a token each check
 				_ = s.store.DropSpikeUnsubscribe(context.WithoutCancel(ctx), hash)
 			}

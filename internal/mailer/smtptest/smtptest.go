@@ -1,7 +1,8 @@
 // Package smtptest is an SMTP server for tests, in the test's process: it
 // speaks enough of the protocol for net/smtp (EHLO, AUTH PLAIN, MAIL, RCPT,
 // DATA, RSET, NOOP, QUIT), keeps what it receives, and can refuse messages
-// on demand. Plain TCP on loopback, so no STARTTLS.
+// or leave them unanswered on demand. Plain TCP on loopback, so no
+// STARTTLS.
 package smtptest
 
 import (
@@ -33,7 +34,9 @@ type Server struct {
 	mu       sync.Mutex
 	received []Received
 	refuse   int
+	silence  int
 	sessions sync.WaitGroup
+	stop     chan struct{}
 }
 
 // Start serves until the test ends. With a user, clients must
@@ -44,10 +47,11 @@ func Start(t testing.TB, user, password string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: ln.Addr().String(), user: user, password: password, ln: ln}
+	s := &Server{Addr: ln.Addr().String(), user: user, password: password, ln: ln, stop: make(chan struct{})}
 	go s.accept()
 	t.Cleanup(func() {
 		ln.Close()
+		close(s.stop)
 		s.sessions.Wait()
 	})
 	return s
@@ -61,7 +65,16 @@ func (s *Server) Refuse(n int) {
 	s.refuse = n
 }
 
-// Received is every message accepted so far.
+// Silence makes the server keep the next n messages, as one that queued
+// them, and never answer their data: the connection stays open and silent
+// until the client hangs up (or the test ends), as when a reply is lost.
+func (s *Server) Silence(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.silence = n
+}
+
+// Received is every message accepted so far (those left unanswered too).
 func (s *Server) Received() []Received {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -78,13 +91,13 @@ func (s *Server) accept() {
 		go func() {
 			defer s.sessions.Done()
 			defer conn.Close()
-			s.session(textproto.NewConn(conn))
+			s.session(textproto.NewConn(conn), conn)
 		}()
 	}
 }
 
 // session answers one client until QUIT or an error.
-func (s *Server) session(c *textproto.Conn) {
+func (s *Server) session(c *textproto.Conn, conn net.Conn) {
 	authed := s.user == ""
 	var from string
 	var to []string
@@ -147,7 +160,12 @@ func (s *Server) session(c *textproto.Conn) {
 			if err != nil {
 				return
 			}
-			ok = reply(s.keep(Received{From: from, To: to, Data: strings.ReplaceAll(string(data), "\n", "\r\n")}))
+			answer := s.keep(Received{From: from, To: to, Data: strings.ReplaceAll(string(data), "\n", "\r\n")})
+			if answer == "" {
+				s.silent(conn)
+				return
+			}
+			ok = reply(answer)
 			from, to = "", nil
 		case "QUIT":
 			reply("221 bye")
@@ -161,7 +179,8 @@ func (s *Server) session(c *textproto.Conn) {
 	}
 }
 
-// keep stores a message unless it is to be refused, and says the reply.
+// keep stores a message unless it is to be refused, and says the reply:
+// none for a message to be left unanswered.
 func (s *Server) keep(m Received) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,7 +189,27 @@ func (s *Server) keep(m Received) string {
 		return "451 try again later"
 	}
 	s.received = append(s.received, m)
+	if s.silence > 0 {
+		s.silence--
+		return ""
+	}
 	return "250 queued"
+}
+
+// silent reads and drops whatever the client sends until it hangs up or
+// the test ends.
+func (s *Server) silent(conn net.Conn) {
+	gone := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, conn)
+		close(gone)
+	}()
+	select {
+	case <-gone:
+	case <-s.stop:
+		conn.Close()
+		<-gone
+	}
 }
 
 // auth checks an AUTH PLAIN command's initial response.
