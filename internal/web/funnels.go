@@ -244,9 +244,8 @@ func (s *Server) funnelEditor(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, _ := session(c)
-	return s.render(c, http.StatusOK, "funnel", funnelPage{page: pageFor(c, "Edit funnel", "sites"), Site: m.Site,
-		Form: formOf(m.Site.ID, u.csrf, f)})
+	pg := pageFor(c, "Edit funnel", "sites")
+	return s.render(c, http.StatusOK, "funnel", funnelPage{page: pg, Site: m.Site, Form: formOf(m.Site.ID, pg.CSRF, f)})
 }
 
 func (s *Server) updateFunnel(c echo.Context) error {
@@ -260,8 +259,8 @@ func (s *Server) updateFunnel(c echo.Context) error {
 	}
 	if e := formError(readable(err)); e != nil {
 		// the form again, as it was sent
-		u, _ := session(c)
-		form := formOf(m.Site.ID, u.csrf, f)
+		pg := pageFor(c, "Edit funnel", "sites")
+		form := formOf(m.Site.ID, pg.CSRF, f)
 		form.Name = c.FormValue("name")
 		form.WindowMinutes, _ = strconv.ParseInt(c.FormValue("window_minutes"), 10, 64)
 		for i := range form.Steps {
@@ -269,8 +268,7 @@ func (s *Server) updateFunnel(c echo.Context) error {
 			form.Steps[i] = stepField{Index: i, Number: i + 1, Type: c.FormValue("step_type_" + n), Target: c.FormValue("step_target_" + n),
 				PropsText: c.FormValue("step_props_" + n)}
 		}
-		return s.render(c, httpapi.StatusOf(e.Kind), "funnel", funnelPage{page: pageFor(c, "Edit funnel", "sites"), Site: m.Site,
-			Form: form, Error: e.Message})
+		return s.render(c, httpapi.StatusOf(e.Kind), "funnel", funnelPage{page: pg, Site: m.Site, Form: form, Error: e.Message})
 	}
 	if err != nil {
 		return err

@@ -34,13 +34,7 @@ func (s *Server) expiredChallenge(c echo.Context, next string) error {
 }
 
 func (s *Server) renderCode(c echo.Context, status int, p codePage) error {
-	p.page = page{Title: "Two-factor authentication"}
-	token, err := c.Cookie(loginCSRFCookie)
-	if err != nil || token.Value == "" {
-		p.CSRF = s.newLoginCSRF(c)
-	} else {
-		p.CSRF = token.Value
-	}
+	p.page = page{Title: "Two-factor authentication", CSRF: s.loginCSRFOf(c)}
 	return s.render(c, status, "login_code", p)
 }
 

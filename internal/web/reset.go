@@ -30,13 +30,13 @@ type resetPage struct {
 	Error   string
 }
 
-// loginCSRFOf is the login forms' double-submit token: the one the
-// browser holds, or a new one.
+// loginCSRFOf is the login forms' double-submit token, as a page carries
+// it (formToken): the one the browser holds, or a new one.
 func (s *Server) loginCSRFOf(c echo.Context) string {
 	if ck, err := c.Cookie(loginCSRFCookie); err == nil && ck.Value != "" {
-		return ck.Value
+		return formToken(ck.Value)
 	}
-	return s.newLoginCSRF(c)
+	return formToken(s.newLoginCSRF(c))
 }
 
 func (s *Server) renderForgot(c echo.Context, status int, p forgotPage) error {

@@ -2,7 +2,6 @@ package web
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/url"
@@ -93,7 +92,7 @@ func (s *Server) requireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 			return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 		}
 		if c.Request().Method == http.MethodPost {
-			if !sameToken(c.FormValue("csrf"), u.csrf) {
+			if !formTokenOK(c.FormValue("csrf"), u.csrf) {
 				return echo.NewHTTPError(http.StatusForbidden, "the form has expired; reload the page and try again")
 			}
 			// a form counts against the user's management allowance
@@ -117,10 +116,6 @@ func limited(c echo.Context, res ratelimit.Result, message string) error {
 		return nil
 	}
 	return &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: res.RetryAfter, Message: message}
-}
-
-func sameToken(a, b string) bool {
-	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
 func (s *Server) setCookie(c echo.Context, name, value string, ttl time.Duration) {
@@ -153,7 +148,7 @@ func (s *Server) loginForm(c echo.Context) error {
 }
 
 func (s *Server) renderLogin(c echo.Context, status int, p loginPage) error {
-	p.page = page{Title: "Log in", CSRF: s.newLoginCSRF(c)}
+	p.page = page{Title: "Log in", CSRF: formToken(s.newLoginCSRF(c))}
 	p.Forgot = s.deps.Passwords.Resets()
 	return s.render(c, status, "login", p)
 }
@@ -198,7 +193,7 @@ func (s *Server) login(c echo.Context) error {
 // loginCSRF checks the double-submit token of the login forms.
 func (s *Server) loginCSRF(c echo.Context) bool {
 	ck, err := c.Cookie(loginCSRFCookie)
-	return err == nil && sameToken(c.FormValue("csrf"), ck.Value)
+	return err == nil && formTokenOK(c.FormValue("csrf"), ck.Value)
 }
 
 // countLogin counts an attempt against the login limits of email from the

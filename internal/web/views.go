@@ -161,7 +161,7 @@ func (s *Server) renderCard(c echo.Context, name string, data any) error {
 // pageFor fills the layout's fields for a logged-in user.
 func pageFor(c echo.Context, title, nav string) page {
 	u, _ := session(c)
-	return page{Title: title, CSRF: u.csrf, User: u.user.Name, Nav: nav}
+	return page{Title: title, CSRF: formToken(u.csrf), User: u.user.Name, Nav: nav}
 }
 
 type errorPage struct {
