@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/tally-analytics/tally/internal/auth"
@@ -96,8 +97,8 @@ func TestReportCSV(t *testing.T) {
 		if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename="pages-site1-2026-05-01-2026-05-07.csv"` {
 			t.Errorf("Content-Disposition %q", cd)
 		}
-		if rec.Header().Get("Vary") != "Accept" {
-			t.Errorf("Vary %q, want Accept", rec.Header().Get("Vary"))
+		if vary := strings.Join(rec.Header().Values("Vary"), ", "); vary != "Accept-Encoding, Accept" {
+			t.Errorf("Vary %q, want Accept-Encoding (the compression's) and Accept", vary)
 		}
 	}
 	if rec := get("/api/v1/stats/pages"+q, ""); rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {

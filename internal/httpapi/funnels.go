@@ -29,12 +29,12 @@ type Funnels interface {
 func (s *Server) funnelRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
 	manage := []echo.MiddlewareFunc{authn, s.limitManage}
 	write := []echo.MiddlewareFunc{authn, s.limitManage, bodyLimit(64 << 10)}
-	g.GET("/funnels", s.listFunnels, manage...)
+	g.GET("/funnels", s.listFunnels, s.reads(manage...)...)
 	g.POST("/funnels", s.createFunnel, write...)
-	g.GET("/funnels/:id", s.getFunnel, manage...)
+	g.GET("/funnels/:id", s.getFunnel, s.reads(manage...)...)
 	g.PUT("/funnels/:id", s.updateFunnel, write...)
 	g.DELETE("/funnels/:id", s.deleteFunnel, manage...)
-	g.GET("/stats/funnel", report(stats.Endpoint{Funnel: true}, s.deps.Stats.Funnel, wire.Funnel), authn, s.limitStats)
+	g.GET("/stats/funnel", report(stats.Endpoint{Funnel: true}, s.deps.Stats.Funnel, wire.Funnel), s.reads(authn, s.limitStats)...)
 }
 
 // funnelView is a funnel as the API shows it.

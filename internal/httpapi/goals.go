@@ -28,10 +28,10 @@ type Goals interface {
 func (s *Server) goalRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
 	manage := []echo.MiddlewareFunc{authn, s.limitManage}
 	write := []echo.MiddlewareFunc{authn, s.limitManage, bodyLimit(64 << 10)}
-	g.GET("/goals", s.listGoals, manage...)
+	g.GET("/goals", s.listGoals, s.reads(manage...)...)
 	g.POST("/goals", s.createGoal, write...)
-	g.GET("/goals/conversions", report(stats.Endpoint{}, s.deps.Stats.Conversions, wire.Conversions), authn, s.limitStats)
-	g.GET("/goals/:id", s.getGoal, manage...)
+	g.GET("/goals/conversions", report(stats.Endpoint{}, s.deps.Stats.Conversions, wire.Conversions), s.reads(authn, s.limitStats)...)
+	g.GET("/goals/:id", s.getGoal, s.reads(manage...)...)
 	g.PUT("/goals/:id", s.updateGoal, write...)
 	g.DELETE("/goals/:id", s.deleteGoal, manage...)
 }

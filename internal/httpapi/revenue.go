@@ -29,7 +29,7 @@ const maxWebhookBody = 1 << 20
 func (s *Server) revenueRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	// a payment counts against the account's Events API allowance
 	g.POST("/stats/payments", s.payment, append(mw, s.limitEvents, bodyLimit(64<<10))...)
-	g.GET("/stats/revenue", report(stats.Endpoint{Revenue: true}, s.deps.Stats.Revenue, wire.Revenue), append(mw, s.limitStats)...)
+	g.GET("/stats/revenue", report(stats.Endpoint{Revenue: true}, s.deps.Stats.Revenue, wire.Revenue), s.reads(append(mw, s.limitStats)...)...)
 	g.POST("/webhooks/:provider", s.webhook, bodyLimit(maxWebhookBody))
 	g.DELETE("/sites/:id/client-revenue", s.purgeClientRevenue, append(mw, s.limitManage)...)
 }

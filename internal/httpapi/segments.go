@@ -24,7 +24,7 @@ type Segments interface {
 // segmentRoutes registers the segments of a site, managed as the site's
 // shared links are: the management allowance.
 func (s *Server) segmentRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
-	g.GET("/sites/:id/segments", s.listSegments, authn, s.limitManage)
+	g.GET("/sites/:id/segments", s.listSegments, s.reads(authn, s.limitManage)...)
 	g.POST("/sites/:id/segments", s.createSegment, authn, s.limitManage, bodyLimit(64<<10))
 	g.PATCH("/sites/:id/segments/:segment_id", s.updateSegment, authn, s.limitManage, bodyLimit(64<<10))
 	g.DELETE("/sites/:id/segments/:segment_id", s.deleteSegment, authn, s.limitManage)

@@ -112,6 +112,8 @@ type Server struct {
 	// outages are logged once per interval, not once per request
 	unavailable, limiterDown *outage.Reporter
 	fails                    failGuard
+	// gz compresses the answers of the routes that read (reads)
+	gz *Compressor
 }
 
 // maxBody limits bodies of routes that set no tighter limit.
@@ -121,7 +123,7 @@ const maxBody = 1 << 20
 func New(deps Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{deps: deps, echo: e,
+	s := &Server{deps: deps, echo: e, gz: NewCompressor(),
 		unavailable: outage.New(deps.Log, "api: answering 503: a store is unavailable or the event buffer is full", 0),
 		limiterDown: outage.New(deps.Log, "api: rate limits unavailable (Redis); requests pass unlimited", 0)}
 	e.HTTPErrorHandler = s.handleError
@@ -135,20 +137,22 @@ func New(deps Deps) *Server {
 	e.GET("/metrics", s.metrics)
 
 	v1 := e.Group("/api/v1")
-	v1.GET("/openapi.json", s.openAPI)
+	v1.GET("/openapi.json", s.openAPI, s.reads()...)
 	v1.POST("/auth/login", s.login, bodyLimit(64<<10))
 	v1.GET("/auth/verify", s.verify, s.authenticate, s.limitManage)
 	v1.POST("/auth/password", s.changePassword, s.authenticate, s.loginTokenOnly, bodyLimit(64<<10))
 
 	// Middleware is attached per route, not per group: echo answers 404
-	// instead of 405 for a group that has middleware.
+	// instead of 405 for a group that has middleware. So is compression
+	// (reads): the ingest routes, whose answers are a few bytes, pay for
+	// nothing of it, not even a look at Accept-Encoding.
 	ingest := []echo.MiddlewareFunc{s.authenticate, s.countRefusals(false), s.limitEvents, bodyLimit(deps.MaxEventBody)}
 	v1.POST("/events/pageview", s.pageview, ingest...)
 	v1.POST("/events/custom", s.custom, ingest...)
 	// The batch route counts its events against the limit itself, once it
 	// knows how many there are.
 	v1.POST(strings.TrimPrefix(batchRoute, "/api/v1"), s.batch, s.authenticate, s.countRefusals(true), bodyLimit(deps.MaxBatchBody))
-	s.statsRoutes(v1, s.authenticate, s.limitStats)
+	s.statsRoutes(v1, s.reads(s.authenticate, s.limitStats)...)
 	s.goalRoutes(v1, s.authenticate)
 	s.funnelRoutes(v1, s.authenticate)
 	s.revenueRoutes(v1, s.authenticate)
@@ -158,6 +162,13 @@ func New(deps Deps) *Server {
 	// the export counts against its own limit once its request is valid
 	s.exportRoutes(v1, s.authenticate)
 	return s
+}
+
+// reads is the middleware of a route that reads: compression (JSON and CSV
+// answers of up to hundreds of KB), then mw. The raw export compresses its
+// stream itself and has none.
+func (s *Server) reads(mw ...echo.MiddlewareFunc) []echo.MiddlewareFunc {
+	return append([]echo.MiddlewareFunc{s.gz.Middleware}, mw...)
 }
 
 // IPExtractor takes the client address from the connection, or from

@@ -23,7 +23,7 @@ type SharedLinks interface {
 // sharedLinkRoutes registers the shared links of a site, managed as the
 // site's settings are: the management allowance.
 func (s *Server) sharedLinkRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
-	g.GET("/sites/:id/shared-links", s.listSharedLinks, authn, s.limitManage)
+	g.GET("/sites/:id/shared-links", s.listSharedLinks, s.reads(authn, s.limitManage)...)
 	g.POST("/sites/:id/shared-links", s.createSharedLink, authn, s.limitManage, bodyLimit(64<<10))
 	g.DELETE("/sites/:id/shared-links/:link_id", s.deleteSharedLink, authn, s.limitManage)
 }

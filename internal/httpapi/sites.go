@@ -24,9 +24,9 @@ type SitesAPI interface {
 
 func (s *Server) siteRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	write := append(slices.Clip(mw), bodyLimit(64<<10))
-	g.GET("/sites", s.listSites, mw...)
+	g.GET("/sites", s.listSites, s.reads(mw...)...)
 	g.POST("/sites", s.createSite, write...)
-	g.GET("/sites/:id", s.getSite, mw...)
+	g.GET("/sites/:id", s.getSite, s.reads(mw...)...)
 	g.PUT("/sites/:id", s.updateSite, write...)
 	g.DELETE("/sites/:id", s.deleteSite, mw...)
 }

@@ -19,16 +19,25 @@ func (s *Server) trackerRoutes() {
 	s.echo.POST("/e", s.trackerEvent, s.cors, s.countRefusals(false), s.limitByClient, bodyLimit(s.deps.MaxEventBody))
 }
 
-// script serves tally.js with an ETag, cacheable for an hour.
+// script serves tally.js with an ETag, cacheable for an hour: compressed
+// once at start (tracker.Gzipped) for a client that accepts gzip, each
+// encoding with an ETag of its own.
 func (s *Server) script(c echo.Context) error {
 	h := c.Response().Header()
 	h.Set("Cache-Control", "public, max-age=3600")
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin") // pages of other origins load it
-	h.Set("ETag", tracker.ETag)
-	if c.Request().Header.Get("If-None-Match") == tracker.ETag {
+	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	body, etag := tracker.Script, tracker.ETag
+	if AcceptsGzip(c.Request()) {
+		body, etag = tracker.Gzipped, tracker.GzipETag
+		h.Set(echo.HeaderContentEncoding, "gzip")
+	}
+	h.Set("ETag", etag)
+	if c.Request().Header.Get("If-None-Match") == etag {
+		h.Del(echo.HeaderContentEncoding)
 		return c.NoContent(http.StatusNotModified)
 	}
-	return c.Blob(http.StatusOK, "application/javascript; charset=utf-8", tracker.Script)
+	return c.Blob(http.StatusOK, "application/javascript; charset=utf-8", body)
 }
 
 // cors lets pages on any origin post to /e: which sites accept events is

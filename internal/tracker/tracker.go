@@ -3,6 +3,8 @@
 package tracker
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -28,6 +30,23 @@ var ETag = func() string {
 	sum := sha256.Sum256(Script)
 	return `"` + hex.EncodeToString(sum[:8]) + `"`
 }()
+
+// Gzipped is Script gzip-compressed once, at the best level, for the
+// browsers that accept it (all of them): no page view of any site pays for
+// compressing it.
+var Gzipped = gzipped(Script)
+
+// GzipETag identifies Gzipped, a representation of its own for caches.
+var GzipETag = ETag[:len(ETag)-1] + `-gzip"`
+
+// gzipped is b gzip-compressed; writing to memory cannot fail.
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return buf.Bytes()
+}
 
 // minified is src minified. src is the embedded script: an error is a
 // fault of this build, which its tests find first.

@@ -194,7 +194,10 @@ func New(deps Deps) (*Server, error) {
 	if deps.ForceHTTPS {
 		e.Use(echo.WrapMiddleware(func(next http.Handler) http.Handler { return httpapi.RedirectHTTPS(deps.TrustedProxies, next) }))
 	}
-	e.Use(middleware.BodyLimit("256K"), s.loadSession)
+	// every answer gzip-compressed when it gains by it: pages and cards
+	// carry their CSRF token masked anew each time (csrf.go), so that
+	// compression cannot leak it
+	e.Use(middleware.BodyLimit("256K"), httpapi.NewCompressor().Middleware, s.loadSession)
 
 	assets, err := fs.Sub(files, "assets")
 	if err != nil {
