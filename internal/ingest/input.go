@@ -237,7 +237,8 @@ func validate(in Input) (event, error) {
 	if cs := strings.TrimSpace(in.CheckoutSession); validCheckoutSession(cs) {
 		ev.checkoutSession = cs
 	} else if cs != "" && !in.Browser {
-		return ev, errs.InvalidField("checkout_session_id", "must be 1 to %d printable ASCII characters", maxCheckoutSessionLen)
+		return ev, errs.InvalidField("checkout_session_id", "must be 1 to %d printable ASCII characters, not starting with %q",
+			maxCheckoutSessionLen, model.SubscriptionKeyPrefix)
 	} else if cs := checkoutSessionOf(&ev); validCheckoutSession(cs) {
 		ev.checkoutSession = cs
 	}
@@ -271,8 +272,11 @@ func checkoutSessionOf(ev *event) string {
 	return strings.TrimSpace(cmp.Or(ev.params[paramSessionID], ev.params[paramCheckoutSessionID]))
 }
 
+// validCheckoutSession reports whether cs may be claimed: printable ASCII,
+// and not a key of a subscription's link (model.SubscriptionKeyPrefix).
 func validCheckoutSession(cs string) bool {
-	return cs != "" && len(cs) <= maxCheckoutSessionLen && !strings.ContainsFunc(cs, func(r rune) bool { return r < 0x21 || r > 0x7e })
+	return cs != "" && len(cs) <= maxCheckoutSessionLen && !strings.ContainsFunc(cs, func(r rune) bool { return r < 0x21 || r > 0x7e }) &&
+		!strings.HasPrefix(cs, model.SubscriptionKeyPrefix)
 }
 
 const (

@@ -71,6 +71,13 @@ const (
 	ProviderTracker = "tracker"
 )
 
+// SubscriptionKeyPrefix starts the keys that link a subscription to the
+// visitor of the checkout that created it, kept beside the checkout
+// sessions' claims. No provider's checkout session id has this form, and no
+// event may claim such a key (its claims would take the subscription's
+// renewals, and would never expire).
+const SubscriptionKeyPrefix = "subscription:"
+
 // CheckoutClaim is a visitor's claim of a checkout session: the tracking
 // script saw its id in the URL of one of their pages at At.
 type CheckoutClaim struct {

@@ -30,7 +30,7 @@ func (s *Service) RunExporter(ctx context.Context) {
 			if _, err := s.ConvertPending(ctx); err != nil {
 				s.log.Warn("revenue: converting pending payments", "err", err)
 			}
-			if _, err := s.ledger.ForgetClaims(ctx, s.now().Add(-ClaimTTL), subscriptionPrefix); err != nil {
+			if _, err := s.ledger.ForgetClaims(ctx, s.now().Add(-ClaimTTL), model.SubscriptionKeyPrefix); err != nil {
 				s.log.Warn("revenue: forgetting expired checkout claims", "err", err)
 			}
 		case <-s.exported:

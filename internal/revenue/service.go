@@ -415,15 +415,11 @@ func (s *Service) claimant(ctx context.Context, site model.SiteID, checkoutSessi
 	return 0, nil
 }
 
-// subscriptionPrefix starts the keys linking a subscription to its visitor,
-// beside the checkout sessions' claims.
-const subscriptionPrefix = "subscription:"
-
 func subscriptionKey(id string) string {
 	if id == "" {
 		return ""
 	}
-	return subscriptionPrefix + id
+	return model.SubscriptionKeyPrefix + id
 }
 
 // attribute applies the attribution rules, within the attribution window:
