@@ -405,3 +405,42 @@ func TestAuthFailuresSlowed(t *testing.T) {
 		t.Errorf("4th forged webhook: %d, want 429", status)
 	}
 }
+
+// A payment provider delivers every site's webhooks from the same few
+// addresses, so bad signatures count per address and site: deliveries to
+// one site that keep failing (its secret is stale, or its owner points a
+// provider account of their own at it, or at a site id that does not
+// exist, to fail on purpose) are answered 429, and the provider's
+// deliveries to every other site still pass. Before, the failures counted
+// per address alone, and one site's held back every site's revenue.
+func TestWebhookFailuresOfOneSiteSpareTheOthers(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.AuthFailuresPerMinute = 3 }))
+	ctx := context.Background()
+	other, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "other.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "whsec_test_failures_secret"
+	for _, site := range []model.SiteID{h.siteID, other.ID} {
+		if err := h.app.Accounts.SetProviderSecret(ctx, site, model.ProviderA, secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := []byte(`{"id":"evt_x","object":"event","type":"customer.created","livemode":true,"data":{"object":{}}}`)
+	stale := webhookSigners["provider_a"]("whsec_a_stale_secret", body, h.clock.Now())
+	for _, site := range []string{string(h.siteID), "no-such-site"} {
+		for i := range 3 {
+			if status, _ := postWebhook(t, h, "provider_a", site, body, stale); status != 401 {
+				t.Fatalf("%s: bad signature %d: %d, want 401", site, i+1, status)
+			}
+		}
+		if status, _ := postWebhook(t, h, "provider_a", site, body, stale); status != 429 {
+			t.Errorf("%s: 4th bad signature: %d, want 429", site, status)
+		}
+	}
+	// 3 failures each on two other site ids: none of them is this site's
+	status, res := postWebhook(t, h, "provider_a", string(other.ID), body, webhookSigners["provider_a"](secret, body, h.clock.Now()))
+	if status != 200 || !res.Received {
+		t.Errorf("another site's delivery from the same address: %d %+v, want 200", status, res)
+	}
+}

@@ -176,9 +176,9 @@ type Config struct {
 	// owner's stats allowance (TALLY_SHARE_PER_HOUR).
 	SharePerHour int `env:"TALLY_SHARE_PER_HOUR" envDefault:"2000"`
 	// AuthFailuresPerMinute limits failed authentications — unknown or bad
-	// credentials, webhooks with bad signatures — per client address; past
-	// it the address is answered 429 before any store is asked
-	// (TALLY_AUTH_FAILURES_PER_MINUTE).
+	// credentials, webhooks with bad signatures (those per site too) — per
+	// client address; past it the address is answered 429 before any store
+	// is asked (TALLY_AUTH_FAILURES_PER_MINUTE).
 	AuthFailuresPerMinute int `env:"TALLY_AUTH_FAILURES_PER_MINUTE" envDefault:"30"`
 	// TrackerPerMinute limits tracking-script events per client address and
 	// minute (TALLY_TRACKER_PER_MINUTE).

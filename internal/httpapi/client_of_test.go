@@ -22,7 +22,7 @@ func TestLimitsCountIPv6ByNetwork(t *testing.T) {
 				t.Errorf("%s and %s: limit %d shared %v, want %v", tc.a, tc.b, i, same, tc.same)
 			}
 		}
-		if same := failKey(failCredential, tc.a) == failKey(failCredential, tc.b); same != tc.same {
+		if same := failKey(failCredential, tc.a, "") == failKey(failCredential, tc.b, ""); same != tc.same {
 			t.Errorf("%s and %s: failure count shared %v, want %v", tc.a, tc.b, same, tc.same)
 		}
 	}

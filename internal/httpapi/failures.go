@@ -37,7 +37,19 @@ const (
 
 const maxBlockedAddresses = 10_000
 
-func failKey(kind, addr string) string { return "authfail:" + kind + ":" + hashed(clientOf(addr)) }
+// failKey is the count of failures of kind from the client at addr: per
+// address, and for webhook signatures per address and site (the site_id of
+// the webhook's query). A payment provider delivers every site's webhooks
+// from the same few addresses, so the deliveries to one site that keep
+// failing (a stale secret, or a provider account of the site's owner
+// pointed at it to fail on purpose) must not hold back every other site's.
+func failKey(kind, addr, site string) string {
+	key := "authfail:" + kind + ":" + hashed(clientOf(addr))
+	if kind == failSignature {
+		key += ":" + hashed(site)
+	}
+	return key
+}
 
 // refuseFailing answers 429 when the client's address is refused for kind.
 // With nobody refused — the common case, on every request — it costs a
@@ -48,7 +60,7 @@ func (s *Server) refuseFailing(c echo.Context, kind string) error {
 	if len(s.fails.until) == 0 {
 		return nil
 	}
-	key := failKey(kind, c.RealIP())
+	key := failKey(kind, c.RealIP(), c.QueryParam("site_id"))
 	r, ok := s.fails.until[key]
 	if !ok {
 		return nil
@@ -68,7 +80,7 @@ func (s *Server) countFailure(c echo.Context, kind string, err error) error {
 	if errs.KindOf(err) != errs.Unauthenticated {
 		return err
 	}
-	key := failKey(kind, c.RealIP())
+	key := failKey(kind, c.RealIP(), c.QueryParam("site_id"))
 	res, lerr := s.deps.Limiter.AllowN(c.Request().Context(), key, ratelimit.PerMinute(s.deps.Limits.AuthFailuresPerMinute), 1)
 	if lerr != nil || res.Allowed {
 		return err
