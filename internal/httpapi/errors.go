@@ -6,9 +6,11 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/pkg/api"
 )
@@ -146,6 +148,24 @@ func Describe(err error) (int, api.Error) {
 	}
 	return http.StatusInternalServerError, api.Error{Error: api.ErrorDetail{Code: "internal_error",
 		Message: "internal server error; the request id is in the X-Request-Id header"}}
+}
+
+// assignRequestID names the request in its answer (X-Request-Id) and its
+// log lines: by the id the request carries, as a proxy in front sets it,
+// when it reads as one (1 to 64 letters, digits, '.', '_' or '-'), else by
+// 16 random hex characters. Any other text would be the client's, written
+// into every log line of the request (another request's id among it).
+func assignRequestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if len(id) == 0 || len(id) > 64 || strings.ContainsFunc(id, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+		}) {
+			id = auth.RandomString(16, "0123456789abcdef")
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
 }
 
 func requestID(c echo.Context) string {

@@ -138,3 +138,42 @@ func TestErrorKindsMapToStatuses(t *testing.T) {
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// A request's own X-Request-Id names it in the log and the answer only when
+// it reads as an id (1 to 64 letters, digits, '.', '_' or '-', as proxies
+// make them); anything else, which would write the client's text into every
+// log line of the request ("x request_id=<another request's>", 64 KiB of
+// it), is replaced by an id of the server's: 16 hex characters.
+func TestRequestIDsTakenOnlyWhenWellFormed(t *testing.T) {
+	srv, logs := serve(t, failingIngest{err: errors.New("boom")})
+	for _, tc := range []struct {
+		sent string
+		kept bool
+	}{
+		{"5f0c2a9e-8b1d-4c3e-9f00-1a2b3c4d5e6f", true},
+		{"req_123.abc-XYZ", true},
+		{strings.Repeat("a", 64), true},
+		{strings.Repeat("a", 65), false},
+		{"x request_id=0123456789abcdef", false},
+		{`x" msg="forged`, false},
+		{"id\u00e9", false},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/events/pageview", strings.NewReader(`{"site_id":"s","url":"https://e.com/"}`))
+		req.Header.Set("Authorization", "Bearer good")
+		req.Header.Set("X-Request-Id", tc.sent)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got := resp.Header.Get("X-Request-Id")
+		switch {
+		case tc.kept && got != tc.sent:
+			t.Errorf("%q: answered as %q, want it kept", tc.sent, got)
+		case !tc.kept && (got == tc.sent || len(got) != 16 || strings.Trim(got, "0123456789abcdef") != ""):
+			t.Errorf("%q: answered as %q, want 16 hex characters of the server's", tc.sent, got)
+		case !tc.kept && strings.Contains(logs.String(), tc.sent):
+			t.Errorf("%q is in the log:\n%s", tc.sent, logs.String())
+		}
+	}
+}

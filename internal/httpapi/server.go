@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/ingest"
@@ -128,8 +127,7 @@ func New(deps Deps) *Server {
 		limiterDown: outage.New(deps.Log, "api: rate limits unavailable (Redis); requests pass unlimited", 0)}
 	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = IPExtractor(deps.TrustedProxies)
-	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return auth.RandomString(16, "0123456789abcdef") }}))
-	e.Use(s.recoverPanics, s.logRequests, s.redirectHTTPS, s.securityHeaders, limitAnyBody)
+	e.Use(assignRequestID, s.recoverPanics, s.logRequests, s.redirectHTTPS, s.securityHeaders, limitAnyBody)
 
 	s.trackerRoutes()
 	e.GET("/health", s.health)
