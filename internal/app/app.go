@@ -203,7 +203,8 @@ func (a *App) build(ctx context.Context) (err error) {
 				model.PlanEnterprise: cfg.EnterpriseEventsPerHour},
 			StatsPerHour: cfg.StatsPerHour, LoginAttempts: cfg.LoginAttempts, TrackerPerMinute: cfg.TrackerPerMinute,
 			ManagePerHour: cfg.ManagePerHour, AuthFailuresPerMinute: cfg.AuthFailuresPerMinute,
-			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour}})
+			ClientRevenuePerHour: cfg.ClientRevenuePerHour, ExportsPerHour: cfg.ExportsPerHour,
+			WebhooksPerHour: cfg.WebhooksPerHour}})
 	a.Web, err = web.New(web.Deps{Auth: a.Auth, Sessions: a.PG, Sites: accounts.NewSites(a.Accounts, a.PG, exclusions.Validate),
 		Revenue: clientRevenue{a.Revenue, a.Accounts},
 		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Passwords: a.Passwords, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Segments: a.Segments, Reports: a.Reports, Spikes: a.Spikes, Stats: a.Stats, Limiter: a.Limiter,

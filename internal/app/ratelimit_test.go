@@ -444,3 +444,39 @@ func TestWebhookFailuresOfOneSiteSpareTheOthers(t *testing.T) {
 		t.Errorf("another site's delivery from the same address: %d %+v, want 200", status, res)
 	}
 }
+
+// A site takes a bounded number of signed webhook deliveries an hour. Its
+// signing secret is its owner's to set, so before, a site's owner could
+// sign deliveries of their own and record payments (each a payment and an
+// event) without end, past any allowance of their plan. Deliveries past
+// the bound are answered 429 with Retry-After, which providers retry, and
+// record nothing; deliveries that fail their signature spend nothing, so
+// no one without the secret can use a site's allowance up.
+func TestWebhookAllowancePerSite(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.WebhooksPerHour = 2 }))
+	ctx := context.Background()
+	const secret = "whsec_test_allowance_secret"
+	if err := h.app.Accounts.SetProviderSecret(ctx, h.siteID, model.ProviderA, secret); err != nil {
+		t.Fatal(err)
+	}
+	site := string(h.siteID)
+	// 3 forged deliveries: 401, and the allowance is whole
+	forgedBody := []byte(`{"id":"evt_forged","object":"event","type":"customer.created","livemode":true,"data":{"object":{}}}`)
+	for i := range 3 {
+		if status, _ := postWebhook(t, h, "provider_a", site, forgedBody, webhookSigners["provider_a"]("whsec_not_the_secret", forgedBody, h.clock.Now())); status != 401 {
+			t.Fatalf("forged delivery %d: %d, want 401", i+1, status)
+		}
+	}
+	// 2 signed payments of 10.00 USD pass; the third waits
+	for i, want := range []int{200, 200, 429} {
+		id := fmt.Sprintf("%d", i+1)
+		status, res := stripeWebhook(t, h, site, secret, checkoutCompleted(h, "evt_allow_"+id, "cs_allow_"+id, "pi_allow_"+id, 1000))
+		if status != want {
+			t.Errorf("signed delivery %d: %d %+v, want %d", i+1, status, res, want)
+		}
+	}
+	// 2 recorded, the third not: the ledger holds 2 × 10.00 USD
+	if n := ledgerCount(t, h, site, "true"); n != 2 {
+		t.Errorf("the ledger holds %d payments, want 2", n)
+	}
+}

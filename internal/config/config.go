@@ -186,6 +186,11 @@ type Config struct {
 	// ClientRevenuePerHour limits the tracking-script events that carry
 	// revenue, per site and rolling hour (TALLY_CLIENT_REVENUE_PER_HOUR).
 	ClientRevenuePerHour int `env:"TALLY_CLIENT_REVENUE_PER_HOUR" envDefault:"100"`
+	// WebhooksPerHour limits the signed payment-provider deliveries a site
+	// takes per rolling hour (its secret is its owner's, so signed is not
+	// bounded otherwise); past it they are answered 429, which providers
+	// retry (TALLY_WEBHOOKS_PER_HOUR).
+	WebhooksPerHour int `env:"TALLY_WEBHOOKS_PER_HOUR" envDefault:"10000"`
 	// ECBRatesURL, when set, is fetched at start and every ECBFetchInterval
 	// for exchange rates (the ECB's daily or history file, CSV or zip)
 	// (TALLY_ECB_RATES_URL, TALLY_ECB_FETCH_INTERVAL).
@@ -386,7 +391,8 @@ func (c *Config) validate() ([]string, error) {
 		"TALLY_ENTERPRISE_EVENTS_PER_HOUR": c.EnterpriseEventsPerHour, "TALLY_STATS_PER_HOUR": c.StatsPerHour,
 		"TALLY_LOGIN_ATTEMPTS": c.LoginAttempts, "TALLY_MANAGE_PER_HOUR": c.ManagePerHour, "TALLY_EXPORTS_PER_HOUR": c.ExportsPerHour,
 		"TALLY_SHARE_PER_HOUR":           c.SharePerHour,
-		"TALLY_AUTH_FAILURES_PER_MINUTE": c.AuthFailuresPerMinute, "TALLY_CLIENT_REVENUE_PER_HOUR": c.ClientRevenuePerHour} {
+		"TALLY_AUTH_FAILURES_PER_MINUTE": c.AuthFailuresPerMinute, "TALLY_CLIENT_REVENUE_PER_HOUR": c.ClientRevenuePerHour,
+		"TALLY_WEBHOOKS_PER_HOUR": c.WebhooksPerHour} {
 		if v <= 0 {
 			problems = append(problems, fmt.Errorf("%s must be positive", name))
 		}

@@ -130,6 +130,8 @@ const (
 	limitLoginName         = "login"
 	limitManageName        = "manage"
 	limitExportsName       = "exports"
+	// limitWebhooksName: signed webhook deliveries, per site.
+	limitWebhooksName = "webhooks"
 )
 
 // KeyedLimit is a limit and the key it counts under.

@@ -10,6 +10,7 @@ import (
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/revenue"
 	"github.com/tally-analytics/tally/internal/stats"
 	"github.com/tally-analytics/tally/internal/wire"
@@ -19,7 +20,8 @@ import (
 // Revenue records payments.
 type Revenue interface {
 	RecordAPI(ctx context.Context, sites revenue.Sites, p auth.Principal, in revenue.PaymentInput) (revenue.Recorded, error)
-	Webhook(ctx context.Context, sites revenue.SiteLookup, provider string, site model.SiteID, h http.Header, body []byte) (revenue.WebhookResult, error)
+	Webhook(ctx context.Context, sites revenue.SiteLookup, provider string, site model.SiteID, h http.Header, body []byte,
+		spend revenue.Allowance) (revenue.WebhookResult, error)
 	PurgeClientRevenue(ctx context.Context, sites revenue.Sites, p auth.Principal, site model.SiteID) (int64, error)
 }
 
@@ -78,8 +80,12 @@ func (s *Server) webhook(c echo.Context) error {
 		}
 		return errs.E(errs.Invalid, "invalid_request", "could not read the body").Wrap(err)
 	}
+	// signed deliveries: a site takes a bounded number an hour
+	spend := func(site model.SiteID) error {
+		return s.checkLimit(c, limitWebhooksName, "webhooks:"+hashed(string(site)), ratelimit.PerHour(s.deps.Limits.WebhooksPerHour), 1)
+	}
 	res, err := s.deps.Revenue.Webhook(c.Request().Context(), s.deps.SiteLookup, c.Param("provider"),
-		model.SiteID(c.QueryParam("site_id")), c.Request().Header, body)
+		model.SiteID(c.QueryParam("site_id")), c.Request().Header, body, spend)
 	if err != nil {
 		return s.countFailure(c, failSignature, err)
 	}

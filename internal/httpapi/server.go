@@ -102,6 +102,9 @@ type Limits struct {
 	ClientRevenuePerHour int
 	// ExportsPerHour bounds raw exports per account and rolling hour.
 	ExportsPerHour int
+	// WebhooksPerHour bounds the signed webhook deliveries of a site per
+	// rolling hour.
+	WebhooksPerHour int
 }
 
 // Server is the HTTP API.

@@ -25,12 +25,19 @@ type WebhookResult struct {
 	Duplicate bool
 }
 
+// Allowance spends one delivery of a site's allowance of signed webhooks,
+// and is the refusal (RateLimited) once it is spent.
+type Allowance func(site model.SiteID) error
+
 // Webhook verifies a provider's notification with the site's signing
 // secrets for the provider (any one of them will do) and records the money
-// it reports. Nothing is recorded unless the
-// signature holds; kinds tally does not subscribe to, and events of a
-// provider's test mode, are acknowledged and ignored.
-func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string, site model.SiteID, h http.Header, body []byte) (WebhookResult, error) {
+// it reports. Nothing is recorded unless the signature holds; a signed
+// delivery then spends one of the site's allowance (spend), and records
+// nothing either when it is refused: the secret is the site owner's, so
+// the signature alone bounds nothing. Kinds tally does not subscribe to,
+// and events of a provider's test mode, are acknowledged and ignored.
+func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string, site model.SiteID, h http.Header, body []byte,
+	spend Allowance) (WebhookResult, error) {
 	prov, ok := providers.Get(provider)
 	if !ok {
 		return WebhookResult{}, errs.E(errs.NotFound, "not_found", "unknown payment provider %q", provider)
@@ -57,6 +64,9 @@ func (s *Service) Webhook(ctx context.Context, sites SiteLookup, provider string
 	}
 	if err := providers.VerifyAny(prov, h, body, secrets, s.now()); err != nil {
 		return WebhookResult{}, errs.E(errs.Unauthenticated, "unauthorized", "invalid webhook signature").Wrap(err)
+	}
+	if err := spend(st.ID); err != nil {
+		return WebhookResult{}, err
 	}
 	n, err := prov.Parse(body)
 	if err != nil {
