@@ -78,7 +78,8 @@ func (t *Team) SetMember(ctx context.Context, user model.UserID, site model.Site
 }
 
 // RemoveMember takes the role of the member (or invited email) with email
-// on site away; the owner's stays.
+// on site away, and the site's shared links the member made (a link is as
+// good as its maker's access); the owner's role stays.
 func (t *Team) RemoveMember(ctx context.Context, user model.UserID, site model.SiteID, email string) error {
 	if err := t.manager(ctx, user, site); err != nil {
 		return err

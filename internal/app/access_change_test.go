@@ -63,3 +63,67 @@ func adminWithKey(t *testing.T, h *harness, email string) (*accounts.Team, accou
 	}
 	return team, k
 }
+
+// A shared link is as good as its maker's access: a member removed from a
+// site takes the links they made with them. Before, an admin could make a
+// link (its URL shown to them alone) and, once removed, still read the
+// site's dashboard through it, revenue included, for as long as nobody
+// noticed the link in the list. The owner's links, and a link of the member
+// on another site, stay.
+func TestRemovedMembersLinksEnd(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	const email = "leaving@example.com"
+	team, k := adminWithKey(t, h, email)
+	member := h.client(k.Secret)
+	theirs, err := member.CreateSharedLink(ctx, string(h.siteID), api.SharedLinkRequest{Label: "mine", ShowRevenue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners, err := h.client(h.key).CreateSharedLink(ctx, string(h.siteID), api.SharedLinkRequest{Label: "the owner's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the member's link of a site of their own
+	own, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: email, Domain: "leaving.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere, err := member.CreateSharedLink(ctx, string(own.ID), api.SharedLinkRequest{Label: "elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(token string) int {
+		resp, err := http.Get(h.srv.URL + "/share/" + token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status := open(theirs.Token); status != http.StatusOK {
+		t.Fatalf("the admin's link before: %d, want 200", status)
+	}
+	if err := team.RemoveMember(ctx, h.userID, h.siteID, email); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		token string
+		want  int
+	}{
+		"the removed admin's link":           {theirs.Token, http.StatusNotFound},
+		"the owner's link":                   {owners.Token, http.StatusOK},
+		"the removed admin's link elsewhere": {elsewhere.Token, http.StatusOK},
+	} {
+		if status := open(tc.token); status != tc.want {
+			t.Errorf("%s after the removal: %d, want %d", name, status, tc.want)
+		}
+	}
+	list, err := h.client(h.key).SharedLinks(ctx, string(h.siteID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Label != "the owner's" {
+		t.Errorf("the site's links after the removal: %+v, want the owner's alone", list)
+	}
+}

@@ -70,17 +70,28 @@ func (s *Store) InviteMember(ctx context.Context, site model.SiteID, email strin
 }
 
 // RemoveMember takes the role of the member or invitation with email on
-// site away (never the owner's); errs.ErrNotFound when there is none.
+// site away (never the owner's), and deletes the shared links of the site
+// the member made; errs.ErrNotFound when there is none.
 func (s *Store) RemoveMember(ctx context.Context, site model.SiteID, email string) error {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		a, err := tx.Exec(ctx, `DELETE FROM site_members m USING users u
-			WHERE m.site_id = $1 AND m.user_id = u.id AND lower(u.email) = lower($2) AND m.role <> 'owner'`, string(site), email)
+		// the member's shared links go with them: a link is as good as its
+		// maker's access
+		rows, err := tx.Query(ctx, `DELETE FROM site_members m USING users u
+			WHERE m.site_id = $1 AND m.user_id = u.id AND lower(u.email) = lower($2) AND m.role <> 'owner'
+			RETURNING m.user_id::text`, string(site), email)
 		if err != nil {
 			return err
 		}
+		gone, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM shared_links WHERE site_id = $1 AND created_by::text = ANY($2)", string(site), gone); err != nil {
+			return err
+		}
 		b, err := tx.Exec(ctx, "DELETE FROM site_invitations WHERE site_id = $1 AND email = lower($2)", string(site), email)
-		n = a.RowsAffected() + b.RowsAffected()
+		n = int64(len(gone)) + b.RowsAffected()
 		return err
 	})
 	if err == nil && n == 0 {
