@@ -198,13 +198,13 @@ func (s *Store) QueryRow(ctx context.Context, query string, args ...any) interfa
 // deletions are ClickHouse mutations: they finish in the background.
 func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
 	for _, table := range []string{"events", "sessions", "bot_events", "engagements", "payments", "ingest_refusals"} {
-		if err := s.mutate(ctx, table, "DELETE WHERE site_id = ?", string(site)); err != nil {
+		if err := s.deleteWhere(ctx, table, "site_id = ?", string(site)); err != nil {
 			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
 		}
 	}
 	// the rollups (clickhouse/0005_page_rollups.sql, 0008–0010) know sites by key
 	for _, table := range stats.RollupTables() {
-		if err := s.mutate(ctx, table, "DELETE WHERE site_key = cityHash64(?)", string(site)); err != nil {
+		if err := s.deleteWhere(ctx, table, "site_key = cityHash64(?)", string(site)); err != nil {
 			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
 		}
 	}
@@ -214,10 +214,32 @@ func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
 // DeletePayments removes a site's payments from one provider (or source)
 // from the revenue table (a mutation: it finishes in the background).
 func (s *Store) DeletePayments(ctx context.Context, site model.SiteID, provider string) error {
-	if err := s.mutate(ctx, "payments", "DELETE WHERE site_id = ? AND provider = ?", string(site), provider); err != nil {
+	if err := s.deleteWhere(ctx, "payments", "site_id = ? AND provider = ?", string(site), provider); err != nil {
 		return fmt.Errorf("chstore: delete payments: %w", translate(err))
 	}
 	return nil
+}
+
+// deleteWhere deletes table's rows where cond holds, by a mutation, when
+// there are any: a mutation rewrites the table's parts whoever's rows they
+// hold, so a deletion with nothing to delete (a site deleted before its
+// first event, a purge of no client revenue, the deleter's later passes)
+// costs a count, not a rewrite of every site's data. On a cluster each
+// shard's replica that takes the mutation counts its own rows (a part not
+// fetched yet is the deleter's next pass's).
+func (s *Store) deleteWhere(ctx context.Context, table, cond string, args ...any) error {
+	local := s.layout.local(table)
+	run := func(conn driver.Conn) error {
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM "+local+" WHERE "+cond, args...).Scan(&n); err != nil || n == 0 {
+			return err
+		}
+		return conn.Exec(ctx, "ALTER TABLE "+local+" DELETE WHERE "+cond, args...)
+	}
+	if !s.layout.clustered() {
+		return run(s.conn)
+	}
+	return s.everyShard(ctx, func(n *node) error { return run(n.conn) })
 }
 
 // mutate runs a mutation (ALTER TABLE ... DELETE or UPDATE) of table's
