@@ -73,6 +73,7 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/stats/campaigns?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/entry-pages?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/exit-pages?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/journeys?site_id={site}&steps=4&start=/&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/devices?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/browsers?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/operating-systems?site_id={site}&" + week, scope: model.ScopeStatsRead},

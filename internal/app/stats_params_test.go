@@ -13,7 +13,7 @@ import (
 )
 
 var statsEndpoints = []string{"overview", "pages", "sources", "entry-pages", "exit-pages", "devices", "browsers",
-	"operating-systems", "countries", "regions", "cities", "events", "event-properties"}
+	"operating-systems", "countries", "regions", "cities", "events", "event-properties", "journeys"}
 
 // get calls a stats endpoint with raw query parameters.
 func get(t *testing.T, h *harness, token, path string, q url.Values) (int, api.Error) {

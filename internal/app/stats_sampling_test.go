@@ -114,6 +114,15 @@ func TestSampling(t *testing.T) {
 	if res, err = funnels.Overview(ctx, params); err != nil || res.Meta.Sampled {
 		t.Errorf("overview beside the funnels' threshold: sampled=%v, %v", res.Meta.Sampled, err)
 	}
+	// journeys, which no rollup holds, sample as the funnel does: every
+	// visitor's one session went /p/0 → /p/1 (both in one second, in the
+	// order of their pages)
+	paths, err := funnels.Journeys(ctx, params)
+	if err != nil || !paths.Meta.Sampled || len(paths.Data.Journeys) != 1 || paths.Data.Journeys[0].Percentage != 100 ||
+		strings.Join(paths.Data.Journeys[0].Pages, " ") != "/p/0 /p/1" || paths.Data.Sessions < visitors/2 ||
+		paths.Data.Sessions > visitors*3/2 || paths.Data.Journeys[0].Sessions != paths.Data.Sessions {
+		t.Errorf("journeys above the funnels' threshold: %+v, %v; want a sample of about %d sessions on /p/0 → /p/1", paths, err, visitors)
+	}
 	// browser versions, which no rollup holds either, sample as the funnel does
 	browsers, err := funnels.Browsers(ctx, params)
 	if err != nil || browsers.Meta.Sampled || len(browsers.Data.Browsers) != 1 || browsers.Data.Browsers[0].Browser != "Chrome" ||
@@ -142,7 +151,12 @@ func TestSampling(t *testing.T) {
 	}
 	// below it, exact
 	cfg.WALDir, cfg.FunnelSampleAboveEvents = t.TempDir(), 1000
-	rep, err = startApp(t, &cfg, h.clock).client(h.key).FunnelReport(ctx, fp)
+	below := startApp(t, &cfg, h.clock).client(h.key)
+	if paths, err = below.Journeys(ctx, params); err != nil || paths.Meta.Sampled || paths.Data.Sessions != visitors ||
+		paths.Data.Visitors != visitors || len(paths.Data.Journeys) != 1 || paths.Data.Journeys[0].Sessions != visitors {
+		t.Errorf("journeys below the funnels' threshold: %+v, %v; want %d sessions and visitors, exact", paths, err, visitors)
+	}
+	rep, err = below.FunnelReport(ctx, fp)
 	if err != nil || rep.Meta.Sampled || len(rep.Data.Steps) != 2 || rep.Data.Steps[0].Visitors != visitors ||
 		rep.Data.Steps[1].Visitors != visitors {
 		t.Errorf("funnel below its threshold: sampled=%v %+v, %v; want %d visitors at both steps", rep.Meta.Sampled, rep.Data.Steps,

@@ -2,6 +2,8 @@ package chstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -43,15 +45,30 @@ func (s *Store) Rows(ctx context.Context, query string, args []any, dims, metric
 }
 
 // Each runs a query built by the stats package and calls row after scanning
-// each of its rows into dest, as they arrive.
-func (s *Store) Each(ctx context.Context, query string, args []any, dest []any, row func()) error {
-	return s.statsQuery(ctx, query, args, func(rows driver.Rows) error {
+// each of its rows into dest, as they arrive; then, when totals is given,
+// scans the WITH TOTALS row into it (left as it is when the query had no
+// rows, and so no totals).
+func (s *Store) Each(ctx context.Context, query string, args []any, dest []any, row func(), totals ...any) error {
+	var scanTotals func(driver.Rows)
+	var totalsErr error
+	if len(totals) > 0 {
+		scanTotals = func(rows driver.Rows) {
+			if err := rows.Totals(totals...); !errors.Is(err, sql.ErrNoRows) {
+				totalsErr = err
+			}
+		}
+	}
+	err := s.statsQuery(ctx, query, args, func(rows driver.Rows) error {
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		row()
 		return nil
-	}, nil)
+	}, scanTotals)
+	if err == nil && totalsErr != nil {
+		return fmt.Errorf("chstore: stats query totals: %w", totalsErr)
+	}
+	return err
 }
 
 // statsQuery runs a query built by the stats package, with its sets sent

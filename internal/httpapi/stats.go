@@ -20,6 +20,7 @@ type Stats interface {
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (stats.Realtime, error)
 	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (stats.Ingestion, error)
 	EventProperties(ctx context.Context, p auth.Principal, r stats.Request) (stats.EventProperties, error)
+	Journeys(ctx context.Context, p auth.Principal, r stats.Request) (stats.Journeys, error)
 }
 
 // statsRoutes registers the stats endpoints on g.
@@ -41,6 +42,7 @@ func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	g.GET("/stats/cities", report(stats.Endpoint{Require: "region"}, st.Cities, wire.Cities), mw...)
 	g.GET("/stats/events", report(stats.Endpoint{AcceptEventName: true}, st.Events, wire.Events), mw...)
 	g.GET("/stats/event-properties", report(stats.Endpoint{EventProperties: true}, st.EventProperties, wire.EventProperties), mw...)
+	g.GET("/stats/journeys", report(stats.Endpoint{Journeys: true}, st.Journeys, wire.Journeys), mw...)
 	g.GET("/stats/realtime", report(stats.Endpoint{NoDates: true}, st.Realtime, wire.Realtime), mw...)
 	g.GET("/stats/ingestion", report(stats.Endpoint{NoFilters: true}, st.Ingestion, wire.Ingestion), mw...)
 }

@@ -65,6 +65,11 @@ type Request struct {
 	UTMBy string
 	// FunnelID is the funnel of the funnel report.
 	FunnelID model.FunnelID
+	// Steps is the most pages a path of the journeys report has;
+	// StartPage and EndPage, when set, are a page its paths begin and end
+	// at (see Journeys).
+	Steps              int
+	StartPage, EndPage string
 	// Segment is the saved segment whose filters apply beside Filters
 	// (see CombineFilters); "" for none.
 	Segment model.SegmentID
@@ -236,6 +241,8 @@ type Endpoint struct {
 	NoFilters bool
 	// Funnel requires funnel_id (the funnel report).
 	Funnel bool
+	// Journeys takes steps, start, end and limit (the journeys report).
+	Journeys bool
 }
 
 // repeated names a parameter given more than once (the first by name, so
@@ -313,7 +320,7 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 			return r, err
 		}
 	}
-	if e.AcceptPaging || e.EventProperties {
+	if e.AcceptPaging || e.EventProperties || e.Journeys {
 		if r.Limit, err = parseInt(v, "limit", DefaultLimit, 1, MaxLimit); err != nil {
 			return r, err
 		}
@@ -344,6 +351,11 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 			return r, errs.InvalidField("funnel_id", "funnel_id is required")
 		}
 		r.FunnelID = model.FunnelID(id)
+	}
+	if e.Journeys {
+		if err := parseJourney(&r, v); err != nil {
+			return r, err
+		}
 	}
 	if e.AcceptEventName {
 		if name, ok := v["event_name"]; ok {

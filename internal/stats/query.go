@@ -117,10 +117,9 @@ func (q Query) filters(b *strings.Builder, args []any) []any {
 			// an events-only dimension (the page) filtering sessions, or a
 			// prop filtering either: the sessions with such an event; a
 			// session's events come at most sessionSpan after it started
-			b.WriteString(" AND session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND " + timeRange(Events) +
-				" AND " + f.Dim.exprs[Events] + " = ?)")
-			args = append(append(append(args, string(q.Site)), timeArgs(Events, q.From, q.To.Add(sessionSpan))...), f.Dim.args...)
-			args = append(args, f.Value)
+			cond, condArgs := sessionsWith(q.Site, q.From, q.To.Add(sessionSpan), f)
+			b.WriteString(" AND " + cond)
+			args = append(args, condArgs...)
 			continue
 		}
 		cond, condArgs := f.condition(expr)
@@ -156,6 +155,15 @@ func (q Query) scrollDepths(paths []string) (string, []any) {
 	}
 	b.WriteString(" GROUP BY pathname, visitor_id) GROUP BY d0")
 	return b.String(), args
+}
+
+// sessionsWith is the condition that a row is of a session with an event
+// of [from, to) that f keeps (f filters an event's dimension by a value),
+// and its arguments.
+func sessionsWith(site model.SiteID, from, to time.Time, f Filter) (string, []any) {
+	args := append(append([]any{string(site)}, timeArgs(Events, from, to)...), f.Dim.args...)
+	return "session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND " + timeRange(Events) +
+		" AND " + f.Dim.exprs[Events] + " = ?)", append(args, f.Value)
 }
 
 // tail ends a query of q grouped by group: totals, the groups of sessions

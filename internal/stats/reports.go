@@ -301,3 +301,23 @@ type FunnelReport struct {
 	Currency       string
 	Steps          []FunnelStepReport
 }
+
+// JourneyRow is a path of the journeys report: its pages in order, the
+// sessions that took it and their visitors, and those sessions' share of
+// the report's sessions (Journeys.Sessions), in percent.
+type JourneyRow struct {
+	Pages              []string
+	Sessions, Visitors int64
+	Percentage         float64
+}
+
+// Journeys is the journeys report (see JourneyQuery): its parameters, the
+// sessions with a path and their visitors (every path's, not only the
+// rows'), and the most common paths.
+type Journeys struct {
+	Meta               Meta
+	Steps              int
+	Start, End         string
+	Sessions, Visitors int64
+	Rows               []JourneyRow
+}

@@ -22,8 +22,9 @@ import (
 type Store interface {
 	Rows(ctx context.Context, query string, args []any, dims, metrics int) (Result, error)
 	// Each runs a query and calls row after scanning each of its rows into
-	// dest (pointers of the columns' types), in the order they arrive.
-	Each(ctx context.Context, query string, args []any, dest []any, row func()) error
+	// dest (pointers of the columns' types), in the order they arrive; a
+	// query WITH TOTALS scans its totals row into totals, when given.
+	Each(ctx context.Context, query string, args []any, dest []any, row func(), totals ...any) error
 }
 
 // Result is what a query returned.

@@ -78,3 +78,13 @@ func Cities(l stats.List[stats.Share]) (res api.CitiesResponse) {
 	})
 	return res
 }
+
+// Journeys is the body of GET /api/v1/stats/journeys.
+func Journeys(j stats.Journeys) api.JourneysResponse {
+	return api.JourneysResponse{
+		Data: api.Journeys{Sessions: j.Sessions, Visitors: j.Visitors, Journeys: each(j.Rows, func(r stats.JourneyRow) api.Journey {
+			return api.Journey{Pages: r.Pages, Sessions: r.Sessions, Visitors: r.Visitors, Percentage: r.Percentage}
+		})},
+		Meta: api.JourneysMeta{StatsMeta: meta(j.Meta), Steps: j.Steps, Start: j.Start, End: j.End},
+	}
+}

@@ -25,7 +25,7 @@ func TestEmptyListsAreLists(t *testing.T) {
 		"realtime": Realtime(stats.Realtime{}), "ingestion": Ingestion(stats.Ingestion{}),
 		"conversions": Conversions(stats.Conversions{}), "revenue": Revenue(stats.RevenueReport{}),
 		"funnel": Funnel(stats.FunnelReport{}), "event-properties": EventProperties(stats.EventProperties{}),
-		"event-properties?property": EventProperties(stats.EventProperties{Property: "plan"}),
+		"event-properties?property": EventProperties(stats.EventProperties{Property: "plan"}), "journeys": Journeys(stats.Journeys{}),
 	} {
 		b, err := json.Marshal(res)
 		if err != nil {

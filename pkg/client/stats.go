@@ -25,7 +25,7 @@ type StatsParams struct {
 	// rather than the period before (compare=year).
 	CompareYear bool
 	Interval    string // overview: hour, day (default), week or month
-	Limit       int    // pages, event properties
+	Limit       int    // pages, event properties, journeys
 	Page        int    // pages
 	// Filters (every report): device, country (required by regions),
 	// region (required by cities), source, pathname, city, browser
@@ -56,6 +56,10 @@ type StatsParams struct {
 	// Segment applies a saved segment (its id): its filters count beside
 	// those above, none of which may filter what it filters.
 	Segment string
+	// Steps (2 to 6; default 3), Start and End are the journeys report's:
+	// the most pages of a path, and a page its paths begin and end at.
+	Steps      int
+	Start, End string
 }
 
 func (p StatsParams) values() url.Values {
@@ -107,6 +111,11 @@ func (p StatsParams) values() url.Values {
 	set("model", p.Model)
 	set("funnel_id", p.FunnelID)
 	set("segment", p.Segment)
+	if p.Steps > 0 {
+		v.Set("steps", strconv.Itoa(p.Steps))
+	}
+	set("start", p.Start)
+	set("end", p.End)
 	return v
 }
 
@@ -214,6 +223,13 @@ func (c *Client) EventPropertyValues(ctx context.Context, p StatsParams) (api.Ev
 	return getStats[api.EventPropertyValuesResponse](ctx, c, "event-properties", p)
 }
 
+// Journeys returns the most common paths through the site (p.Limit of
+// them, default 100): p.Steps pages long at most, from p.Start and up to
+// p.End when set.
+func (c *Client) Journeys(ctx context.Context, p StatsParams) (api.JourneysResponse, error) {
+	return getStats[api.JourneysResponse](ctx, c, "journeys", p)
+}
+
 // Realtime returns the visitors of the last five minutes.
 func (c *Client) Realtime(ctx context.Context, siteID string) (api.RealtimeResponse, error) {
 	return getStats[api.RealtimeResponse](ctx, c, "realtime", StatsParams{SiteID: siteID})
@@ -231,7 +247,7 @@ func (c *Client) Ingestion(ctx context.Context, p StatsParams) (api.IngestionRes
 // server gives it (<report>-<site_id>-<date_from>-<date_to>.csv). report
 // is the last segment of the report's path: overview, pages, entry-pages,
 // exit-pages, sources, campaigns, devices, browsers, operating-systems,
-// countries, regions, cities, events, realtime, revenue, ingestion, funnel
+// countries, regions, cities, events, journeys, realtime, revenue, ingestion, funnel
 // (with p.FunnelID), or conversions (the goals report).
 func (c *Client) CSV(ctx context.Context, report string, p StatsParams, w io.Writer) (string, error) {
 	path := "/api/v1/stats/" + url.PathEscape(report)
