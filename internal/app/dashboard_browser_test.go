@@ -174,8 +174,44 @@ func TestDashboardInABrowser(t *testing.T) {
 	if conversions != strconv.FormatInt(conv.Data[0].TotalConversions, 10) || conv.Data[0].TotalConversions != 3 {
 		t.Errorf("goal conversions: dashboard %s, API %d (alice once, carol twice)", conversions, conv.Data[0].TotalConversions)
 	}
+	// the journeys card shows the API's paths
+	journeys, err := c.Journeys(context.Background(), week)
+	if err != nil || len(journeys.Data.Journeys) == 0 {
+		t.Fatalf("journeys of the scenario week: %+v, %v", journeys, err)
+	}
+	paths := evalJS[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#card-journeys tbody tr')].map(r =>
+		[r.dataset.row, r.querySelector('[data-col=sessions]').dataset.value]))`)
+	if len(paths) != len(journeys.Data.Journeys) {
+		t.Errorf("journeys card has %d paths, the API %d", len(paths), len(journeys.Data.Journeys))
+	}
+	for _, j := range journeys.Data.Journeys {
+		if label := strings.Join(j.Pages, " → "); paths[label] != strconv.FormatInt(j.Sessions, 10) {
+			t.Errorf("path %s: the dashboard shows %q sessions, the API %d", label, paths[label], j.Sessions)
+		}
+	}
 	audit(t, b, "dashboard")
 	screenshots(t, b, "dashboard")
+	// the journeys' form loads in place: a page without its slash is refused there, with the field marked
+	run("journeys from a bad page", chromedp.SetValue(css(`#journey-start`), "pricing"),
+		chromedp.Click(css(`#card-journeys button[type=submit]`), chromedp.NodeVisible),
+		chromedp.WaitVisible(css(`#journey-error`)))
+	if u := location(); u != "/sites/"+site+"?range=7d" {
+		t.Errorf("the journeys' form left the dashboard for %s", u)
+	}
+	audit(t, b, "dashboard with a journeys error")
+	first := journeys.Data.Journeys[0].Pages[0]
+	run("journeys from a page", chromedp.SetValue(css(`#journey-start`), first),
+		chromedp.Click(css(`#card-journeys button[type=submit]`), chromedp.NodeVisible), chromedp.WaitNotPresent(css(`#journey-error`)),
+		chromedp.WaitVisible(css(`#card-journeys [data-metric=journey_sessions]`)))
+	week.Start = first
+	from, err := c.Journeys(context.Background(), week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	week.Start = ""
+	if shown := evalJS[string](t, b, `document.querySelector('#card-journeys [data-metric=journey_sessions]').dataset.value`); shown != strconv.FormatInt(from.Data.Sessions, 10) {
+		t.Errorf("journeys from %s: the dashboard counts %s sessions, the API %d", first, shown, from.Data.Sessions)
+	}
 	checkDownloadLink(t, b, "/sites/"+site+"/download?range=7d")
 
 	// filter by a source: click it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,5 +224,53 @@ func TestJourneysParameters(t *testing.T) {
 	}
 	if status, _ := get(t, h, h.key, "/api/v1/stats/journeys", base); status != http.StatusOK {
 		t.Errorf("the defaults: %d, want 200", status)
+	}
+}
+
+// The dashboard's card shows the API's paths, each page a link filtering
+// the dashboard by it, with tabs for the length and a form for the pages.
+func TestDashboardJourneys(t *testing.T) {
+	h := newHarness(t)
+	loadJourneyDataset(t, h)
+	h.clock.Set(time.Now().UTC()) // a login needs the clock near Postgres's
+	site := "/sites/" + string(h.siteID)
+	w := newWebUser(t, h)
+	w.login(h.email)
+	view := "?range=custom&from=2026-06-10&to=2026-06-11"
+
+	if body := w.expect(http.MethodGet, site+view, nil, http.StatusOK); !strings.Contains(body, `id="card-journeys"`) {
+		t.Errorf("the dashboard has no journeys card")
+	}
+	// 3 steps, as TestJourneysReport works them out: 9 sessions of 7 visitors
+	body := w.expect(http.MethodGet, site+"/cards/journeys"+view, nil, http.StatusOK)
+	for _, want := range []string{
+		`data-metric="journey_sessions" data-value="9"`,
+		`<tr data-row="/ → /pricing → /signup">`,
+		`data-col="sessions" data-value="3"`, `data-col="visitors" data-value="2"`, `data-col="percentage" data-value="33.3"`,
+		`<a href="` + site + `?from=2026-06-10&amp;pathname=%2Fsignup&amp;range=custom&amp;to=2026-06-11" title="Filter the dashboard by /signup">/signup</a>`,
+		`<a href="` + site + `/cards/journeys?from=2026-06-10&amp;range=custom&amp;steps=4&amp;to=2026-06-11" data-tab>4 steps</a>`,
+		`<input type="hidden" name="range" value="custom">`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the card lacks %s:\n%s", want, body)
+		}
+	}
+	if n := strings.Count(body, "<tr data-row="); n != 5 {
+		t.Errorf("the card has %d paths, want 5", n)
+	}
+	// from /pricing to /done in 4 steps: A1's and F's
+	body = w.expect(http.MethodGet, site+"/cards/journeys"+view+"&steps=4&start=%2Fpricing&end=%2Fdone", nil, http.StatusOK)
+	for _, want := range []string{`data-metric="journey_sessions" data-value="2"`, `<tr data-row="/pricing → /signup → /done">`,
+		`<tr data-row="/pricing → /signup → /pricing → /done">`, `value="/pricing"`, `value="/done"`, `>Any page</a>`,
+		`aria-current="true" class="active">4 steps</a>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the card from /pricing to /done lacks %s:\n%s", want, body)
+		}
+	}
+	// a page without its slash is the form again, with the field marked
+	body = w.expect(http.MethodGet, site+"/cards/journeys"+view+"&start=pricing", nil, http.StatusOK)
+	if !strings.Contains(body, `id="journey-start" name="start" value="pricing"`) || !strings.Contains(body, `aria-invalid="true"`) ||
+		!strings.Contains(body, `role="alert">From page: must be a page path starting with /`) {
+		t.Errorf("the card with a bad page:\n%s", body)
 	}
 }

@@ -113,6 +113,7 @@ func dashboardOf(pg page, v view, role model.Role) dashboardPage {
 		{Name: "events", Title: "Custom events"},
 		{Name: "goals", Title: "Goals"},
 		{Name: "funnels", Title: "Funnels", Wide: true, First: true},
+		{Name: "journeys", Title: "Journeys", Wide: true},
 		{Name: "revenue", Title: "Revenue", Wide: true},
 		{Name: "health", Title: "Tracking health"},
 	} {
@@ -236,6 +237,8 @@ func (s *Server) cardOf(c echo.Context, p auth.Principal, v view) error {
 		return s.goalsCard(c, ctx, p, v, r)
 	case "funnels":
 		return s.funnelsCard(c, ctx, p, v, r)
+	case "journeys":
+		return s.journeysCard(c, ctx, p, v, r)
 	case "revenue":
 		return s.revenueCard(c, ctx, p, v, r, tab)
 	case "health":

@@ -1,6 +1,6 @@
 // tally dashboard: loads each report card from its own URL (three at a
-// time), switches a card's tabs in place, refreshes live cards, sizes row
-// bars, copies snippets. No dependencies; without it every card is a link.
+// time), switches a card's tabs and sends its forms in place, refreshes live
+// cards, sizes row bars, copies snippets. No dependencies; without it every card is a link.
 (function () {
   'use strict';
 
@@ -57,6 +57,19 @@
           if (!document.hidden) { load(body, body.getAttribute('data-loaded') || url); }
         }, every * 1000);
       }
+      // a card's form (the journeys' pages) loads its answer in place;
+      // fields left empty are no parameters
+      body.addEventListener('submit', function (ev) {
+        var form = ev.target.closest('form[data-card-form]');
+        if (!form) { return; }
+        ev.preventDefault();
+        var q = new URLSearchParams();
+        new FormData(form).forEach(function (v, k) { if (v !== '') { q.append(k, v); } });
+        load(body, form.getAttribute('action') + '?' + q.toString()).then(function () {
+          var field = body.querySelector('[aria-invalid="true"]') || body.querySelector('form[data-card-form] input:not([type=hidden])');
+          if (field) { field.focus(); }
+        });
+      });
       body.addEventListener('click', function (ev) {
         var a = ev.target.closest('a[data-tab]');
         if (!a) { return; }
