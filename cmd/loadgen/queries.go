@@ -56,6 +56,10 @@ var statsCalls = []statsCall{
 		r, err := c.ExitPages(ctx, p)
 		return r.Meta.Sampled, err
 	}},
+	{"journeys", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+		r, err := c.Journeys(ctx, p)
+		return r.Meta.Sampled, err
+	}},
 	{"devices", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
 		r, err := c.Devices(ctx, p)
 		return r.Meta.Sampled, err

@@ -195,7 +195,7 @@ func TestCSVReportsEqualJSON(t *testing.T) {
 		w := newWebUser(t, h)
 		w.login(h.email)
 		view := url.Values{"range": {"custom"}, "from": {"2026-05-01"}, "to": {"2026-05-07"}}
-		all := []string{"overview", "pages", "entry-pages", "exit-pages", "sources", "campaigns", "campaigns-utm_source",
+		all := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources", "campaigns", "campaigns-utm_source",
 			"campaigns-utm_medium", "campaigns-utm_content", "devices", "browsers", "operating-systems", "countries", "events",
 			"conversions", "revenue", "revenue-source", "revenue-page", "revenue-campaign", "revenue-country", "revenue-device"}
 		checkDownload(t, h, w, site, view, all)
@@ -405,7 +405,7 @@ func checkDownload(t *testing.T, h *harness, w *webUser, site string, view url.V
 			report = r
 			aq.Set("breakdown", variant)
 		}
-		if report == "pages" {
+		if report == "pages" || report == "journeys" {
 			aq.Set("limit", "1000")
 		}
 		rc, err := f.Open()

@@ -223,7 +223,7 @@ func TestDownloadReports(t *testing.T) {
 		return out
 	}
 	r := stats.Request{SiteID: "s", Compare: true, Limit: 10, Page: 3}
-	want := []string{"overview", "pages", "entry-pages", "exit-pages", "sources",
+	want := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources",
 		"campaigns", "campaigns-utm_source", "campaigns-utm_medium", "campaigns-utm_content",
 		"devices", "browsers", "operating-systems", "countries", "events", "conversions",
 		"revenue", "revenue-source", "revenue-page", "revenue-campaign", "revenue-country", "revenue-device"}

@@ -35,6 +35,7 @@ type Reports interface {
 	Conversions(ctx context.Context, p auth.Principal, r stats.Request) (stats.Conversions, error)
 	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (stats.RevenueReport, error)
 	Funnel(ctx context.Context, p auth.Principal, r stats.Request) (stats.FunnelReport, error)
+	Journeys(ctx context.Context, p auth.Principal, r stats.Request) (stats.Journeys, error)
 }
 
 // Report is one file of a download: a report read with its request.
@@ -72,17 +73,22 @@ func read[R any, T Table](m func(Reports, context.Context, auth.Principal, stats
 // by a country and cities when it filters by a region (as the dashboard
 // drills down), and revenue's daily series and
 // its breakdowns (of r's attribution model, the default when it has none),
+// the journeys of 3 steps from the entry page (the first 1,000 paths),
 // and the funnel of r.FunnelID when there is one. Realtime is not of a range
 // and is left out.
 func Download(r stats.Request) []Report {
 	attribution := cmp.Or(r.Attribution, stats.LastNonDirect)
 	r.Compare, r.Limit, r.Page, r.EventName = false, stats.MaxLimit, 1, ""
 	r.UTMBy, r.Breakdown, r.Attribution = "", "", ""
+	// the journeys as the API answers them without steps, start or end
+	journeys := r
+	journeys.Steps, journeys.StartPage, journeys.EndPage = stats.DefaultJourneySteps, "", ""
 	list := []Report{
 		report("overview", read(Reports.Overview, wire.Overview), r),
 		report("pages", read(Reports.Pages, wire.Pages), r),
 		report("entry-pages", read(Reports.EntryPages, wire.EntryPages), r),
 		report("exit-pages", read(Reports.ExitPages, wire.ExitPages), r),
+		report("journeys", read(Reports.Journeys, wire.Journeys), journeys),
 		report("sources", read(Reports.Sources, wire.Sources), r),
 	}
 	for _, by := range []string{stats.DefaultUTMBy, "utm_source", "utm_medium", "utm_content"} {

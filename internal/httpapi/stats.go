@@ -20,7 +20,6 @@ type Stats interface {
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (stats.Realtime, error)
 	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (stats.Ingestion, error)
 	EventProperties(ctx context.Context, p auth.Principal, r stats.Request) (stats.EventProperties, error)
-	Journeys(ctx context.Context, p auth.Principal, r stats.Request) (stats.Journeys, error)
 }
 
 // statsRoutes registers the stats endpoints on g.
