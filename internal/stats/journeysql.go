@@ -65,7 +65,9 @@ func (q JourneyQuery) Build() (string, []any, error) {
 		s.add(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
 	}
 	s.add(" WHERE site_key = cityHash64(?) AND "+timeRange(Events), append([]any{string(q.Site)}, timeArgs(Events, q.From, q.To)...)...)
-	s.add(" AND is_pageview = 1 AND " + knownVisitor)
+	// by name, which the sort key holds after the day (the funnel's
+	// pageviews do the same)
+	s.add(" AND name = ? AND "+knownVisitor, model.PageviewName)
 	if err := q.filters(&s); err != nil {
 		return "", nil, err
 	}
