@@ -83,6 +83,7 @@ func BenchmarkStatsEndpoints(b *testing.B) {
 		{"sources", func() error { _, err := c.Sources(ctx, p); return err }},
 		{"entry-pages", func() error { _, err := c.EntryPages(ctx, p); return err }},
 		{"exit-pages", func() error { _, err := c.ExitPages(ctx, p); return err }},
+		{"journeys", func() error { _, err := c.Journeys(ctx, p); return err }},
 		{"devices", func() error { _, err := c.Devices(ctx, p); return err }},
 		{"browsers", func() error { _, err := c.Browsers(ctx, p); return err }},
 		{"operating-systems", func() error { _, err := c.OperatingSystems(ctx, p); return err }},
