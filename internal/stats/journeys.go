@@ -21,16 +21,23 @@ const (
 // report checks them (CheckJourney), for the dashboard's card as for the
 // API.
 func parseJourney(r *Request, v url.Values) error {
-	r.Steps = DefaultJourneySteps
-	if s, ok := v["steps"]; ok {
-		n, err := strconv.Atoi(s[0])
-		if err != nil {
-			n = -1 // not a number: out of range
-		}
-		r.Steps = n
-	}
-	r.StartPage, r.EndPage = v.Get("start"), v.Get("end")
+	r.Steps, r.StartPage, r.EndPage = JourneySteps(v), v.Get("start"), v.Get("end")
 	return CheckJourney(r.Steps, r.StartPage, r.EndPage, v.Has("start"), v.Has("end"))
+}
+
+// JourneySteps reads the steps parameter of a query string:
+// DefaultJourneySteps without one, -1 (which CheckJourney refuses) for one
+// that is no number.
+func JourneySteps(v url.Values) int {
+	s, ok := v["steps"]
+	if !ok {
+		return DefaultJourneySteps
+	}
+	n, err := strconv.Atoi(s[0])
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // CheckJourney checks a journeys report's path length and its start and
