@@ -83,6 +83,7 @@ func (s *Store) InsertEvents(ctx context.Context, id string, rows []model.EventR
 		column(func(i int) string { return rows[i].EventID }),
 		column(func(i int) string { return rows[i].Name }),
 		column(func(i int) uint64 { return rows[i].VisitorID }),
+		column(func(i int) uint8 { return uint8Of(rows[i].StableVisitor) }),
 		column(func(i int) uint64 { return rows[i].SessionID }),
 		column(func(i int) string { return rows[i].Attribution.Hostname }),
 		column(func(i int) string { return rows[i].Pathname }),
@@ -95,7 +96,7 @@ func (s *Store) InsertEvents(ctx context.Context, id string, rows []model.EventR
 		column(func(i int) []string { return nonNil(rows[i].PropValues) }),
 		column(func(i int) int64 { return rows[i].RevenueAmount }),
 		column(func(i int) string { return rows[i].RevenueCurrency }))
-	return s.insertColumns(ctx, id, "events", "INSERT INTO events (site_id, ts, event_id, name, visitor_id, session_id, hostname, "+
+	return s.insertColumns(ctx, id, "events", "INSERT INTO events (site_id, ts, event_id, name, visitor_id, stable_visitor, session_id, hostname, "+
 		"pathname, prev_pathname, time_on_prev, "+attributionColumns+", props_keys, props_values, revenue_amount, revenue_currency)",
 		n, cols)
 }
@@ -115,12 +116,7 @@ func (s *Store) InsertSessions(ctx context.Context, id string, rows []model.Sess
 		column(func(i int) uint32 { return rows[i].Duration() }),
 		column(func(i int) uint32 { return rows[i].Pageviews }),
 		column(func(i int) uint32 { return rows[i].Events }),
-		column(func(i int) uint8 {
-			if rows[i].IsBounce {
-				return 1
-			}
-			return 0
-		}),
+		column(func(i int) uint8 { return uint8Of(rows[i].IsBounce) }),
 		column(func(i int) string { return rows[i].EntryPage }),
 		column(func(i int) string { return rows[i].ExitPage }),
 		column(func(i int) string { return rows[i].Attribution.Hostname }),
@@ -276,4 +272,12 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// uint8Of is a boolean as ClickHouse's UInt8 columns hold it.
+func uint8Of(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }

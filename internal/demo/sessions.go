@@ -112,7 +112,7 @@ func (g *generator) nextPage(v *visitor, src *source, cur int) int {
 // in the session (-1 for none), left at the time of this view.
 func (g *generator) pageview(s *model.SessionRow, p, prev int, at, prevAt time.Time) {
 	ev := model.EventRow{SiteID: s.SiteID, Timestamp: at, EventID: newUUID(g.r), Name: model.PageviewName,
-		VisitorID: s.VisitorID, SessionID: s.SessionID, Pathname: pages[p].path, Attribution: s.Attribution}
+		VisitorID: s.VisitorID, StableVisitor: true, SessionID: s.SessionID, Pathname: pages[p].path, Attribution: s.Attribution}
 	if prev >= 0 {
 		ev.PrevPathname, ev.TimeOnPrev = pages[prev].path, uint32(at.Sub(prevAt)/time.Second)
 	}
@@ -130,7 +130,7 @@ func (g *generator) custom(s *model.SessionRow, name string, at time.Time, keys,
 		return
 	}
 	g.events = append(g.events, model.EventRow{SiteID: s.SiteID, Timestamp: at, EventID: newUUID(g.r), Name: name,
-		VisitorID: s.VisitorID, SessionID: s.SessionID, Pathname: s.ExitPage, Attribution: s.Attribution,
+		VisitorID: s.VisitorID, StableVisitor: true, SessionID: s.SessionID, Pathname: s.ExitPage, Attribution: s.Attribution,
 		PropKeys: keys, PropValues: values})
 	s.Events++
 	if at.After(s.End) {

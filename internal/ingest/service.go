@@ -321,7 +321,7 @@ func (s *Service) prepare(ctx context.Context, it *accepted) error {
 		return nil
 	}
 	*it.row = model.EventRow{SiteID: it.site.ID, Timestamp: d.at, EventID: it.id, Name: ev.name, VisitorID: d.visitor,
-		Pathname: d.pathname, Attribution: d.attr, PropKeys: ev.propKeys, PropValues: ev.propValues,
+		StableVisitor: ev.visitorID != "", Pathname: d.pathname, Attribution: d.attr, PropKeys: ev.propKeys, PropValues: ev.propValues,
 		RevenueAmount: ev.revenueAmount, RevenueCurrency: ev.revenueCurrency}
 	it.rec = model.Record{Event: it.row}
 	if ev.revenueAmount > 0 {

@@ -30,6 +30,7 @@ const (
 	noSession     // v2
 	clientRevenue // v2: the event's revenue came from the tracking script
 	hasEngagement // v2: a page's scroll depth, after the bot's fields
+	stableVisitor // v2: the event's visitor id is stable (EventRow.StableVisitor); unset before it was recorded
 )
 
 // ErrCorruptRecord reports bytes that do not decode as a Record or an Attribution.
@@ -54,6 +55,9 @@ func AppendRecord(b []byte, r Record) []byte {
 	}
 	if r.Engagement != nil {
 		flags |= hasEngagement
+	}
+	if r.Event != nil && r.Event.StableVisitor {
+		flags |= stableVisitor
 	}
 	b = append(b, recordV2, flags)
 	if e := r.Event; e != nil {
@@ -102,7 +106,7 @@ func DecodeRecord(p []byte) (Record, error) {
 		e.SiteID = SiteID(d.ReadString())
 		e.Timestamp = d.ReadTime()
 		e.EventID, e.Name = d.ReadString(), d.ReadString()
-		e.VisitorID = d.ReadUvarint()
+		e.VisitorID, e.StableVisitor = d.ReadUvarint(), flags&stableVisitor != 0
 		e.Pathname = d.ReadString()
 		e.Attribution = d.ReadAttribution()
 		e.PropKeys, e.PropValues = d.ReadStrings(), d.ReadStrings()

@@ -41,7 +41,7 @@ func sampleRecords() map[string]model.Record {
 	t0 := time.Date(2026, 5, 3, 22, 59, 58, 0, time.UTC)
 	return map[string]model.Record{
 		"event with revenue": {Event: &model.EventRow{SiteID: "s1", Timestamp: t0, EventID: "01890000-0000-7000-8000-000000000001",
-			Name: "Signup", VisitorID: 1<<64 - 1, Pathname: "/pricing", Attribution: sampleAttribution(),
+			Name: "Signup", VisitorID: 1<<64 - 1, StableVisitor: true, Pathname: "/pricing", Attribution: sampleAttribution(),
 			PropKeys: []string{"plan", "n"}, PropValues: []string{"pro", "1.5"}, RevenueAmount: 1999, RevenueCurrency: "EUR"},
 			BaseCurrency: "USD"},
 		"revenue from the tracking script": {Event: &model.EventRow{SiteID: "s1", Timestamp: t0, EventID: "e4", Name: "Purchase",

@@ -69,8 +69,12 @@ type EventRow struct {
 	EventID   string    `json:"id"`
 	Name      string    `json:"name"` // "pageview" or the custom event's name
 	VisitorID uint64    `json:"vid"`
-	SessionID uint64    `json:"sid"`
-	Pathname  string    `json:"path"`
+	// StableVisitor is set when VisitorID is the hash of the client's own
+	// id (the tracker's analytics_vid, a sender's visitor_id), which the
+	// visitor keeps from day to day, rather than of the day's salt.
+	StableVisitor bool   `json:"stable,omitempty"`
+	SessionID     uint64 `json:"sid"`
+	Pathname      string `json:"path"`
 	// PrevPathname and TimeOnPrev describe the session's previous pageview when
 	// this row is a later pageview of the same session: the page the visitor
 	// left and the seconds spent on it (the source of avg_time_on_page).
