@@ -197,7 +197,7 @@ func TestCSVReportsEqualJSON(t *testing.T) {
 		view := url.Values{"range": {"custom"}, "from": {"2026-05-01"}, "to": {"2026-05-07"}}
 		all := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources", "campaigns", "campaigns-utm_source",
 			"campaigns-utm_medium", "campaigns-utm_content", "devices", "browsers", "operating-systems", "countries", "events",
-			"conversions", "revenue", "revenue-source", "revenue-page", "revenue-campaign", "revenue-country", "revenue-device"}
+			"conversions", "retention-day", "revenue", "revenue-source", "revenue-page", "revenue-campaign", "revenue-country", "revenue-device"}
 		checkDownload(t, h, w, site, view, all)
 
 		// drilled down to a country: its regions too
@@ -404,6 +404,9 @@ func checkDownload(t *testing.T, h *harness, w *webUser, site string, view url.V
 		} else if ok && r == "revenue" {
 			report = r
 			aq.Set("breakdown", variant)
+		} else if ok && r == "retention" {
+			report = r
+			aq.Set("interval", variant)
 		}
 		if report == "pages" || report == "journeys" {
 			aq.Set("limit", "1000")

@@ -84,6 +84,7 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/stats/cities?site_id={site}&region=US-CA&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/events?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/event-properties?site_id={site}&event_name=Signup&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/retention?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/realtime?site_id={site}", scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/ingestion?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/revenue?site_id={site}&breakdown=source&" + week, scope: model.ScopeStatsRead},

@@ -136,6 +136,7 @@ func TestSegmentsInReports(t *testing.T) {
 		"events":      func(c *client.Client, p client.StatsParams) (any, error) { return c.Events(ctx, p) },
 		"campaigns":   func(c *client.Client, p client.StatsParams) (any, error) { return c.Campaigns(ctx, p) },
 		"conversions": func(c *client.Client, p client.StatsParams) (any, error) { return c.Conversions(ctx, p) },
+		"retention":   func(c *client.Client, p client.StatsParams) (any, error) { return c.Retention(ctx, p) },
 	}
 	for name, report := range reports {
 		want, err := report(c, byHand)

@@ -13,7 +13,7 @@ import (
 )
 
 var statsEndpoints = []string{"overview", "pages", "sources", "entry-pages", "exit-pages", "devices", "browsers",
-	"operating-systems", "countries", "regions", "cities", "events", "event-properties", "journeys"}
+	"operating-systems", "countries", "regions", "cities", "events", "event-properties", "journeys", "retention"}
 
 // get calls a stats endpoint with raw query parameters.
 func get(t *testing.T, h *harness, token, path string, q url.Values) (int, api.Error) {
@@ -129,6 +129,14 @@ func TestStatsParameterErrors(t *testing.T) {
 		{"cities", []string{"region", "<delete>"}, "invalid_request", "region"},
 		{"cities", []string{"region", "California"}, "invalid_request", "region"},
 		{"events", []string{"event_name", ""}, "invalid_request", "event_name"},
+		{"retention", []string{"interval", "hour"}, "invalid_request", "interval"},
+		{"retention", []string{"interval", "year"}, "invalid_request", "interval"},
+		// 2026-01-01..05-07 is 127 days, cohorts of a day past 90
+		{"retention", []string{"interval", "day", "date_from", "2026-01-01"}, "invalid_date_range", "date_to"},
+		// the weeks from Monday 2024-01-01 to 2026-05-04 are 123 (Monday to Monday is 854 days: 122 weeks, then its own)
+		{"retention", []string{"interval", "week", "date_from", "2024-01-01"}, "invalid_date_range", "date_to"},
+		// the default is a week: the same range without interval
+		{"retention", []string{"interval", "<delete>", "date_from", "2024-01-01"}, "invalid_date_range", "date_to"},
 	}
 	for _, tc := range specific {
 		t.Run(tc.endpoint+"/"+tc.field+"="+tc.kv[1], func(t *testing.T) {

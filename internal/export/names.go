@@ -11,7 +11,8 @@ import (
 // its path: pages, entry-pages, conversions…) and the variant the request
 // asks for, if any: campaigns-utm_source (not for the default,
 // utm_campaign), revenue-country, revenue-country-first_touch,
-// revenue-last_touch (not for the default model, last_non_direct).
+// revenue-last_touch (not for the default model, last_non_direct), and
+// retention-week (the unit of its cohorts, always).
 func Name(report string, r stats.Request) string {
 	parts := []string{report}
 	if r.UTMBy != "" && r.UTMBy != stats.DefaultUTMBy {
@@ -22,6 +23,10 @@ func Name(report string, r stats.Request) string {
 	}
 	if r.Attribution != "" && r.Attribution != stats.LastNonDirect {
 		parts = append(parts, r.Attribution)
+	}
+	if report == "retention" {
+		// the unit of its cohorts, which its rows do not name
+		parts = append(parts, r.Interval)
 	}
 	return strings.Join(parts, "-")
 }

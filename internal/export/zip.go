@@ -36,6 +36,7 @@ type Reports interface {
 	Revenue(ctx context.Context, p auth.Principal, r stats.Request) (stats.RevenueReport, error)
 	Funnel(ctx context.Context, p auth.Principal, r stats.Request) (stats.FunnelReport, error)
 	Journeys(ctx context.Context, p auth.Principal, r stats.Request) (stats.Journeys, error)
+	Retention(ctx context.Context, p auth.Principal, r stats.Request) (stats.Retention, error)
 }
 
 // Report is one file of a download: a report read with its request.
@@ -74,7 +75,8 @@ func read[R any, T Table](m func(Reports, context.Context, auth.Principal, stats
 // drills down), and revenue's daily series and
 // its breakdowns (of r's attribution model, the default when it has none),
 // the journeys of 3 steps from the entry page (the first 1,000 paths),
-// and the funnel of r.FunnelID when there is one. Realtime is not of a range
+// the funnel of r.FunnelID when there is one, and the retention report by
+// the interval the dashboard shows (stats.RetentionIntervalFor). Realtime is not of a range
 // and is left out.
 func Download(r stats.Request) []Report {
 	attribution := cmp.Or(r.Attribution, stats.LastNonDirect)
@@ -113,9 +115,12 @@ func Download(r stats.Request) []Report {
 	if _, ok := r.Filter(stats.Region); ok {
 		list = append(list, report("cities", read(Reports.Cities, wire.Cities), r))
 	}
+	retention := r
+	retention.Interval = stats.RetentionIntervalFor(r.DateFrom, r.DateTo)
 	list = append(list,
 		report("events", read(Reports.Events, wire.Events), r),
-		report("conversions", read(Reports.Conversions, wire.Conversions), r))
+		report("conversions", read(Reports.Conversions, wire.Conversions), r),
+		report("retention", read(Reports.Retention, wire.Retention), retention))
 	if r.FunnelID != "" {
 		// the funnel the dashboard shows, left out under a filter it
 		// cannot apply (pathname)

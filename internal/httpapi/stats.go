@@ -42,6 +42,7 @@ func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	g.GET("/stats/events", report(stats.Endpoint{AcceptEventName: true}, st.Events, wire.Events), mw...)
 	g.GET("/stats/event-properties", report(stats.Endpoint{EventProperties: true}, st.EventProperties, wire.EventProperties), mw...)
 	g.GET("/stats/journeys", report(stats.Endpoint{Journeys: true}, st.Journeys, wire.Journeys), mw...)
+	g.GET("/stats/retention", report(stats.Endpoint{Retention: true}, st.Retention, wire.Retention), mw...)
 	g.GET("/stats/realtime", report(stats.Endpoint{NoDates: true}, st.Realtime, wire.Realtime), mw...)
 	g.GET("/stats/ingestion", report(stats.Endpoint{NoFilters: true}, st.Ingestion, wire.Ingestion), mw...)
 }

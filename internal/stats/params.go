@@ -44,7 +44,7 @@ type Request struct {
 	// with the period of equal length before (compare=year).
 	CompareYear bool
 	// Interval is the unit of the overview's series (Intervals); empty
-	// is IntervalDay.
+	// is IntervalDay. It is the unit of the retention report's cohorts too.
 	Interval string
 	Limit    int
 	Page     int
@@ -243,6 +243,9 @@ type Endpoint struct {
 	Funnel bool
 	// Journeys takes steps, start, end and limit (the journeys report).
 	Journeys bool
+	// Retention takes interval, the unit of its cohorts (the retention
+	// report).
+	Retention bool
 }
 
 // repeated names a parameter given more than once (the first by name, so
@@ -317,6 +320,11 @@ func ParseRequest(v url.Values, e Endpoint) (Request, error) {
 			return r, err
 		}
 		if r.Interval, err = ParseInterval(v.Get("interval"), r.DateFrom, r.DateTo); err != nil {
+			return r, err
+		}
+	}
+	if e.Retention {
+		if r.Interval, err = parseRetentionInterval(v.Get("interval"), r.DateFrom, r.DateTo); err != nil {
 			return r, err
 		}
 	}

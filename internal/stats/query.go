@@ -103,21 +103,22 @@ func (q Query) Build() (string, []any, error) {
 	// site_key is cityHash64(site_id), stored: a number compares far faster
 	b.WriteString(" WHERE site_key = cityHash64(?) AND " + timeRange(q.Table))
 	args = append(append(args, string(q.Site)), timeArgs(q.Table, q.From, q.To)...)
-	args = q.filters(&b, args)
+	args = filterConditions(&b, args, q.Table, q.Site, q.From, q.To, q.Filters)
 	args = q.tail(&b, group, "sign", args)
 	return b.String(), args, nil
 }
 
-// filters appends q's filters to b, each as " AND " its condition on q's
-// table, and returns args with their arguments.
-func (q Query) filters(b *strings.Builder, args []any) []any {
-	for _, f := range q.Filters {
-		expr, ok := f.Dim.exprs[q.Table]
+// filterConditions appends to b the conditions (each after AND) of filters
+// on the rows of table t of site in [from, to), and returns args with
+// theirs.
+func filterConditions(b *strings.Builder, args []any, t Table, site model.SiteID, from, to time.Time, filters []Filter) []any {
+	for _, f := range filters {
+		expr, ok := f.Dim.exprs[t]
 		if !ok || f.Dim.visit {
 			// an events-only dimension (the page) filtering sessions, or a
 			// prop filtering either: the sessions with such an event; a
 			// session's events come at most sessionSpan after it started
-			cond, condArgs := sessionsWith(q.Site, q.From, q.To.Add(sessionSpan), f)
+			cond, condArgs := sessionsWith(site, from, to.Add(sessionSpan), f)
 			b.WriteString(" AND " + cond)
 			args = append(args, condArgs...)
 			continue
@@ -146,11 +147,10 @@ func (q Query) scrollDepths(paths []string) (string, []any) {
 	b.WriteString(" WHERE site_key = cityHash64(?) AND " + timeRange(Engagements) + " AND pathname IN ?")
 	args := append(append([]any{string(q.Site)}, timeArgs(Engagements, q.From, q.To)...), Set(paths))
 	if len(q.Filters) > 0 {
-		views := Query{Table: Events, Site: q.Site, From: q.From, To: q.To, Filters: q.Filters}
 		b.WriteString(" AND (pathname, visitor_id) IN (SELECT pathname, visitor_id FROM " + string(Events) +
 			" WHERE site_key = cityHash64(?) AND " + timeRange(Events) + " AND is_pageview = 1")
 		args = append(append(args, string(q.Site)), timeArgs(Events, q.From, q.To)...)
-		args = views.filters(&b, args)
+		args = filterConditions(&b, args, Events, q.Site, q.From, q.To, q.Filters)
 		b.WriteString(")")
 	}
 	b.WriteString(" GROUP BY pathname, visitor_id) GROUP BY d0")

@@ -97,6 +97,18 @@ func EventProperties(r stats.EventProperties) interface{ CSVRows() any } {
 	})}
 }
 
+// Retention is the body of GET /api/v1/stats/retention.
+func Retention(r stats.Retention) api.RetentionResponse {
+	return api.RetentionResponse{Meta: meta(r.Meta), Data: api.Retention{Interval: r.Interval,
+		Cohorts: each(r.Cohorts, func(c stats.Cohort) api.RetentionCohort {
+			periods := make([]api.RetentionPeriod, len(c.Returns))
+			for k, ret := range c.Returns {
+				periods[k] = api.RetentionPeriod{Period: k, Visitors: ret.Visitors, Percentage: ret.Percentage}
+			}
+			return api.RetentionCohort{Date: date(c.Date), Visitors: c.Visitors, Periods: periods}
+		})}}
+}
+
 // Realtime is the body of GET /api/v1/stats/realtime.
 func Realtime(rt stats.Realtime) api.RealtimeResponse {
 	var res api.RealtimeResponse

@@ -92,3 +92,16 @@ type revenuePointCSV struct {
 	RevenuePoint
 	Currency string `json:"currency"`
 }
+
+// CSVRows is the retention report's table a cell a row (RetentionCell):
+// each cohort's periods in order, the cohort's date and visitors on each.
+func (r RetentionResponse) CSVRows() any {
+	cells := []RetentionCell{}
+	for _, c := range r.Data.Cohorts {
+		for _, p := range c.Periods {
+			cells = append(cells, RetentionCell{Cohort: c.Date, CohortVisitors: c.Visitors, Period: p.Period,
+				Visitors: p.Visitors, Percentage: p.Percentage})
+		}
+	}
+	return cells
+}

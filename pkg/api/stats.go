@@ -465,3 +465,45 @@ type RevenueResponse struct {
 	Data RevenueReport `json:"data"`
 	Meta RevenueMeta   `json:"meta"`
 }
+
+// RetentionPeriod is how many visitors of a cohort were seen again in the
+// interval Period after the cohort's (0 is the cohort's own: all of them),
+// and their share of the cohort (0–100, one decimal).
+type RetentionPeriod struct {
+	Period     int     `json:"period"`
+	Visitors   int64   `json:"visitors"`
+	Percentage float64 `json:"percentage"`
+}
+
+// RetentionCohort is the visitors first seen in the range in the interval
+// that starts on Date (YYYY-MM-DD: the day, its Monday or its first of the
+// month; the range may cut the first and the last), with an entry in
+// Periods for each interval from theirs to the range's last.
+type RetentionCohort struct {
+	Date     string            `json:"date"`
+	Visitors int64             `json:"visitors"`
+	Periods  []RetentionPeriod `json:"periods"`
+}
+
+// Retention is data of GET /api/v1/stats/retention: a cohort per interval
+// (day, week or month) of the range, oldest first.
+type Retention struct {
+	Interval string            `json:"interval"`
+	Cohorts  []RetentionCohort `json:"cohorts"`
+}
+
+// RetentionResponse is the body of GET /api/v1/stats/retention.
+type RetentionResponse struct {
+	Data Retention `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
+// RetentionCell is a row of the retention report's CSV: a cohort (its date
+// and visitors) and one of its periods.
+type RetentionCell struct {
+	Cohort         string  `json:"cohort"`
+	CohortVisitors int64   `json:"cohort_visitors"`
+	Period         int     `json:"period"`
+	Visitors       int64   `json:"visitors"`
+	Percentage     float64 `json:"percentage"`
+}

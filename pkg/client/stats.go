@@ -24,7 +24,7 @@ type StatsParams struct {
 	// CompareYear (overview) compares with the same dates a year before
 	// rather than the period before (compare=year).
 	CompareYear bool
-	Interval    string // overview: hour, day (default), week or month
+	Interval    string // overview: hour, day (default), week or month; retention: day, week (default) or month
 	Limit       int    // pages, event properties, journeys
 	Page        int    // pages
 	// Filters (every report): device, country (required by regions),
@@ -184,6 +184,13 @@ func (c *Client) Countries(ctx context.Context, p StatsParams) (api.CountriesRes
 // by its version.
 func (c *Client) BrowserVersions(ctx context.Context, p StatsParams) (api.BrowserVersionsResponse, error) {
 	return getStats[api.BrowserVersionsResponse](ctx, c, "browser-versions", p)
+}
+
+// Retention returns the cohorts of the range by p.Interval (day, week or
+// month; the server's default when empty): each interval's new visitors
+// and how many of them came back in each later one.
+func (c *Client) Retention(ctx context.Context, p StatsParams) (api.RetentionResponse, error) {
+	return getStats[api.RetentionResponse](ctx, c, "retention", p)
 }
 
 // OSVersions returns the visitors of an operating system (p.OS, required)
