@@ -162,7 +162,7 @@ func TestShareView(t *testing.T) {
 		}
 		names = append(names, strings.SplitN(strings.TrimPrefix(m[1], base+"/cards/"), "?", 2)[0])
 	}
-	if got := strings.Join(names, ","); got != "overview,realtime,sources,pages,locations,devices,events,goals,funnels,journeys" {
+	if got := strings.Join(names, ","); got != "overview,realtime,sources,pages,locations,devices,events,goals,funnels,journeys,retention" {
 		t.Errorf("the shared page's cards: %s", got)
 	}
 	for _, hidden := range []string{"Download CSV", "/download", "/settings", `href="/sites`, "Log out", `action="/logout"`,

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -22,15 +23,22 @@ const DefaultRetentionInterval = IntervalWeek
 // each cohort and each later interval, about 4,100 at 90.
 const MaxCohorts = 90
 
+// CohortsOf is how many cohorts a retention report by interval (day,
+// week or month) has over the inclusive dates from..to: the intervals they
+// touch.
+func CohortsOf(interval string, from, to time.Time) int {
+	return len(buckets(interval, from, to, time.Time{}, time.Time{}, time.UTC))
+}
+
 // RetentionIntervalFor is the interval of the retention table that the
 // dashboard shows (and its download holds) for the inclusive dates
 // from..to: days up to two weeks, weeks up to 26 of them, months beyond,
 // so that the table stays a few columns wide.
 func RetentionIntervalFor(from, to time.Time) string {
 	switch {
-	case len(buckets(IntervalDay, from, to, time.Time{}, time.Time{}, time.UTC)) <= 14:
+	case CohortsOf(IntervalDay, from, to) <= 14:
 		return IntervalDay
-	case len(buckets(IntervalWeek, from, to, time.Time{}, time.Time{}, time.UTC)) <= 26:
+	case CohortsOf(IntervalWeek, from, to) <= 26:
 		return IntervalWeek
 	}
 	return IntervalMonth
@@ -47,7 +55,7 @@ func parseRetentionInterval(s string, from, to time.Time) (string, error) {
 	default:
 		return "", errs.InvalidField("interval", "must be day, week or month")
 	}
-	if n := len(buckets(s, from, to, time.Time{}, time.Time{}, time.UTC)); n > MaxCohorts {
+	if n := CohortsOf(s, from, to); n > MaxCohorts {
 		return "", errs.E(errs.Invalid, "invalid_date_range",
 			"a retention report by the %s holds at most %d cohorts and this range has %d: shorten it or choose a longer interval",
 			s, MaxCohorts, n).WithField("date_to")
@@ -90,6 +98,7 @@ type Return struct {
 // visit. It reads raw events, sampled from the funnel's threshold on.
 func (s *Service) Retention(ctx context.Context, p auth.Principal, r Request) (Retention, error) {
 	var res Retention
+	r.Interval = cmp.Or(r.Interval, DefaultRetentionInterval)
 	sc, err := s.access(ctx, p, r)
 	if err != nil {
 		return res, err

@@ -114,6 +114,7 @@ func dashboardOf(pg page, v view, role model.Role) dashboardPage {
 		{Name: "goals", Title: "Goals"},
 		{Name: "funnels", Title: "Funnels", Wide: true, First: true},
 		{Name: "journeys", Title: "Journeys", Wide: true},
+		{Name: "retention", Title: "Retention", Wide: true},
 		{Name: "revenue", Title: "Revenue", Wide: true},
 		{Name: "health", Title: "Tracking health"},
 	} {
@@ -239,6 +240,8 @@ func (s *Server) cardOf(c echo.Context, p auth.Principal, v view) error {
 		return s.funnelsCard(c, ctx, p, v, r)
 	case "journeys":
 		return s.journeysCard(c, ctx, p, v, r)
+	case "retention":
+		return s.retentionCard(c, ctx, p, v, r, tab)
 	case "revenue":
 		return s.revenueCard(c, ctx, p, v, r, tab)
 	case "health":
