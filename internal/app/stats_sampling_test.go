@@ -140,6 +140,13 @@ func TestSampling(t *testing.T) {
 		t.Errorf("browser versions above the funnels' threshold: sampled=%v, %d visitors, %v; want a sample of about %d",
 			versions.Meta.Sampled, sum, err, visitors)
 	}
+	// so does retention: every visitor came on May 3, the week of Apr 27,
+	// and none the week after
+	ret, err := funnels.Retention(ctx, params)
+	if err != nil || !ret.Meta.Sampled || len(ret.Data.Cohorts) != 2 || ret.Data.Cohorts[0].Visitors < visitors/2 ||
+		ret.Data.Cohorts[0].Visitors > visitors*3/2 || ret.Data.Cohorts[0].Periods[1].Visitors != 0 || ret.Data.Cohorts[1].Visitors != 0 {
+		t.Errorf("retention above the funnels' threshold: %+v, %v; want a sample of about %d visitors in the first cohort", ret, err, visitors)
+	}
 	// the dashboard's card says so (a login needs the clock near Postgres's)
 	h.clock.Set(time.Now().UTC())
 	w := newWebUser(t, funnelsApp)
@@ -161,5 +168,8 @@ func TestSampling(t *testing.T) {
 		rep.Data.Steps[1].Visitors != visitors {
 		t.Errorf("funnel below its threshold: sampled=%v %+v, %v; want %d visitors at both steps", rep.Meta.Sampled, rep.Data.Steps,
 			err, visitors)
+	}
+	if ret, err = below.Retention(ctx, params); err != nil || ret.Meta.Sampled || ret.Data.Cohorts[0].Visitors != visitors {
+		t.Errorf("retention below the funnels' threshold: %+v, %v; want %d visitors exactly", ret, err, visitors)
 	}
 }
