@@ -100,6 +100,10 @@ var statsCalls = []statsCall{
 		r, err := c.Events(ctx, p)
 		return r.Meta.Sampled, err
 	}},
+	{"retention", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+		r, err := c.Retention(ctx, p)
+		return r.Meta.Sampled, err
+	}},
 	{"revenue", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
 		_, err := c.Revenue(ctx, p)
 		return false, err
