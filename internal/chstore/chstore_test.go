@@ -26,7 +26,8 @@ func TestInsertAndFind(t *testing.T) {
 	t0 := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	attr := model.Attribution{Hostname: "example.com", ReferrerSource: "Google", SourceType: "search", CountryCode: "DE"}
 	events := []model.EventRow{
-		{SiteID: "s1", Timestamp: t0, EventID: "e1", Name: "pageview", VisitorID: 1, SessionID: 10, Pathname: "/a", Attribution: attr},
+		{SiteID: "s1", Timestamp: t0, EventID: "e1", Name: "pageview", VisitorID: 1, StableVisitor: true, SessionID: 10, Pathname: "/a",
+			Attribution: attr},
 		{SiteID: "s1", Timestamp: t0.Add(time.Minute), EventID: "e2", Name: "signup", VisitorID: 1, SessionID: 10, Pathname: "/a",
 			Attribution: attr, PropKeys: []string{"plan"}, PropValues: []string{"pro"}},
 	}

@@ -12,7 +12,7 @@ import (
 // EventRows reads up to limit stored events of site back (the benchmark
 // re-inserts them as its raw insert baseline).
 func (s *Store) EventRows(ctx context.Context, site model.SiteID, limit int) ([]model.EventRow, error) {
-	rows, err := s.conn.Query(ctx, `SELECT site_id, ts, event_id, name, visitor_id, session_id, hostname, pathname,
+	rows, err := s.conn.Query(ctx, `SELECT site_id, ts, event_id, name, visitor_id, stable_visitor, session_id, hostname, pathname,
 		prev_pathname, time_on_prev, referrer, referrer_source, source_type, utm_source, utm_medium, utm_campaign,
 		utm_content, utm_term, device, browser, browser_version, os, os_version, country_code, region_code,
 		region_name, city, props_keys, props_values, revenue_amount, revenue_currency
@@ -25,15 +25,16 @@ func (s *Store) EventRows(ctx context.Context, site model.SiteID, limit int) ([]
 	for rows.Next() {
 		var r model.EventRow
 		var siteID string
+		var stable uint8
 		a := &r.Attribution
-		if err := rows.Scan(&siteID, &r.Timestamp, &r.EventID, &r.Name, &r.VisitorID, &r.SessionID, &a.Hostname,
+		if err := rows.Scan(&siteID, &r.Timestamp, &r.EventID, &r.Name, &r.VisitorID, &stable, &r.SessionID, &a.Hostname,
 			&r.Pathname, &r.PrevPathname, &r.TimeOnPrev, &a.Referrer, &a.ReferrerSource, &a.SourceType, &a.UTMSource,
 			&a.UTMMedium, &a.UTMCampaign, &a.UTMContent, &a.UTMTerm, &a.Device, &a.Browser, &a.BrowserVersion, &a.OS,
 			&a.OSVersion, &a.CountryCode, &a.RegionCode, &a.RegionName, &a.City, &r.PropKeys, &r.PropValues,
 			&r.RevenueAmount, &r.RevenueCurrency); err != nil {
 			return nil, fmt.Errorf("chstore: event rows: %w", err)
 		}
-		r.SiteID = model.SiteID(siteID)
+		r.SiteID, r.StableVisitor = model.SiteID(siteID), stable == 1
 		out = append(out, r)
 	}
 	return out, rows.Err()
