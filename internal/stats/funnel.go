@@ -59,11 +59,7 @@ func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (Funn
 		return res, queryError(err)
 	}
 	row := walk.result()
-	scale := 1.0
-	if sc.sample > 0 && sc.sample < 100 {
-		scale = 100 / float64(sc.sample)
-	}
-	res = funnelReport(f, row, scale)
+	res = funnelReport(f, row, sc.rawScale())
 	res.Currency = sc.site.BaseCurrency
 	res.Meta = sc.meta()
 	return res, nil

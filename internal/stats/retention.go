@@ -116,11 +116,7 @@ func (s *Service) Retention(ctx context.Context, p auth.Principal, r Request) (R
 	if err != nil {
 		return res, err
 	}
-	scale := 1.0
-	if sc.sample > 0 && sc.sample < 100 {
-		scale = 100 / float64(sc.sample)
-	}
-	res, err = retentionReport(buckets(r.Interval, r.DateFrom, r.DateTo, time.Time{}, time.Time{}, time.UTC), rows.Rows, scale)
+	res, err = retentionReport(buckets(r.Interval, r.DateFrom, r.DateTo, time.Time{}, time.Time{}, time.UTC), rows.Rows, sc.rawScale())
 	res.Interval, res.Meta = r.Interval, sc.meta()
 	return res, err
 }

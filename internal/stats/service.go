@@ -437,6 +437,16 @@ func (sc scope) meta() Meta {
 	return Meta{Site: sc.site.ID, From: sc.req.DateFrom, To: sc.req.DateTo, Timezone: sc.tz, Sampled: sc.readSample()}
 }
 
+// rawScale is the factor that turns a count on the scope's sample back into
+// an estimate, for the reports that sample by themselves (sc.sample, no
+// Query): 1 when they read every visitor.
+func (sc scope) rawScale() float64 {
+	if sc.sample > 0 && sc.sample < 100 {
+		return 100 / float64(sc.sample)
+	}
+	return 1
+}
+
 // readSample reports whether the report read a sample.
 func (sc scope) readSample() bool {
 	if sc.sampled == nil {
