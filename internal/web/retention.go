@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,8 +29,8 @@ type retentionRow struct {
 	Date     string // YYYY-MM-DD
 	Visitors int64
 	Cells    []retentionCell
-	// Blank is how many columns the row has no interval for (the range
-	// ends before them).
+	// Blank has an entry for each column the row has no interval for
+	// (the range ends before them): the table's cells left empty.
 	Blank []struct{}
 }
 
@@ -71,7 +72,7 @@ func (s *Server) retentionCard(c echo.Context, ctx context.Context, p auth.Princ
 		card.Columns = append(card.Columns, periodName(res.Interval, k))
 	}
 	for i, co := range res.Cohorts {
-		row := retentionRow{Label: cohortLabel(co, res.Interval), Date: co.Date.Format("2006-01-02"), Visitors: co.Visitors,
+		row := retentionRow{Label: cohortLabel(co, res.Interval), Date: co.Date.Format(time.DateOnly), Visitors: co.Visitors,
 			Blank: make([]struct{}, i)}
 		for k, ret := range co.Returns {
 			row.Cells = append(row.Cells, retentionCell{Period: k, Visitors: ret.Visitors, Percentage: ret.Percentage,
