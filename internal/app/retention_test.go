@@ -24,7 +24,7 @@ import (
 //	hal  US  May 2, May 15 (after the range)
 //	dan  US  May 4, May 6
 //	gus  US  Apr 29 (before the range), May 5
-//	eve  GB  May 7, May 11 00:30 UTC (May 10 20:30 in New York)
+//	eve  GB  May 7 (and a Signup {plan: pro} at 12:01), May 11 00:30 UTC (May 10 20:30 in New York)
 //	fay  US  May 12
 //
 // Never counted: a visitor without visitor_id (its id is the day's: May 1
@@ -68,9 +68,18 @@ func retentionSite(t *testing.T) (*harness, *client.Client, string) {
 			t.Fatal(err)
 		}
 		h.clock.Set(at)
-		if _, err := c.Pageview(ctx, api.PageviewRequest{SiteID: string(site.ID), URL: "https://shop.example.com/",
-			UserAgent: v.ua, IPAddress: v.ip, VisitorID: v.visitor}); err != nil {
+		req := api.PageviewRequest{SiteID: string(site.ID), URL: "https://shop.example.com/", UserAgent: v.ua, IPAddress: v.ip,
+			VisitorID: v.visitor}
+		if _, err := c.Pageview(ctx, req); err != nil {
 			t.Fatal(err)
+		}
+		if v.visitor == "eve" && at.Day() == 7 {
+			// she signs up a minute later, in the same visit
+			h.clock.Set(at.Add(time.Minute))
+			if _, err := c.CustomEvent(ctx, api.CustomEventRequest{PageviewRequest: req, EventName: "Signup",
+				Props: map[string]any{"plan": "pro"}}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	h.clock.Set(time.Date(2026, 5, 6, 12, 0, 0, 0, time.UTC))
@@ -79,9 +88,9 @@ func retentionSite(t *testing.T) (*harness, *client.Client, string) {
 	if _, err := c.Payment(ctx, pay); err != nil {
 		t.Fatal(err)
 	}
-	// 17 pageviews (the bot's is not an event) and the payment's event
-	h.waitCount(18, "SELECT count() FROM events WHERE site_id = ?", string(site.ID))
-	h.waitCount(15, "SELECT count() FROM events WHERE site_id = ? AND stable_visitor = 1", string(site.ID))
+	// 17 pageviews (the bot's is not an event), eve's Signup and the payment's event
+	h.waitCount(19, "SELECT count() FROM events WHERE site_id = ?", string(site.ID))
+	h.waitCount(16, "SELECT count() FROM events WHERE site_id = ? AND stable_visitor = 1", string(site.ID))
 	return h, c, string(site.ID)
 }
 
@@ -190,6 +199,25 @@ func TestRetention(t *testing.T) {
 		want := []api.RetentionCohort{
 			{Date: "2026-04-27", Visitors: 2, Periods: periods(2, 100, 1, 50, 2, 100)},
 			{Date: "2026-05-04", Visitors: 1, Periods: periods(1, 100, 1, 100)},
+			{Date: "2026-05-11", Visitors: 0, Periods: periods(0, 0)},
+		}
+		if diff := cmp.Diff(want, got.Data.Cohorts); diff != "" {
+			t.Errorf("retention (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("filtered by a prop", func(t *testing.T) {
+		// the visits that sent plan=pro: eve's of May 7 alone; her visit
+		// of May 11 sent none, so it is no return here
+		q := twoWeeks
+		q.Props = map[string]string{"plan": "pro"}
+		got, err := c.Retention(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []api.RetentionCohort{
+			{Date: "2026-04-27", Visitors: 0, Periods: periods(0, 0, 0, 0, 0, 0)},
+			{Date: "2026-05-04", Visitors: 1, Periods: periods(1, 100, 0, 0)},
 			{Date: "2026-05-11", Visitors: 0, Periods: periods(0, 0)},
 		}
 		if diff := cmp.Diff(want, got.Data.Cohorts); diff != "" {
