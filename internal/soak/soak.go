@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,11 @@ type answers struct {
 	refused []string // refused for now (503, or service_unavailable in a batch): never stored
 	cut     []string // no answer (the server went away): stored once or not at all
 	other   []string // any other answer: a failure of the run
+}
+
+// clone copies the lists (the ledger's lock held).
+func (a *answers) clone() answers {
+	return answers{slices.Clone(a.acked), slices.Clone(a.refused), slices.Clone(a.cut), slices.Clone(a.other)}
 }
 
 func (l *Ledger) add(list *[]string, paths ...string) {

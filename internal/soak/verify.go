@@ -80,6 +80,26 @@ func (c Counts) String() string {
 		c.ScrollsRefusedStored)
 }
 
+// against holds the answers to what was stored, by path: the rows, those
+// beyond the first of a path, the acknowledged paths not stored, and the
+// refused and the cut off ones stored.
+func (a answers) against(stored map[string]int64) (rows, doubled, missing, refusedStored, cutStored int64) {
+	for _, n := range stored {
+		rows += n
+		doubled += n - 1
+	}
+	count := func(paths []string, keep func(n int64) bool) (k int64) {
+		for _, p := range paths {
+			if keep(stored[p]) {
+				k++
+			}
+		}
+		return k
+	}
+	stores := func(n int64) bool { return n > 0 }
+	return rows, doubled, count(a.acked, func(n int64) bool { return n == 0 }), count(a.refused, stores), count(a.cut, stores)
+}
+
 // Payments reads the payments ledger (pgstore.Store).
 type Payments interface {
 	PaymentCounts(ctx context.Context, site model.SiteID, provider string) (map[string]int64, error)
@@ -88,53 +108,22 @@ type Payments interface {
 // Verify counts what became of the ledger's events of site.
 func Verify(ctx context.Context, ch *chstore.Store, pay Payments, site string, l *Ledger) (Counts, error) {
 	l.mu.Lock()
-	acked, refused, cut := slices.Clone(l.acked), slices.Clone(l.refused), slices.Clone(l.cut)
+	events, scrolls := l.answers.clone(), l.scrolls.clone()
 	bots, revenue, cutRevenue := slices.Clone(l.bots), slices.Clone(l.revenue), l.cutRevenue
-	scrolls, scrollsRefused := slices.Clone(l.scrolls.acked), slices.Clone(l.scrolls.refused)
 	c := Counts{Acknowledged: len(l.acked), Refused: len(l.refused), CutOff: len(l.cut), Other: len(l.other) + len(l.scrolls.other),
-		Bots: int64(len(l.bots)), Revenue: int64(len(l.revenue)), Scrolls: int64(len(scrolls))}
+		Bots: int64(len(l.bots)), Revenue: int64(len(l.revenue)), Scrolls: int64(len(l.scrolls.acked))}
 	l.mu.Unlock()
 	stored, err := ch.PathCounts(ctx, "events", model.SiteID(site))
 	if err != nil {
 		return c, fmt.Errorf("soak: verify: %w", err)
 	}
-	// a scroll depth without an answer may be stored, once
+	c.Stored, c.Doubled, c.Missing, c.RefusedStored, c.CutStored = events.against(stored)
 	scrolled, err := ch.PathCounts(ctx, "engagements", model.SiteID(site))
 	if err != nil {
 		return c, fmt.Errorf("soak: verify: %w", err)
 	}
-	for _, n := range scrolled {
-		c.ScrollsDoubled += n - 1
-	}
-	for _, p := range scrolls {
-		if scrolled[p] == 0 {
-			c.ScrollsMissing++
-		}
-	}
-	for _, p := range scrollsRefused {
-		if scrolled[p] > 0 {
-			c.ScrollsRefusedStored++
-		}
-	}
-	for _, n := range stored {
-		c.Stored += n
-		c.Doubled += n - 1
-	}
-	for _, p := range acked {
-		if stored[p] == 0 {
-			c.Missing++
-		}
-	}
-	for _, p := range refused {
-		if stored[p] > 0 {
-			c.RefusedStored++
-		}
-	}
-	for _, p := range cut {
-		if stored[p] > 0 {
-			c.CutStored++
-		}
-	}
+	// a scroll depth without an answer may be stored, once
+	_, c.ScrollsDoubled, c.ScrollsMissing, c.ScrollsRefusedStored, _ = scrolls.against(scrolled)
 	err = ch.QueryRow(ctx, `SELECT toInt64(count()), toInt64(countIf(s NOT IN (0, 1))), toInt64(countIf(s = 0 AND epv + eev > 0)),
 			toInt64(countIf(s = 1 AND (pv != epv OR ev != eev)))
 		FROM (SELECT session_id, toInt64(sum(sign)) s, toInt64(sum(sign * pageviews)) pv, toInt64(sum(sign * events)) ev
