@@ -187,7 +187,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Funnels = funnels.NewService(a.PG, a.Accounts)
 	a.Segments = segments.NewService(a.PG, a.Accounts)
 	a.Stats = stats.NewService(a.CH, a.Accounts, a.PG, a.PG, realtime.NewReader(a.Redis, cfg.RedisPrefix),
-		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, FunnelSampleAboveEvents: cfg.FunnelSampleAboveEvents, PageRollups: cfg.PageRollups && cfg.Rollups,
+		stats.Options{SampleAboveEvents: cfg.SampleAboveEvents, FunnelSampleAboveEvents: cfg.FunnelSampleAboveEvents,
+			GroupSampleAboveEvents: cfg.GroupSampleAboveEvents, PageRollups: cfg.PageRollups && cfg.Rollups,
 			Rollups: cfg.Rollups, Funnels: a.Funnels, Segments: a.Segments}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
 	a.Sharing = sharing.NewService(a.PG, a.Accounts)

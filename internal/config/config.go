@@ -134,6 +134,12 @@ type Config struct {
 	// than SampleAboveEvents, when lower) runs on a sample of visitors; 0 =
 	// as the other reports (TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS).
 	FunnelSampleAboveEvents int64 `env:"TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS" envDefault:"4000000"`
+	// GroupSampleAboveEvents: a report that groups raw rows by visitor or
+	// session (journeys, retention, the pages' scroll depths) whose range
+	// holds more events than this (or than either threshold above, when
+	// lower) runs on a sample of visitors; 0 = as the funnel
+	// (TALLY_GROUP_SAMPLE_ABOVE_EVENTS).
+	GroupSampleAboveEvents int64 `env:"TALLY_GROUP_SAMPLE_ABOVE_EVENTS" envDefault:"300000"`
 	// PageRollups lets the pages reports of unfiltered ranges read the daily
 	// per-page rollups instead of every event; false reads events only
 	// (TALLY_PAGE_ROLLUPS).
@@ -408,6 +414,9 @@ func (c *Config) validate() ([]string, error) {
 	}
 	if c.FunnelSampleAboveEvents < 0 {
 		problems = append(problems, errors.New("TALLY_FUNNEL_SAMPLE_ABOVE_EVENTS must be 0 or positive"))
+	}
+	if c.GroupSampleAboveEvents < 0 {
+		problems = append(problems, errors.New("TALLY_GROUP_SAMPLE_ABOVE_EVENTS must be 0 or positive"))
 	}
 	if addrs := ClickHouseAddrs(c.ClickHouseAddr); len(addrs) == 0 {
 		problems = append(problems, errors.New("TALLY_CLICKHOUSE_ADDR must name a node as host:port, e.g. clickhouse:9000"))

@@ -60,7 +60,7 @@ func CheckJourney(steps int, start, end string, startGiven, endGiven bool) error
 // Journeys lists the paths sessions took through the site, the most
 // common first (see JourneyQuery for what a path is). It reads raw
 // pageviews, which no rollup holds, on a sample of visitors from the
-// funnel's threshold on (rawSampleRate). Filters select sessions as they
+// threshold of groupSampleRate on. Filters select sessions as they
 // do for the other reports; a page filter selects the sessions that viewed
 // the page (its paths are the sessions' whole paths, not that page alone).
 func (s *Service) Journeys(ctx context.Context, p auth.Principal, r Request) (Journeys, error) {
@@ -71,7 +71,7 @@ func (s *Service) Journeys(ctx context.Context, p auth.Principal, r Request) (Jo
 	}
 	sc, err := s.access(ctx, p, r)
 	if err == nil {
-		sc.sample, err = s.rawSampleRate(ctx, sc)
+		sc.sample, err = s.groupSampleRate(ctx, sc)
 	}
 	if err != nil {
 		return res, err

@@ -66,7 +66,12 @@ func (s *Service) scrollDepths(ctx context.Context, sc scope, pages []pageFigure
 	for i, f := range pages {
 		paths[i] = f.path
 	}
-	sql, args := sc.query(Engagements, nil, nil).scrollDepths(paths)
+	q := sc.query(Engagements, nil, nil)
+	var err error
+	if q.SamplePercent, err = s.groupSampleRate(ctx, sc); err != nil {
+		return nil, err
+	}
+	sql, args := q.scrollDepths(paths)
 	res, err := s.runSQL(ctx, sql, args, 1, 2)
 	if err != nil {
 		return nil, err

@@ -95,7 +95,7 @@ type Return struct {
 // came back in each later interval (RetentionQuery says whom it counts).
 // The filters select visits as for the other reports: a cohort is the
 // visitors first seen in a matching visit, and a return is a later matching
-// visit. It reads raw events, sampled from the funnel's threshold on.
+// visit. It reads raw events, sampled past groupSampleRate's threshold.
 func (s *Service) Retention(ctx context.Context, p auth.Principal, r Request) (Retention, error) {
 	var res Retention
 	r.Interval = cmp.Or(r.Interval, DefaultRetentionInterval)
@@ -103,7 +103,7 @@ func (s *Service) Retention(ctx context.Context, p auth.Principal, r Request) (R
 	if err != nil {
 		return res, err
 	}
-	if sc.sample, err = s.rawSampleRate(ctx, sc); err != nil {
+	if sc.sample, err = s.groupSampleRate(ctx, sc); err != nil {
 		return res, err
 	}
 	q := RetentionQuery{Site: sc.site.ID, From: sc.from, To: sc.to, Interval: r.Interval, Timezone: sc.tz,
