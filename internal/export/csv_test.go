@@ -142,7 +142,7 @@ func TestWriteCSVNestedObjects(t *testing.T) {
 
 // An empty list is its header alone; a report's rows are its JSON list.
 func TestWriteCSVReports(t *testing.T) {
-	if got := write(t, []api.Page{}); got != "pathname,pageviews,visitors,bounce_rate,avg_time_on_page\r\n" {
+	if got := write(t, []api.Page{}); got != "pathname,pageviews,visitors,bounce_rate,avg_time_on_page,scroll_depth\r\n" {
 		t.Errorf("no pages: %q", got)
 	}
 	var ov api.OverviewResponse
