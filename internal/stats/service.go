@@ -294,11 +294,7 @@ func (s *Service) sampleRate(ctx context.Context, sc scope) (int, error) {
 // the reports that no rollup holds and that read raw rows whatever the
 // range: the funnel, and browser and system versions.
 func (s *Service) rawSampleRate(ctx context.Context, sc scope) (int, error) {
-	above := s.sampleAbove
-	if s.funnelSampleAbove > 0 && (above <= 0 || s.funnelSampleAbove < above) {
-		above = s.funnelSampleAbove
-	}
-	return s.sampleRateAbove(ctx, sc, above)
+	return s.sampleRateAbove(ctx, sc, lowestThreshold(s.sampleAbove, s.funnelSampleAbove))
 }
 
 // groupSampleRate is sampleRateAbove under the lowest of the thresholds
@@ -312,13 +308,19 @@ func (s *Service) rawSampleRate(ctx context.Context, sc scope) (int, error) {
 // (bench/results/2026-11-29-queries-grouped.md). Their figures are shares
 // and means, which a sample of visitors keeps.
 func (s *Service) groupSampleRate(ctx context.Context, sc scope) (int, error) {
-	above := s.sampleAbove
-	for _, t := range []int64{s.funnelSampleAbove, s.groupSampleAbove} {
-		if t > 0 && (above <= 0 || t < above) {
-			above = t
+	return s.sampleRateAbove(ctx, sc, lowestThreshold(s.sampleAbove, s.funnelSampleAbove, s.groupSampleAbove))
+}
+
+// lowestThreshold is the lowest of the sampling thresholds set (0 = not
+// set); 0, never sampling, when none is.
+func lowestThreshold(thresholds ...int64) int64 {
+	var lowest int64
+	for _, t := range thresholds {
+		if t > 0 && (lowest == 0 || t < lowest) {
+			lowest = t
 		}
 	}
-	return s.sampleRateAbove(ctx, sc, above)
+	return lowest
 }
 
 // sampleRateAbove is the percentage of visitors to read when the range
