@@ -36,7 +36,25 @@ func TestSampling(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// the first 100 visitors scroll /p/0 to 60 %, and every one /p/1 to 40 %
+	// (even ones) or 80 % (odd ones): a mean of 60 % on both pages, and on
+	// any sample exactly 60 % on /p/0 (500 reports, under the script's 600
+	// a minute from one address)
+	site := string(h.siteID)
+	for v := range visitors {
+		for page, depth := range []int{60, 40 + 40*(v%2)} {
+			if page == 0 && v >= 100 {
+				continue
+			}
+			body := fmt.Sprintf(`{"site_id":%q,"event_name":"engagement","url":"https://example.com/p/%d","visitor_id":"sampled-%d","scroll_depth":%d}`,
+				site, page, v, depth)
+			if resp := postE(t, h, body); resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("%s: status %d", body, resp.StatusCode)
+			}
+		}
+	}
 	h.waitCount(visitors*perVisitor, "SELECT count() FROM events")
+	h.waitCount(100+visitors, "SELECT count() FROM engagements WHERE site_id = ?", site)
 	params := client.StatsParams{SiteID: string(h.siteID), DateFrom: "2026-05-01", DateTo: "2026-05-07"}
 
 	exact, err := h.client(h.key).Overview(ctx, params)
@@ -146,6 +164,39 @@ func TestSampling(t *testing.T) {
 	if err != nil || !ret.Meta.Sampled || len(ret.Data.Cohorts) != 2 || ret.Data.Cohorts[0].Visitors < visitors/2 ||
 		ret.Data.Cohorts[0].Visitors > visitors*3/2 || ret.Data.Cohorts[0].Periods[1].Visitors != 0 || ret.Data.Cohorts[1].Visitors != 0 {
 		t.Errorf("retention above the funnels' threshold: %+v, %v; want a sample of about %d visitors in the first cohort", ret, err, visitors)
+	}
+	// and so do the pages' scroll depths, whose mean a sample of visitors
+	// keeps; the report's other figures stay exact (from the rollups here)
+	depths := func(c *client.Client, p client.StatsParams) map[string]*int64 {
+		t.Helper()
+		res, err := c.Pages(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*int64{}
+		for _, pg := range res.Data.Pages {
+			m[pg.Pathname] = pg.ScrollDepth
+			if pg.Pageviews != visitors {
+				t.Errorf("%s: %d pageviews, want %d exactly", pg.Pathname, pg.Pageviews, visitors)
+			}
+		}
+		return m
+	}
+	if d := depths(h.client(h.key), params); len(d) != 2 || d["/p/0"] == nil || *d["/p/0"] != 60 || d["/p/1"] == nil || *d["/p/1"] != 60 {
+		t.Errorf("scroll depths below the thresholds: %v, want 60 and 60", d)
+	}
+	chrome := params
+	chrome.Browser = "Chrome" // every visitor's: the filtered query keeps them all
+	for _, p := range []client.StatsParams{params, chrome} {
+		d := depths(funnels, p)
+		if d["/p/1"] != nil {
+			t.Logf("sampled scroll depth of /p/1 (browser %q): %d %%", p.Browser, *d["/p/1"])
+		}
+		// about 100 sampled visitors of 40 % or 80 %: their mean is within 5
+		// standard deviations (2 points) of 60 %
+		if len(d) != 2 || d["/p/0"] == nil || *d["/p/0"] != 60 || d["/p/1"] == nil || *d["/p/1"] < 50 || *d["/p/1"] > 70 {
+			t.Errorf("scroll depths above the funnels' threshold (browser %q): %v, want 60 and about 60", p.Browser, d)
+		}
 	}
 	// the dashboard's card says so (a login needs the clock near Postgres's)
 	h.clock.Set(time.Now().UTC())
