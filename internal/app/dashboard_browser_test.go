@@ -190,6 +190,17 @@ func TestDashboardInABrowser(t *testing.T) {
 		}
 	}
 	audit(t, b, "dashboard")
+	// on a phone the cards' wider tables scroll sideways inside their card:
+	// such a card is reachable by keyboard, and one that fits is not a stop
+	run("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Sleep(300*time.Millisecond))
+	audit(t, b, "dashboard on a phone")
+	if stops := evalJS[[]string](t, b, `[...document.querySelectorAll('section.card')].filter(c => (c.scrollWidth > c.clientWidth) != (c.tabIndex === 0)).map(c => c.id)`); len(stops) > 0 {
+		t.Errorf("on a phone, cards whose keyboard stop does not match their overflow: %v", stops)
+	}
+	run("desktop width", chromedp.ResetViewport(), chromedp.Sleep(300*time.Millisecond))
+	if stops := evalJS[[]string](t, b, `[...document.querySelectorAll('section.card')].filter(c => (c.scrollWidth > c.clientWidth) != (c.tabIndex === 0)).map(c => c.id)`); len(stops) > 0 {
+		t.Errorf("back at the window's width, cards whose keyboard stop does not match their overflow: %v", stops)
+	}
 	screenshots(t, b, "dashboard")
 	// the journeys' form loads in place: a page without its slash is refused there, with the field marked
 	run("journeys from a bad page", chromedp.SetValue(css(`#journey-start`), "pricing"),

@@ -10,6 +10,16 @@
     });
   }
 
+  // A card whose table is wider than it scrolls sideways: it is then a
+  // keyboard stop (its arrow keys scroll it) and shows shadows at the edges
+  // that hide more; a card that fits is neither.
+  function fit(card) {
+    var wide = card.scrollWidth > card.clientWidth;
+    card.classList.toggle('scrolls', wide);
+    if (wide) { card.setAttribute('tabindex', '0'); } else { card.removeAttribute('tabindex'); }
+  }
+  function fitAll() { document.querySelectorAll('section.card').forEach(fit); }
+
   function load(body, url) {
     body.setAttribute('aria-busy', 'true');
     return fetch(url, { headers: { 'X-Tally-Card': '1' }, credentials: 'same-origin' })
@@ -22,6 +32,8 @@
           body.innerHTML = html;
           body.setAttribute('data-loaded', url);
           sizeBars(body);
+          var card = body.closest('section.card');
+          if (card) { fit(card); }
         });
       })
       .catch(function () {
@@ -90,6 +102,12 @@
       });
     });
     sizeBars(document);
+    var fitting = false;
+    window.addEventListener('resize', function () {
+      if (fitting) { return; }
+      fitting = true;
+      requestAnimationFrame(function () { fitting = false; fitAll(); });
+    });
     pump();
   }
 
