@@ -102,6 +102,7 @@
       });
     });
     sizeBars(document);
+    fitAll();
     var fitting = false;
     window.addEventListener('resize', function () {
       if (fitting) { return; }
