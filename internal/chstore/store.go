@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -194,18 +195,34 @@ func (s *Store) QueryRow(ctx context.Context, query string, args ...any) interfa
 	return s.conn.QueryRow(ctx, query, args...)
 }
 
-// DeleteSite removes every row of a site from the statistics tables. The
-// deletions are ClickHouse mutations: they finish in the background.
+// DeleteSite removes every row of a site from the statistics tables.
 func (s *Store) DeleteSite(ctx context.Context, site model.SiteID) error {
+	return s.DeleteSites(ctx, []model.SiteID{site})
+}
+
+// DeleteSites removes every row of sites from the statistics tables, with
+// one mutation of each table that holds any of their rows: a mutation
+// rewrites the parts that hold them, so the sites of one call share the
+// rewrites. The deletions finish in the background.
+func (s *Store) DeleteSites(ctx context.Context, sites []model.SiteID) error {
+	if len(sites) == 0 {
+		return nil
+	}
+	ids := make([]any, len(sites))
+	for i, site := range sites {
+		ids[i] = string(site)
+	}
+	byID := "site_id IN (" + strings.Repeat("?, ", len(sites)-1) + "?)"
 	for _, table := range []string{"events", "sessions", "bot_events", "engagements", "payments", "ingest_refusals"} {
-		if err := s.deleteWhere(ctx, table, "site_id = ?", string(site)); err != nil {
-			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
+		if err := s.deleteWhere(ctx, table, byID, ids...); err != nil {
+			return fmt.Errorf("chstore: delete sites from %s: %w", table, err)
 		}
 	}
 	// the rollups (clickhouse/0005_page_rollups.sql, 0008–0010) know sites by key
+	byKey := "site_key IN (" + strings.Repeat("cityHash64(?), ", len(sites)-1) + "cityHash64(?))"
 	for _, table := range stats.RollupTables() {
-		if err := s.deleteWhere(ctx, table, "site_key = cityHash64(?)", string(site)); err != nil {
-			return fmt.Errorf("chstore: delete site from %s: %w", table, err)
+		if err := s.deleteWhere(ctx, table, byKey, ids...); err != nil {
+			return fmt.Errorf("chstore: delete sites from %s: %w", table, err)
 		}
 	}
 	return nil

@@ -119,8 +119,18 @@ func sessionID(eventID string) uint64 {
 	return 1
 }
 
-// DeleteSite forgets the sessions and the realtime state of a site.
-func (m *Manager) DeleteSite(ctx context.Context, site model.SiteID) error {
+// DeleteSites forgets the sessions and the realtime state of sites.
+func (m *Manager) DeleteSites(ctx context.Context, sites []model.SiteID) error {
+	for _, site := range sites {
+		if err := m.deleteSite(ctx, site); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteSite forgets the sessions and the realtime state of a site.
+func (m *Manager) deleteSite(ctx context.Context, site model.SiteID) error {
 	if err := realtime.Forget(ctx, m.rdb, m.prefix, site, m.now()); err != nil {
 		return fmtErr("delete site", err)
 	}

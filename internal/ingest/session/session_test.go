@@ -503,7 +503,7 @@ func TestDeleteSiteForgetsItsStates(t *testing.T) {
 	other := ev("o1", 0, "/a", model.Attribution{})
 	other.SiteID = "s2"
 	r.batch(ev("d1", 0, "/a", model.Attribution{}), other)
-	if err := r.m.DeleteSite(context.Background(), "s1"); err != nil {
+	if err := r.m.DeleteSites(context.Background(), []model.SiteID{"s1"}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := bucketed(t, rdb, prefix, "s1:42"); b != "" {
