@@ -54,6 +54,9 @@ func (d *Deleter) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// maxSitesPerPass bounds the sites one pass of the deleter removes.
+const maxSitesPerPass = 1000
+
 // Pass removes the data of every pending deletion once, all sites
 // together in each place (so a pass costs ClickHouse at most one mutation
 // of each table, however many sites were deleted), and finishes those
@@ -63,6 +66,10 @@ func (d *Deleter) Pass(ctx context.Context) error {
 	if err != nil || len(pending) == 0 {
 		return err
 	}
+	// the oldest first, a bounded number a pass: the mutations' conditions
+	// name them all (a site's id and its hash, some 50 bytes, against
+	// ClickHouse's 256 KiB a query); the rest are the next pass's
+	pending = pending[:min(len(pending), maxSitesPerPass)]
 	sites := make([]model.SiteID, len(pending))
 	for i, del := range pending {
 		sites[i] = del.SiteID
