@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
 )
 
@@ -16,7 +17,6 @@ import (
 // Such a report is no event: it adds no pageview, event or session.
 func TestScrollDepth(t *testing.T) {
 	h := newHarness(t)
-	ctx := context.Background()
 	site := string(h.siteID)
 	h.clock.Set(time.Date(2026, 10, 5, 10, 0, 0, 0, time.UTC))
 	send := func(visitor, event, path, extra string, status int, header ...string) {
@@ -65,18 +65,7 @@ func TestScrollDepth(t *testing.T) {
 	}
 
 	c := h.client(h.key)
-	depths := func(p client.StatsParams) map[string]*int64 {
-		t.Helper()
-		res, err := c.Pages(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]*int64{}
-		for _, pg := range res.Data.Pages {
-			m[pg.Pathname] = pg.ScrollDepth
-		}
-		return m
-	}
+	depths := func(p client.StatsParams) map[string]*int64 { t.Helper(); return scrollDepths(t, c, p, nil) }
 	check := func(name string, got map[string]*int64, want map[string]int64) {
 		t.Helper()
 		if len(got) != len(want) {
@@ -114,4 +103,22 @@ func TestScrollDepth(t *testing.T) {
 	if !strings.Contains(html, "Scroll depth") {
 		t.Error("the pages card has no Scroll depth column")
 	}
+}
+
+// scrollDepths is the pages report's scroll depth of each page, each of
+// its rows given to row as well when row is not nil.
+func scrollDepths(t *testing.T, c *client.Client, p client.StatsParams, row func(api.Page)) map[string]*int64 {
+	t.Helper()
+	res, err := c.Pages(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]*int64{}
+	for _, pg := range res.Data.Pages {
+		m[pg.Pathname] = pg.ScrollDepth
+		if row != nil {
+			row(pg)
+		}
+	}
+	return m
 }

@@ -169,18 +169,11 @@ func TestSampling(t *testing.T) {
 	// keeps; the report's other figures stay exact (from the rollups here)
 	depths := func(c *client.Client, p client.StatsParams) map[string]*int64 {
 		t.Helper()
-		res, err := c.Pages(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]*int64{}
-		for _, pg := range res.Data.Pages {
-			m[pg.Pathname] = pg.ScrollDepth
+		return scrollDepths(t, c, p, func(pg api.Page) {
 			if pg.Pageviews != visitors {
 				t.Errorf("%s: %d pageviews, want %d exactly", pg.Pathname, pg.Pageviews, visitors)
 			}
-		}
-		return m
+		})
 	}
 	if d := depths(h.client(h.key), params); len(d) != 2 || d["/p/0"] == nil || *d["/p/0"] != 60 || d["/p/1"] == nil || *d["/p/1"] != 60 {
 		t.Errorf("scroll depths below the thresholds: %v, want 60 and 60", d)
