@@ -16,4 +16,10 @@ type SharedLink struct {
 	// CreatedBy is the user who made it; empty once their account is gone.
 	CreatedBy UserID
 	CreatedAt time.Time
+	// PasswordHash is the argon2id hash of the link's password; empty when
+	// the link has none. It never leaves the server.
+	PasswordHash string
 }
+
+// Protected reports whether the link asks for a password.
+func (l SharedLink) Protected() bool { return l.PasswordHash != "" }

@@ -79,6 +79,55 @@ func TestSharedLinks(t *testing.T) {
 	}
 }
 
+// A link's password hash: stored with the link or set later, read back
+// with it, removed by "", and set through the link's own site only.
+func TestSharedLinkPasswords(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, model.User{Email: "o@example.com", Name: "O", PasswordHash: "h", Plan: model.PlanFree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []model.SiteID{"site1", "site2"} {
+		if _, err := s.CreateSite(ctx, model.Site{ID: id, Domain: string(id) + ".example", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash := bytes.Repeat([]byte{7}, 32)
+	l, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "board", PasswordHash: "$argon2id$one"}, hash, 3)
+	if err != nil || l.PasswordHash != "$argon2id$one" || !l.Protected() {
+		t.Fatalf("created %+v, %v; want its password hash", l, err)
+	}
+	plain, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "plain"}, bytes.Repeat([]byte{8}, 32), 3)
+	if err != nil || plain.Protected() {
+		t.Fatalf("created %+v, %v; want no password", plain, err)
+	}
+	if got, err := s.SharedLinkByHash(ctx, hash); err != nil || got.PasswordHash != "$argon2id$one" {
+		t.Errorf("SharedLinkByHash = %+v, %v; want the password hash", got, err)
+	}
+
+	changed, err := s.SetSharedLinkPassword(ctx, "site1", l.ID, "$argon2id$two")
+	if err != nil || changed.ID != l.ID || changed.PasswordHash != "$argon2id$two" || changed.Label != "board" {
+		t.Errorf("changed %+v, %v", changed, err)
+	}
+	for _, bad := range []struct {
+		site model.SiteID
+		id   model.SharedLinkID
+	}{{"site2", l.ID}, {"site1", "not-a-uuid"}, {"site1", "00000000-0000-0000-0000-000000000000"}} {
+		if _, err := s.SetSharedLinkPassword(ctx, bad.site, bad.id, "$argon2id$three"); !errors.Is(err, errs.ErrNotFound) {
+			t.Errorf("setting the password of %s through %s: %v, want ErrNotFound", bad.id, bad.site, err)
+		}
+	}
+	removed, err := s.SetSharedLinkPassword(ctx, "site1", l.ID, "")
+	if err != nil || removed.Protected() {
+		t.Errorf("removed %+v, %v; want no password", removed, err)
+	}
+	list, err := s.SharedLinksBySite(ctx, "site1")
+	if err != nil || len(list) != 2 || list[0].Protected() || list[1].Protected() {
+		t.Errorf("SharedLinksBySite = %+v, %v; want both without a password", list, err)
+	}
+}
+
 // atOnce runs create n times at once (i from 0) and counts the creations
 // that passed and those refused with full; any other error fails the test.
 func atOnce(t *testing.T, n int, full error, create func(i int) error) (passed, refused int) {
