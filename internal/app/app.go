@@ -191,7 +191,9 @@ func (a *App) build(ctx context.Context) (err error) {
 			GroupSampleAboveEvents: cfg.GroupSampleAboveEvents, PageRollups: cfg.PageRollups && cfg.Rollups,
 			Rollups: cfg.Rollups, Funnels: a.Funnels, Segments: a.Segments}, a.now, log)
 	a.Goals = goals.NewService(a.PG, a.Accounts)
-	a.Sharing = sharing.NewService(a.PG, a.Accounts)
+	// a link's password is hashed as an account's; the browsers that gave it
+	// keep a signature made with a key derived from the login tokens' secret
+	a.Sharing = sharing.NewService(a.PG, a.Accounts, hasher, cfg.JWTSecret, a.now)
 	a.Reports = emailreports.NewService(a.PG, a.Accounts, a.Stats, a.mailOptions(), a.now, log)
 	a.Spikes = spikes.NewService(a.PG, a.Accounts, a.Stats, a.mailOptions(), a.now, log)
 	a.Limiter = ratelimit.New(a.hot, cfg.RedisPrefix)

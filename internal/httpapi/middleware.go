@@ -167,6 +167,19 @@ func ResetLimits(email, addr string, attempts int) []KeyedLimit {
 	}
 }
 
+// SharePasswordLimits are what a try of a shared link's password counts
+// against: tries from the client's address, whatever the link, and ten
+// times as many of the link, whatever the address (against guessing from
+// many addresses), 15 minutes each, as a login's. Every try counts, the
+// right one too: each costs a password hash. The link enters its key as a
+// digest of its token.
+func SharePasswordLimits(token, addr string, attempts int) []KeyedLimit {
+	return []KeyedLimit{
+		{Key: "share-password:addr:" + hashed(clientOf(addr)), Limit: ratelimit.Limit{N: attempts, Period: 15 * time.Minute}},
+		{Key: "share-password:link:" + hashed(token), Limit: ratelimit.Limit{N: 10 * attempts, Period: 15 * time.Minute}},
+	}
+}
+
 // clientOf is the client a limit per address counts: the IPv4 address, or
 // the /64 network of an IPv6 address, which one host or subscriber is given
 // whole (counting its addresses one by one would give it 2^64 allowances).

@@ -2,13 +2,15 @@
 // read-only, for whoever holds a secret URL. Owners and admins make and
 // delete them (the right to change the site's settings); the URL's token is
 // shown once and kept only as its hash, as an API key's secret is; a link
-// opens its own site's statistics and nothing else.
+// opens its own site's statistics and nothing else. A link may also ask for
+// a password (see password.go).
 package sharing
 
 import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -32,7 +34,15 @@ type Store interface {
 	CreateSharedLink(ctx context.Context, l model.SharedLink, tokenHash []byte, limit int) (model.SharedLink, error)
 	SharedLinksBySite(ctx context.Context, site model.SiteID) ([]model.SharedLink, error)
 	SharedLinkByHash(ctx context.Context, tokenHash []byte) (model.SharedLink, error)
+	SetSharedLinkPassword(ctx context.Context, site model.SiteID, id model.SharedLinkID, hash string) (model.SharedLink, error)
 	DeleteSharedLink(ctx context.Context, site model.SiteID, id model.SharedLinkID) error
+}
+
+// Hasher hashes and checks passwords (auth.Passwords: argon2id, as for
+// accounts).
+type Hasher interface {
+	Hash(ctx context.Context, password string) (string, error)
+	Check(ctx context.Context, password, hash string) (bool, error)
 }
 
 // Sites answers whether a principal may do an action to a site (the
@@ -43,17 +53,27 @@ type Sites interface {
 
 // Service manages shared links and opens them.
 type Service struct {
-	store Store
-	sites Sites
+	store  Store
+	sites  Sites
+	hasher Hasher
+	// accessKey signs the proofs that a browser gave a link's password
+	accessKey []byte
+	now       func() time.Time
 }
 
-// NewService wires the sharing service.
-func NewService(store Store, sites Sites) *Service { return &Service{store: store, sites: sites} }
+// NewService wires the sharing service. secret is the server's signing
+// secret (TALLY_JWT_SECRET), from which the key of the access cookies of
+// links with a password is derived; now is the clock they expire by.
+func NewService(store Store, sites Sites, hasher Hasher, secret string, now func() time.Time) *Service {
+	return &Service{store: store, sites: sites, hasher: hasher, accessKey: accessKey(secret), now: now}
+}
 
 // Input is a new link as a client sends it.
 type Input struct {
 	Label       string
 	ShowRevenue bool
+	// Password, when not empty, is asked of whoever opens the link.
+	Password string
 }
 
 // Created is a new link with its token, which is never available again.
@@ -103,9 +123,16 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, site model.SiteI
 	if label == "" || utf8.RuneCountInString(label) > MaxLabelLen || strings.ContainsFunc(label, unicode.IsControl) {
 		return Created{}, errs.InvalidField("label", "must be 1 to %d characters, none of them control characters", MaxLabelLen)
 	}
+	var pwHash string
+	if in.Password != "" {
+		var err error
+		if pwHash, err = s.hashPassword(ctx, in.Password); err != nil {
+			return Created{}, err
+		}
+	}
 	token, hash := auth.NewLinkToken()
 	link, err := s.store.CreateSharedLink(ctx, model.SharedLink{SiteID: site, Label: label, ShowRevenue: in.ShowRevenue,
-		CreatedBy: p.UserID}, hash, MaxPerSite)
+		CreatedBy: p.UserID, PasswordHash: pwHash}, hash, MaxPerSite)
 	switch {
 	case errors.Is(err, errs.ErrConflict):
 		return Created{}, errs.E(errs.Conflict, "too_many_shared_links", "a site has at most %d shared links; delete one first",
@@ -138,10 +165,26 @@ type Opened struct {
 	Principal auth.Principal
 }
 
-// Open finds the link of a token. A malformed token, an unknown one and one
-// of a deleted link are the same NotFound; the token is looked up by its
-// hash, so the time taken says nothing of how near a guess came.
-func (s *Service) Open(ctx context.Context, token string) (Opened, error) {
+// Open opens the link of a token to a visitor who holds access (the Value
+// of an Access that Unlock gave, or ""): a link with a password opens only
+// with an unexpired access of its current password, else it is Locked. A malformed token, an
+// unknown one and one of a deleted link are the same NotFound; the token is
+// looked up by its hash, so the time taken says nothing of how near a guess
+// came.
+func (s *Service) Open(ctx context.Context, token, access string) (Opened, error) {
+	o, err := s.find(ctx, token)
+	if err != nil {
+		return Opened{}, err
+	}
+	if !s.admits(o.Link, access) {
+		return Opened{}, Locked()
+	}
+	return o, nil
+}
+
+// find finds the link of a token and its site, whether or not it asks for
+// a password.
+func (s *Service) find(ctx context.Context, token string) (Opened, error) {
 	if !auth.LinkTokenWellFormed(token) {
 		return Opened{}, NotFound()
 	}

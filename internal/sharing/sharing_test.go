@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
@@ -52,6 +53,17 @@ func (m *memStore) SharedLinkByHash(_ context.Context, hash []byte) (model.Share
 	return model.SharedLink{}, errs.ErrNotFound
 }
 
+func (m *memStore) SetSharedLinkPassword(_ context.Context, site model.SiteID, id model.SharedLinkID, hash string) (model.SharedLink, error) {
+	for h, l := range m.links {
+		if l.ID == id && l.SiteID == site {
+			l.PasswordHash = hash
+			m.links[h] = l
+			return l, nil
+		}
+	}
+	return model.SharedLink{}, errs.ErrNotFound
+}
+
 func (m *memStore) DeleteSharedLink(_ context.Context, site model.SiteID, id model.SharedLinkID) error {
 	for h, l := range m.links {
 		if l.ID == id && l.SiteID == site {
@@ -77,7 +89,7 @@ func (writers) Check(_ context.Context, p auth.Principal, id model.SiteID, a acc
 
 func TestCreateOpenDelete(t *testing.T) {
 	store := &memStore{links: map[string]model.SharedLink{}}
-	s := NewService(store, writers{})
+	s := newService(store, time.Now)
 	ctx := context.Background()
 	owner := auth.Principal{UserID: "owner"}
 
@@ -106,13 +118,13 @@ func TestCreateOpenDelete(t *testing.T) {
 		t.Errorf("URL = %q", got)
 	}
 
-	o, err := s.Open(ctx, c.Token)
+	o, err := s.Open(ctx, c.Token, "")
 	if err != nil || o.Link.ID != c.Link.ID || o.Site.ID != "s1" || o.Principal.SharedSite != "s1" || o.Principal.UserID != "" {
 		t.Fatalf("Open = %+v, %v", o, err)
 	}
 	before := store.lookups
 	for _, bad := range []string{"", "short", c.Token + "x", strings.Repeat("*", 43)} {
-		if _, err := s.Open(ctx, bad); !isNotFound(err) {
+		if _, err := s.Open(ctx, bad, ""); !isNotFound(err) {
 			t.Errorf("Open(%q): %v, want shared_link_not_found", bad, err)
 		}
 	}
@@ -120,7 +132,7 @@ func TestCreateOpenDelete(t *testing.T) {
 		t.Error("a malformed token was looked up")
 	}
 	other, _ := auth.NewLinkToken()
-	if _, err := s.Open(ctx, other); !isNotFound(err) {
+	if _, err := s.Open(ctx, other, ""); !isNotFound(err) {
 		t.Errorf("an unknown token: %v", err)
 	}
 
@@ -139,12 +151,18 @@ func TestCreateOpenDelete(t *testing.T) {
 	if err := s.Delete(ctx, owner, "s1", c.Link.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Open(ctx, c.Token); !isNotFound(err) {
+	if _, err := s.Open(ctx, c.Token, ""); !isNotFound(err) {
 		t.Errorf("a deleted link opens: %v", err)
 	}
 	if err := s.Delete(ctx, owner, "s1", c.Link.ID); !isNotFound(err) {
 		t.Errorf("deleting twice: %v", err)
 	}
+}
+
+// newService is a service over store with a real argon2id hasher, signing
+// accesses with a test secret by the clock now.
+func newService(store Store, now func() time.Time) *Service {
+	return NewService(store, writers{}, auth.NewPasswords(1), "a test secret of at least 32 characters", now)
 }
 
 func isNotFound(err error) bool {

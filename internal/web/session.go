@@ -198,10 +198,16 @@ func (s *Server) loginCSRF(c echo.Context) bool {
 
 // countLogin counts an attempt against the login limits of email from the
 // client's address (a password, or a code of the second step), and is the
-// refusal once they are spent; its headers are set here, as the page is
-// answered by the caller.
+// refusal once they are spent.
 func (s *Server) countLogin(c echo.Context, email string) error {
-	for _, l := range httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts) {
+	return s.countTries(c, httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts))
+}
+
+// countTries counts a try of a secret against each of limits, and is the
+// refusal once one is spent; its headers are set here, as the page is
+// answered by the caller.
+func (s *Server) countTries(c echo.Context, limits []httpapi.KeyedLimit) error {
+	for _, l := range limits {
 		if res, err := s.deps.Limiter.AllowN(c.Request().Context(), l.Key, l.Limit, 1); err == nil && !res.Allowed {
 			refused := limited(c, res, "Too many attempts; try again in a few minutes.")
 			httpapi.SetRetryAfter(c.Response().Header(), refused)

@@ -19,15 +19,18 @@ import (
 type Shares interface {
 	List(ctx context.Context, p auth.Principal, site model.SiteID) ([]model.SharedLink, error)
 	Create(ctx context.Context, p auth.Principal, site model.SiteID, in sharing.Input) (sharing.Created, error)
+	SetPassword(ctx context.Context, p auth.Principal, site model.SiteID, id model.SharedLinkID, password string) (model.SharedLink, error)
+	RemovePassword(ctx context.Context, p auth.Principal, site model.SiteID, id model.SharedLinkID) (model.SharedLink, error)
 	Delete(ctx context.Context, p auth.Principal, site model.SiteID, id model.SharedLinkID) error
-	Open(ctx context.Context, token string) (sharing.Opened, error)
+	Open(ctx context.Context, token, access string) (sharing.Opened, error)
+	Unlock(ctx context.Context, token, password string) (sharing.Access, error)
 }
 
 // createSharedLink makes a link and shows its URL once, on this answer
 // (which is not cached: the token is nowhere else).
 func (s *Server) createSharedLink(c echo.Context) error {
 	u, _ := session(c)
-	in := sharing.Input{Label: c.FormValue("label"), ShowRevenue: c.FormValue("show_revenue") == "on"}
+	in := sharing.Input{Label: c.FormValue("label"), ShowRevenue: c.FormValue("show_revenue") == "on", Password: c.FormValue("password")}
 	created, err := s.deps.Shares.Create(c.Request().Context(), u.principal(), model.SiteID(c.Param("site")), in)
 	if err != nil {
 		return s.settingsError(c, "shares", err)
@@ -51,10 +54,11 @@ func (s *Server) deleteSharedLink(c echo.Context) error {
 }
 
 // sharedView opens the link of the URL's token (an unknown or deleted one
-// is the error page's 404) and reads its view.
+// is the error page's 404; one with a password, without the cookie that
+// shows it was given, is sharing.Locked) and reads its view.
 func (s *Server) sharedView(c echo.Context) (sharing.Opened, view, error) {
 	token := c.Param("token")
-	o, err := s.deps.Shares.Open(c.Request().Context(), token)
+	o, err := s.deps.Shares.Open(c.Request().Context(), token, shareAccess(c))
 	if err != nil {
 		return o, view{}, err
 	}
@@ -68,6 +72,9 @@ func (s *Server) sharedView(c echo.Context) (sharing.Opened, view, error) {
 // view does not show.
 func (s *Server) sharedDashboard(c echo.Context) error {
 	o, v, err := s.sharedView(c)
+	if sharing.IsLocked(err) {
+		return s.renderSharePassword(c, http.StatusUnauthorized, "")
+	}
 	if err != nil {
 		return err
 	}
@@ -77,7 +84,8 @@ func (s *Server) sharedDashboard(c echo.Context) error {
 
 // sharedCard is a card of a shared dashboard, of the link's site only, read
 // as the link's visitor and counted against the link's allowance (not its
-// site owner's).
+// site owner's). A link with a password answers its cards only to the
+// browser that gave it (else 401).
 func (s *Server) sharedCard(c echo.Context) error {
 	o, v, err := s.sharedView(c)
 	if err != nil {

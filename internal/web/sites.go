@@ -193,6 +193,8 @@ var notices = map[string]string{
 	"client_revenue_purged":    "Revenue reported by the tracking script deleted.",
 	"exclusions":               "Exclusions saved: they apply from the next event on.",
 	"share_deleted":            "Shared link deleted: its URL opens nothing any more.",
+	"share_password":           "Password set: the link asks for it, of browsers that opened it before too.",
+	"share_password_removed":   "Password removed: whoever has the link's URL sees its dashboard.",
 	"report_recipient":         "Email reports saved.",
 	"report_recipient_removed": "Address removed: it gets no more email reports.",
 	"spike":                    "Spike notification saved.",

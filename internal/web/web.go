@@ -220,6 +220,7 @@ func New(deps Deps) (*Server, error) {
 	e.POST("/theme", s.setTheme)
 	// a shared link's dashboard: no login, the token scopes every request
 	e.GET("/share/:token", s.sharedDashboard)
+	e.POST("/share/:token", s.unlockShared) // the password of a link that has one
 	e.GET("/share/:token/cards/:card", s.sharedCard)
 	// an email's unsubscribe link: no login, its token is the say-so
 	s.unsubscribeRoutes(emailreports.UnsubscribePath, "email reports", deps.Reports)
@@ -249,6 +250,8 @@ func New(deps Deps) (*Server, error) {
 	in(http.MethodPost, "/sites/:site/segments/:segment/delete", s.deleteSegment)
 	in(http.MethodPost, "/sites/:site/shared-links", s.createSharedLink)
 	in(http.MethodPost, "/sites/:site/shared-links/:link/delete", s.deleteSharedLink)
+	in(http.MethodPost, "/sites/:site/shared-links/password", s.setSharedLinkPassword)
+	in(http.MethodPost, "/sites/:site/shared-links/:link/password/delete", s.removeSharedLinkPassword)
 	in(http.MethodPost, "/sites/:site/email-reports", s.setReportRecipient)
 	in(http.MethodPost, "/sites/:site/email-reports/:recipient/delete", s.removeReportRecipient)
 	in(http.MethodPost, "/sites/:site/spike-notification", s.setSpikeThreshold)
