@@ -105,6 +105,8 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/sites/{site}/shared-links", scope: model.ScopeSitesManage, write: true},
 	{method: "POST", path: "/api/v1/sites/{site}/shared-links", body: `{"label":"m"}`, scope: model.ScopeSitesManage, write: true},
 	{method: "DELETE", path: "/api/v1/sites/{site}/shared-links/{link}", scope: model.ScopeSitesManage, write: true, link: true},
+	{method: "PUT", path: "/api/v1/sites/{site}/shared-links/{link}/password", body: `{"password":"matrix password"}`, scope: model.ScopeSitesManage, write: true, link: true},
+	{method: "DELETE", path: "/api/v1/sites/{site}/shared-links/{link}/password", scope: model.ScopeSitesManage, write: true, link: true},
 	// segments are read by whoever reads the statistics, and changed as
 	// shared links are
 	{method: "GET", path: "/api/v1/sites/{site}/segments", scope: model.ScopeStatsRead},

@@ -17,6 +17,8 @@ import (
 type SharedLinks interface {
 	List(ctx context.Context, p auth.Principal, site model.SiteID) ([]model.SharedLink, error)
 	Create(ctx context.Context, p auth.Principal, site model.SiteID, in sharing.Input) (sharing.Created, error)
+	SetPassword(ctx context.Context, p auth.Principal, site model.SiteID, id model.SharedLinkID, password string) (model.SharedLink, error)
+	RemovePassword(ctx context.Context, p auth.Principal, site model.SiteID, id model.SharedLinkID) (model.SharedLink, error)
 	Delete(ctx context.Context, p auth.Principal, site model.SiteID, id model.SharedLinkID) error
 }
 
@@ -26,6 +28,8 @@ func (s *Server) sharedLinkRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
 	g.GET("/sites/:id/shared-links", s.listSharedLinks, s.reads(authn, s.limitManage)...)
 	g.POST("/sites/:id/shared-links", s.createSharedLink, authn, s.limitManage, bodyLimit(64<<10))
 	g.DELETE("/sites/:id/shared-links/:link_id", s.deleteSharedLink, authn, s.limitManage)
+	g.PUT("/sites/:id/shared-links/:link_id/password", s.setSharedLinkPassword, authn, s.limitManage, bodyLimit(64<<10))
+	g.DELETE("/sites/:id/shared-links/:link_id/password", s.removeSharedLinkPassword, authn, s.limitManage)
 }
 
 // BaseURL is the server's address as browsers and payment providers reach
@@ -38,7 +42,8 @@ func BaseURL(c echo.Context, public string) string {
 }
 
 func sharedLinkView(l model.SharedLink) api.SharedLink {
-	return api.SharedLink{ID: string(l.ID), Label: l.Label, ShowRevenue: l.ShowRevenue, CreatedAt: l.CreatedAt.UTC()}
+	return api.SharedLink{ID: string(l.ID), Label: l.Label, ShowRevenue: l.ShowRevenue, PasswordProtected: l.Protected(),
+		CreatedAt: l.CreatedAt.UTC()}
 }
 
 func (s *Server) listSharedLinks(c echo.Context) error {
@@ -58,7 +63,7 @@ func (s *Server) createSharedLink(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	in := sharing.Input{Label: req.Label, ShowRevenue: req.ShowRevenue}
+	in := sharing.Input{Label: req.Label, ShowRevenue: req.ShowRevenue, Password: req.Password}
 	created, err := s.deps.SharedLinks.Create(c.Request().Context(), principal(c), model.SiteID(c.Param("id")), in)
 	if err != nil {
 		return err
@@ -73,4 +78,26 @@ func (s *Server) deleteSharedLink(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) setSharedLinkPassword(c echo.Context) error {
+	var req api.SharedLinkPasswordRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	l, err := s.deps.SharedLinks.SetPassword(c.Request().Context(), principal(c), model.SiteID(c.Param("id")),
+		model.SharedLinkID(c.Param("link_id")), req.Password)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, api.SharedLinkResponse{Data: sharedLinkView(l)})
+}
+
+func (s *Server) removeSharedLinkPassword(c echo.Context) error {
+	l, err := s.deps.SharedLinks.RemovePassword(c.Request().Context(), principal(c), model.SiteID(c.Param("id")),
+		model.SharedLinkID(c.Param("link_id")))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, api.SharedLinkResponse{Data: sharedLinkView(l)})
 }

@@ -23,7 +23,26 @@ func (c *Client) CreateSharedLink(ctx context.Context, siteID string, req api.Sh
 	return res.Data, err
 }
 
+// SetSharedLinkPassword gives a shared link a password, or a new one: every
+// browser that opened it before must give this one.
+func (c *Client) SetSharedLinkPassword(ctx context.Context, siteID, linkID, password string) (api.SharedLink, error) {
+	var res api.SharedLinkResponse
+	err := c.do(ctx, http.MethodPut, sharedLinkPath(siteID, linkID)+"/password", nil, api.SharedLinkPasswordRequest{Password: password}, &res)
+	return res.Data, err
+}
+
+// RemoveSharedLinkPassword opens a shared link to whoever has its URL again.
+func (c *Client) RemoveSharedLinkPassword(ctx context.Context, siteID, linkID string) (api.SharedLink, error) {
+	var res api.SharedLinkResponse
+	err := c.do(ctx, http.MethodDelete, sharedLinkPath(siteID, linkID)+"/password", nil, nil, &res)
+	return res.Data, err
+}
+
+func sharedLinkPath(siteID, linkID string) string {
+	return "/api/v1/sites/" + url.PathEscape(siteID) + "/shared-links/" + url.PathEscape(linkID)
+}
+
 // DeleteSharedLink deletes a shared link: its URL opens nothing from now on.
 func (c *Client) DeleteSharedLink(ctx context.Context, siteID, linkID string) error {
-	return c.do(ctx, http.MethodDelete, "/api/v1/sites/"+url.PathEscape(siteID)+"/shared-links/"+url.PathEscape(linkID), nil, nil, nil)
+	return c.do(ctx, http.MethodDelete, sharedLinkPath(siteID, linkID), nil, nil, nil)
 }
