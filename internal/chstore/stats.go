@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -110,9 +111,13 @@ func (s *Store) statsQuery(ctx context.Context, query string, args []any, scan f
 // own beside the query (ClickHouse's external data) instead of a literal list
 // in its text, so a long list of long values (a page of 1,000 long paths)
 // cannot push the query past ClickHouse's max_query_size: the placeholder
-// becomes the table's name.
+// becomes the table's name. A set given again (the channel rule names its
+// lists many times) is sent once, and every placeholder of it names that
+// table: the query's text then repeats the same expression, which
+// ClickHouse computes once.
 func externalSets(query string, args []any) (string, []any, []*ext.Table, error) {
 	var tables []*ext.Table
+	var sent []stats.Set
 	var kept []any
 	var b strings.Builder
 	arg := 0
@@ -141,16 +146,29 @@ func externalSets(query string, args []any) (string, []any, []*ext.Table, error)
 			b.WriteByte(c)
 			continue
 		}
-		name := fmt.Sprintf("_set%d", len(tables))
-		t, err := externalTable(name, []string(set))
-		if err != nil {
-			return "", nil, nil, fmt.Errorf("chstore: set: %w", err)
+		name, seen := setName(sent, set)
+		if !seen {
+			t, err := externalTable(name, []string(set))
+			if err != nil {
+				return "", nil, nil, fmt.Errorf("chstore: set: %w", err)
+			}
+			tables, sent = append(tables, t), append(sent, set)
 		}
-		tables = append(tables, t)
 		b.WriteString(name)
 		arg++
 	}
 	return b.String(), append(kept, args[arg:]...), tables, nil
+}
+
+// setName is the name of the table of set: that of the same set among
+// sent (seen), else the name of the next table.
+func setName(sent []stats.Set, set stats.Set) (name string, seen bool) {
+	for i, s := range sent {
+		if slices.Equal(s, set) {
+			return fmt.Sprintf("_set%d", i), true
+		}
+	}
+	return fmt.Sprintf("_set%d", len(sent)), false
 }
 
 // rowDest points Scan at a row's fields.
