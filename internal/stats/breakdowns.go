@@ -59,6 +59,33 @@ func (s *Service) Campaigns(ctx context.Context, p auth.Principal, r Request) (C
 	return res, nil
 }
 
+// Channels lists visits by acquisition channel (Channel): the visitors of
+// each, their share of the report's visitors, its visits, pageviews,
+// bounce rate and mean visit duration. No rollup holds the columns the
+// rule reads: the report reads the sessions, on a sample from the funnel's
+// lower threshold on, as the versions do (rawSampleRate).
+func (s *Service) Channels(ctx context.Context, p auth.Principal, r Request) (List[ChannelRow], error) {
+	var res List[ChannelRow]
+	sc, err := s.rawScope(ctx, p, r)
+	if err != nil {
+		return res, err
+	}
+	q := sc.query(Sessions, []Dimension{Channel}, []Metric{Visitors, SessionCount, Pageviews, Bounces, DurationSum})
+	q.Order, q.Limit, q.WithTotals = []Order{ByMetric(Visitors), ByDimension(Channel)}, maxRows, true
+	rows, total, err := s.rowsAndTotals(ctx, q)
+	if err != nil {
+		return res, err
+	}
+	res.Rows = make([]ChannelRow, len(rows))
+	for i, row := range rows {
+		m := row.Metrics
+		res.Rows[i] = ChannelRow{Channel: row.Dims[0], Visitors: count(m[0]), Percentage: percent(m[0], total[0]),
+			Visits: count(m[1]), Pageviews: count(m[2]), BounceRate: bounceRate(m[1], m[3]), VisitDuration: meanSeconds(m[4], m[1])}
+	}
+	res.Meta = sc.meta()
+	return res, nil
+}
+
 // share is a visitors breakdown by one or two dimensions: each row with its
 // visitors and their share of the report's visitors.
 type share struct {
@@ -156,15 +183,23 @@ func (s *Service) OSVersions(ctx context.Context, p auth.Principal, r Request) (
 // rawShares is shares by dim of a report no rollup holds, read on a sample
 // from rawSampleRate's threshold on.
 func (s *Service) rawShares(ctx context.Context, p auth.Principal, r Request, dim Dimension) (List[Share], error) {
-	sc, err := s.access(ctx, p, r)
-	if err == nil {
-		sc.sampled = new(atomic.Bool)
-		sc.sample, err = s.rawSampleRate(ctx, sc)
-	}
+	sc, err := s.rawScope(ctx, p, r)
 	if err != nil {
 		return List[Share]{}, err
 	}
 	return s.sharesIn(ctx, sc, []Dimension{dim}, known)
+}
+
+// rawScope resolves r for a report no rollup holds, which reads raw rows
+// whatever the range: on a sample from rawSampleRate's threshold on.
+func (s *Service) rawScope(ctx context.Context, p auth.Principal, r Request) (scope, error) {
+	sc, err := s.access(ctx, p, r)
+	if err != nil {
+		return sc, err
+	}
+	sc.sampled = new(atomic.Bool)
+	sc.sample, err = s.rawSampleRate(ctx, sc)
+	return sc, err
 }
 
 // Countries lists visitors by country; visitors of unknown country are ZZ.

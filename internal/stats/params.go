@@ -102,6 +102,7 @@ var FilterParams = []struct {
 	{"utm_campaign", UTMCampaign, plain, "1 to 256 bytes"},
 	{"utm_content", UTMContent, plain, "1 to 256 bytes"},
 	{"source", Source, plain, "1 to 256 bytes"},
+	{"channel", Channel, canonicalChannel, "a channel: " + strings.Join(Channels, ", ")},
 	{"pathname", Pathname, pagePath, "a path starting with /"},
 	{"country", Country, countryParam, "an ISO 3166-1 alpha-2 code such as US"},
 	{"region", Region, regionParam, "an ISO 3166-2 code such as US-CA"},

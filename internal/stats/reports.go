@@ -102,6 +102,16 @@ type SourceRow struct {
 	BounceRate          float64
 }
 
+// ChannelRow is a row of the channels report: a channel (Channels), its
+// visitors and their share of the report's visitors, its visits
+// (sessions), pageviews, bounce rate and mean visit duration in seconds.
+type ChannelRow struct {
+	Channel                     string
+	Visitors, Visits, Pageviews int64
+	Percentage                  float64
+	BounceRate, VisitDuration   float64
+}
+
 // EntryRow is a row of the entry-pages report.
 type EntryRow struct {
 	Path                  string

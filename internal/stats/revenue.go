@@ -26,8 +26,8 @@ const (
 
 // Revenue reports payments and refunds converted into the site's base
 // currency: totals (with the range's visitors), a daily series, and
-// optionally a breakdown by the source, entry page, campaign, country or
-// device of the attribution model's touch.
+// optionally a breakdown by the source, channel, entry page, campaign,
+// country or device of the attribution model's touch.
 func (s *Service) Revenue(ctx context.Context, p auth.Principal, r Request) (RevenueReport, error) {
 	var res RevenueReport
 	var err error
@@ -107,15 +107,20 @@ var paymentColumns = map[string]string{
 
 // paymentFilters turns report filters into filters of the payments table,
 // on the touch of the attribution model. A payment knows the source,
-// campaign, country and device of its visit, not the pages or the browser.
+// channel, campaign, country and device of its visit, not the pages or the
+// browser.
 func paymentFilters(fs []Filter, attribution string) ([]Filter, error) {
 	out := make([]Filter, 0, len(fs))
 	for _, f := range fs {
 		col, ok := paymentColumns[f.Dim.Name]
-		if !ok {
+		switch {
+		case f.Dim.Name == Channel.Name:
+			f.Dim = paymentChannel(attribution)
+		case !ok:
 			return nil, errs.InvalidField(filterParam(f.Dim), "the revenue report cannot be filtered by %s", filterParam(f.Dim))
+		default:
+			f.Dim = Dimension{Name: f.Dim.Name, exprs: map[Table]string{Payments: attributionColumn(attribution, col)}}
 		}
-		f.Dim = Dimension{Name: f.Dim.Name, exprs: map[Table]string{Payments: attributionColumn(attribution, col)}}
 		out = append(out, f)
 	}
 	return out, nil
@@ -196,7 +201,7 @@ func legacyName(attribution string) string {
 func parseRevenue(r *Request, breakdown, attribution, legacy string) error {
 	if breakdown != "" {
 		if _, ok := RevenueBreakdowns[breakdown]; !ok {
-			return errs.InvalidField("breakdown", "must be source, page, campaign, country or device")
+			return errs.InvalidField("breakdown", "must be source, channel, page, campaign, country or device")
 		}
 	}
 	m, err := ParseAttribution(attribution, legacy)

@@ -126,12 +126,12 @@ func TestRevenueSummary(t *testing.T) {
 }
 
 // The revenue report filters by what a payment knows of its visit (source,
-// UTM parameters, country, device) and refuses the other filters, naming
+// channel, UTM parameters, country, device) and refuses the other filters, naming
 // each, as the README says.
 func TestRevenueFilters(t *testing.T) {
 	refused := map[string]bool{"pathname": true, "region": true, "city": true, "browser": true, "os": true,
 		"browser_version": true, "os_version": true}
-	values := map[string]string{"pathname": "/a", "country": "US", "region": "US-CA", "device": "Mobile"}
+	values := map[string]string{"pathname": "/a", "country": "US", "region": "US-CA", "device": "Mobile", "channel": "Email"}
 	for _, p := range FilterParams {
 		v := values[p.Param]
 		if v == "" {

@@ -281,9 +281,11 @@ func attributionColumn(attribution, col string) string {
 	return attributionPrefix[attribution] + col
 }
 
-// RevenueBreakdowns name the attribution field of each breakdown.
+// RevenueBreakdowns name the attribution field of each breakdown; the
+// channel is the one worked out of several (paymentChannel).
 var RevenueBreakdowns = map[string]string{
 	"source":   "source",
+	"channel":  "",
 	"page":     "entry_page",
 	"campaign": "utm_campaign",
 	"country":  "country_code",
@@ -297,6 +299,11 @@ var RevenueBreakdowns = map[string]string{
 // in the query, so that a row counts each paying visitor once, however many
 // of its payments had another value or none.
 func RevenueBy(breakdown, attribution string) Dimension {
+	if breakdown == "channel" { // every touch has a channel, Direct at least
+		d := paymentChannel(attribution)
+		d.Name = "revenue_channel"
+		return d
+	}
 	col := attributionColumn(attribution, RevenueBreakdowns[breakdown])
 	return Dimension{Name: "revenue_" + breakdown, args: []any{UnattributedLabel, NoneLabel},
 		exprs: map[Table]string{Payments: "multiIf(attributed = 0, ?, " + col + " = '', ?, " + col + ")"}}
