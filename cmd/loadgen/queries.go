@@ -48,6 +48,10 @@ var statsCalls = []statsCall{
 		r, err := c.Sources(ctx, p)
 		return r.Meta.Sampled, err
 	}},
+	{"channels", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
+		r, err := c.Channels(ctx, p)
+		return r.Meta.Sampled, err
+	}},
 	{"entry-pages", func(ctx context.Context, c *client.Client, p client.StatsParams) (bool, error) {
 		r, err := c.EntryPages(ctx, p)
 		return r.Meta.Sampled, err

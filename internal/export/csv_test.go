@@ -223,10 +223,10 @@ func TestDownloadReports(t *testing.T) {
 		return out
 	}
 	r := stats.Request{SiteID: "s", Compare: true, Limit: 10, Page: 3}
-	want := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources",
+	want := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources", "channels",
 		"campaigns", "campaigns-utm_source", "campaigns-utm_medium", "campaigns-utm_content",
 		"devices", "browsers", "operating-systems", "countries", "events", "conversions", "retention-day",
-		"revenue", "revenue-source", "revenue-page", "revenue-campaign", "revenue-country", "revenue-device"}
+		"revenue", "revenue-source", "revenue-channel", "revenue-page", "revenue-campaign", "revenue-country", "revenue-device"}
 	if diff := cmp.Diff(want, names(r)); diff != "" {
 		t.Errorf("reports (-want +got):\n%s", diff)
 	}

@@ -21,6 +21,7 @@ type Reports interface {
 	Pages(ctx context.Context, p auth.Principal, r stats.Request) (stats.Pages, error)
 	Sources(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.SourceRow], error)
 	Campaigns(ctx context.Context, p auth.Principal, r stats.Request) (stats.Campaigns, error)
+	Channels(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.ChannelRow], error)
 	EntryPages(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.EntryRow], error)
 	ExitPages(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.ExitRow], error)
 	Devices(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.Share], error)
@@ -68,11 +69,11 @@ func read[R any, T Table](m func(Reports, context.Context, auth.Principal, stats
 
 // Download lists the reports of a download of r's site, range and filters:
 // every report of the range, each whole (the pages report's first 1,000
-// pages, as every other list stops at 1,000 rows), campaigns by each UTM
-// parameter, the browser's versions when r filters by a browser and the
-// system's when it filters by an operating system, regions when r filters
-// by a country and cities when it filters by a region (as the dashboard
-// drills down), and revenue's daily series and
+// pages, as every other list stops at 1,000 rows), the channels, campaigns
+// by each UTM parameter, the browser's versions when r filters by a
+// browser and the system's when it filters by an operating system, regions
+// when r filters by a country and cities when it filters by a region (as
+// the dashboard drills down), and revenue's daily series and
 // its breakdowns (of r's attribution model, the default when it has none),
 // the journeys of 3 steps from the entry page (the first 1,000 paths),
 // the funnel of r.FunnelID when there is one, and the retention report by
@@ -92,6 +93,7 @@ func Download(r stats.Request) []Report {
 		report("exit-pages", read(Reports.ExitPages, wire.ExitPages), r),
 		report("journeys", read(Reports.Journeys, wire.Journeys), journeys),
 		report("sources", read(Reports.Sources, wire.Sources), r),
+		report("channels", read(Reports.Channels, wire.Channels), r),
 	}
 	for _, by := range []string{stats.DefaultUTMBy, "utm_source", "utm_medium", "utm_content"} {
 		c := r
@@ -128,7 +130,7 @@ func Download(r stats.Request) []Report {
 		rep.optional = true
 		list = append(list, rep)
 	}
-	for _, by := range []string{"", "source", "page", "campaign", "country", "device"} {
+	for _, by := range []string{"", "source", "channel", "page", "campaign", "country", "device"} {
 		c := r
 		c.Breakdown, c.Attribution = by, attribution
 		rep := report("revenue", read(Reports.Revenue, wire.Revenue), c)

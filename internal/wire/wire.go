@@ -58,6 +58,15 @@ func Sources(l stats.List[stats.SourceRow]) (res api.SourcesResponse) {
 	return res
 }
 
+// Channels is the body of GET /api/v1/stats/channels.
+func Channels(l stats.List[stats.ChannelRow]) (res api.ChannelsResponse) {
+	list(l, &res.Data.Channels, &res.Meta, func(r stats.ChannelRow) api.ChannelRow {
+		return api.ChannelRow{Channel: r.Channel, Visitors: r.Visitors, Percentage: r.Percentage, Visits: r.Visits,
+			Pageviews: r.Pageviews, BounceRate: r.BounceRate, VisitDuration: r.VisitDuration}
+	})
+	return res
+}
+
 // EntryPages is the body of GET /api/v1/stats/entry-pages.
 func EntryPages(l stats.List[stats.EntryRow]) (res api.EntryPagesResponse) {
 	list(l, &res.Data.EntryPages, &res.Meta, func(r stats.EntryRow) api.EntryPage {

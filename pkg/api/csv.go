@@ -14,6 +14,9 @@ func (r PagesResponse) CSVRows() any { return r.Data.Pages }
 // CSVRows is the list of sources.
 func (r SourcesResponse) CSVRows() any { return r.Data.Sources }
 
+// CSVRows is the list of channels.
+func (r ChannelsResponse) CSVRows() any { return r.Data.Channels }
+
 // CSVRows is the list of values of the UTM parameter.
 func (r CampaignsResponse) CSVRows() any { return r.Data.Campaigns }
 

@@ -124,6 +124,28 @@ type SourcesResponse struct {
 	Meta StatsMeta `json:"meta"`
 }
 
+// ChannelRow is a row of the channels report: an acquisition channel
+// ("Organic Search", "Paid Social", "Direct"…), its visitors and their
+// share of the report's visitors, its visits, their pageviews, bounce rate
+// and mean duration in seconds.
+type ChannelRow struct {
+	Channel       string  `json:"channel"`
+	Visitors      int64   `json:"visitors"`
+	Percentage    float64 `json:"percentage"`
+	Visits        int64   `json:"visits"`
+	Pageviews     int64   `json:"pageviews"`
+	BounceRate    float64 `json:"bounce_rate"`
+	VisitDuration float64 `json:"visit_duration"`
+}
+
+// ChannelsResponse is the body of GET /api/v1/stats/channels.
+type ChannelsResponse struct {
+	Data struct {
+		Channels []ChannelRow `json:"channels"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
 // EntryPage is a row of the entry-pages report.
 type EntryPage struct {
 	Pathname   string  `json:"pathname"`

@@ -30,9 +30,10 @@ type StatsParams struct {
 	// Filters (every report): device, country (required by regions),
 	// region (required by cities), source, pathname, city, browser
 	// (required by browser versions), OS (required by OS versions), and
-	// the versions of either.
+	// the versions of either, and the acquisition channel ("Organic
+	// Search", "Paid Social"…: the names of the channels report).
 	Device, Country, Region, Source, Pathname, City, Browser, OS string
-	BrowserVersion, OSVersion                                    string
+	BrowserVersion, OSVersion, Channel                           string
 	// EventName filters the events report, and is the event of the
 	// event-properties report.
 	EventName string
@@ -90,6 +91,7 @@ func (p StatsParams) values() url.Values {
 	set("country", p.Country)
 	set("region", p.Region)
 	set("source", p.Source)
+	set("channel", p.Channel)
 	set("pathname", p.Pathname)
 	set("city", p.City)
 	set("browser", p.Browser)
@@ -143,6 +145,12 @@ func (c *Client) Pages(ctx context.Context, p StatsParams) (api.PagesResponse, e
 // utm_campaign by default).
 func (c *Client) Campaigns(ctx context.Context, p StatsParams) (api.CampaignsResponse, error) {
 	return getStats[api.CampaignsResponse](ctx, c, "campaigns", p)
+}
+
+// Channels returns visits by acquisition channel (Organic Search, Paid
+// Social, Direct…).
+func (c *Client) Channels(ctx context.Context, p StatsParams) (api.ChannelsResponse, error) {
+	return getStats[api.ChannelsResponse](ctx, c, "channels", p)
 }
 
 // Sources returns the traffic sources.
@@ -253,7 +261,7 @@ func (c *Client) Ingestion(ctx context.Context, p StatsParams) (api.IngestionRes
 // a row per item of the report's list) to w, and returns the file name the
 // server gives it (<report>-<site_id>-<date_from>-<date_to>.csv). report
 // is the last segment of the report's path: overview, pages, entry-pages,
-// exit-pages, sources, campaigns, devices, browsers, operating-systems,
+// exit-pages, sources, channels, campaigns, devices, browsers, operating-systems,
 // countries, regions, cities, events, journeys, realtime, revenue, ingestion, funnel
 // (with p.FunnelID), or conversions (the goals report).
 func (c *Client) CSV(ctx context.Context, report string, p StatsParams, w io.Writer) (string, error) {
