@@ -353,36 +353,6 @@ func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal
 	return s.renderTable(c, card)
 }
 
-func (s *Server) sourcesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
-	card := tableCard{View: v, Card: "sources", Tabs: tabs(v, "sources", or(tab, "sources"), [2]string{"sources", "Sources"},
-		[2]string{"utm_campaign", "Campaigns"}, [2]string{"utm_source", "UTM sources"}, [2]string{"utm_medium", "UTM mediums"})}
-	if _, ok := stats.UTMDimensions[tab]; ok {
-		r.UTMBy = tab
-		res, err := s.deps.Stats.Campaigns(ctx, p, r)
-		if err != nil {
-			return err
-		}
-		card.Columns = []string{card.tabLabel(), "Visitors", "Share", "Pageviews", "Bounce rate"}
-		for _, row := range head(res.Rows) {
-			card.Rows = append(card.Rows, cardRow{Label: row.Value, Link: v.link(tab, row.Value),
-				Cells: []cardCell{countCell("visitors", row.Visitors), pctCell("percentage", row.Percentage),
-					countCell("pageviews", row.Pageviews), pctCell("bounce_rate", row.BounceRate)}})
-		}
-		card.Empty = "No visits with UTM parameters in this range."
-		return s.renderTable(c, card)
-	}
-	res, err := s.deps.Stats.Sources(ctx, p, r)
-	if err != nil {
-		return err
-	}
-	card.Columns = []string{"Source", "Visitors", "Pageviews", "Bounce rate"}
-	for _, row := range head(res.Rows) {
-		card.Rows = append(card.Rows, cardRow{Label: row.Source, Link: v.link("source", row.Source),
-			Cells: []cardCell{countCell("visitors", row.Visitors), countCell("pageviews", row.Pageviews), pctCell("bounce_rate", row.BounceRate)}})
-	}
-	return s.renderTable(c, card)
-}
-
 func (t tableCard) tabLabel() string {
 	for _, tab := range t.Tabs {
 		if tab.Active {
@@ -545,16 +515,17 @@ type revenueRow struct {
 }
 
 // revenueFilters are the dashboard filters a payment knows of its visit.
-var revenueLinks = map[string]string{"source": "source", "campaign": "utm_campaign", "country": "country", "device": "device", "page": ""}
+var revenueLinks = map[string]string{"source": "source", "channel": "channel", "campaign": "utm_campaign", "country": "country",
+	"device": "device", "page": ""}
 
 func (s *Server) revenueCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
 	tab = or(tab, "source")
 	if _, ok := revenueLinks[tab]; !ok {
 		tab = "source"
 	}
-	card := revenueCard{View: v, Tabs: tabs(v, "revenue", tab, [2]string{"source", "Sources"}, [2]string{"page", "Entry pages"},
-		[2]string{"campaign", "Campaigns"}, [2]string{"country", "Countries"}, [2]string{"device", "Devices"}),
-		Models: attributionLinks(v)}
+	card := revenueCard{View: v, Tabs: tabs(v, "revenue", tab, [2]string{"source", "Sources"}, [2]string{"channel", "Channels"},
+		[2]string{"page", "Entry pages"}, [2]string{"campaign", "Campaigns"}, [2]string{"country", "Countries"},
+		[2]string{"device", "Devices"}), Models: attributionLinks(v)}
 	card.Column = card.Tabs[0].Label
 	for _, t := range card.Tabs {
 		if t.Active {
