@@ -146,6 +146,9 @@ func TestAttributionModels(t *testing.T) {
 			"source":   {tRow("Google"), sRow("Bing"), unattributed},
 			"campaign": {tRow("spring"), sRow("(none)"), unattributed},
 			"page":     {tRow("/features"), sRow("/"), unattributed},
+			// Google's and Bing's results are both Organic Search (T's
+			// campaign tag names no medium): 6900, refunds 900, net 6000
+			"channel": {{"Organic Search", 6900, 900, 6000, 2, 1, 2}, unattributed},
 		},
 		"last_touch": {
 			"source": {tRow("Direct / None"), sRow("Bing"), unattributed},
@@ -153,11 +156,14 @@ func TestAttributionModels(t *testing.T) {
 			// 4900 + 2000 = 6900, refunds 900, net 6000, 2 payments, 2 payers
 			"campaign": {{"(none)", 6900, 900, 6000, 2, 1, 2}, unattributed},
 			"page":     {tRow("/pricing"), sRow("/"), unattributed},
+			"channel":  {tRow("Direct"), sRow("Organic Search"), unattributed},
 		},
 		"first_touch": {
 			"source":   {tRow("Twitter"), sRow("Bing"), unattributed},
 			"campaign": {tRow("launch"), sRow("(none)"), unattributed},
 			"page":     {tRow("/blog/launch"), sRow("/"), unattributed},
+			// Twitter is social; the launch campaign is no shop
+			"channel": {tRow("Organic Social"), sRow("Organic Search"), unattributed},
 		},
 	}
 	// meta.model: the deprecated parameter's name of the model, if it has one
@@ -224,6 +230,24 @@ func TestAttributionModels(t *testing.T) {
 		}
 		if got.Data.Totals.Revenue != tc.want {
 			t.Errorf("%s, source=%s: revenue %d, want %d", tc.attribution, tc.source, got.Data.Totals.Revenue, tc.want)
+		}
+	}
+	// and so does the channel, worked out of the touch's columns
+	for _, tc := range []struct {
+		attribution, channel string
+		want                 int64
+	}{
+		{"last_non_direct", "Organic Search", 6900}, {"last_touch", "organic search", 2000}, {"last_touch", "Direct", 4900},
+		{"first_touch", "Organic Social", 4900}, {"last_non_direct", "Organic Social", 0}, {"first_touch", "Direct", 0},
+	} {
+		q := p
+		q.Attribution, q.Channel = tc.attribution, tc.channel
+		got, err := c.Revenue(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Data.Totals.Revenue != tc.want {
+			t.Errorf("%s, channel=%s: revenue %d, want %d", tc.attribution, tc.channel, got.Data.Totals.Revenue, tc.want)
 		}
 	}
 }

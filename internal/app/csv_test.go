@@ -112,6 +112,7 @@ func TestCSVReportsEqualJSON(t *testing.T) {
 		{report: "pages", query: base, list: "data.pages"},
 		{report: "pages", query: with(base, "limit", "2", "page", "2"), list: "data.pages"},
 		{report: "sources", query: base, list: "data.sources"},
+		{report: "channels", query: base, list: "data.channels"},
 		{report: "campaigns", query: base, list: "data.campaigns"},
 		{report: "campaigns", query: with(base, "by", "utm_source"), list: "data.campaigns", file: "campaigns-utm_source"},
 		{report: "campaigns", query: with(base, "by", "utm_medium"), list: "data.campaigns", file: "campaigns-utm_medium"},
@@ -129,6 +130,7 @@ func TestCSVReportsEqualJSON(t *testing.T) {
 		{report: "conversions", query: base, list: "data"},
 		{report: "revenue", query: base, list: "data.timeseries", currency: true},
 		{report: "revenue", query: with(base, "breakdown", "source"), list: "data.breakdown", file: "revenue-source", currency: true},
+		{report: "revenue", query: with(base, "breakdown", "channel"), list: "data.breakdown", file: "revenue-channel", currency: true},
 		{report: "revenue", query: with(base, "breakdown", "campaign", "model", "first_touch"), list: "data.breakdown",
 			file: "revenue-campaign-first_touch", currency: true},
 	}
@@ -195,9 +197,10 @@ func TestCSVReportsEqualJSON(t *testing.T) {
 		w := newWebUser(t, h)
 		w.login(h.email)
 		view := url.Values{"range": {"custom"}, "from": {"2026-05-01"}, "to": {"2026-05-07"}}
-		all := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources", "campaigns", "campaigns-utm_source",
-			"campaigns-utm_medium", "campaigns-utm_content", "devices", "browsers", "operating-systems", "countries", "events",
-			"conversions", "retention-day", "revenue", "revenue-source", "revenue-page", "revenue-campaign", "revenue-country", "revenue-device"}
+		all := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources", "channels", "campaigns",
+			"campaigns-utm_source", "campaigns-utm_medium", "campaigns-utm_content", "devices", "browsers", "operating-systems",
+			"countries", "events", "conversions", "retention-day", "revenue", "revenue-source", "revenue-channel", "revenue-page",
+			"revenue-campaign", "revenue-country", "revenue-device"}
 		checkDownload(t, h, w, site, view, all)
 
 		// drilled down to a country: its regions too

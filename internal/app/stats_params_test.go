@@ -12,7 +12,7 @@ import (
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
-var statsEndpoints = []string{"overview", "pages", "sources", "entry-pages", "exit-pages", "devices", "browsers",
+var statsEndpoints = []string{"overview", "pages", "sources", "channels", "entry-pages", "exit-pages", "devices", "browsers",
 	"operating-systems", "countries", "regions", "cities", "events", "event-properties", "journeys", "retention"}
 
 // get calls a stats endpoint with raw query parameters.
@@ -90,6 +90,7 @@ func TestStatsParameterErrors(t *testing.T) {
 		{"the server's zone is no timezone", []string{"timezone", "localtime"}, 400, "invalid_request", "timezone"},
 		{"leap seconds are no timezone", []string{"timezone", "right/UTC"}, 400, "invalid_request", "timezone"},
 		{"empty utm_source", []string{"utm_source", ""}, 400, "invalid_request", "utm_source"},
+		{"not a channel", []string{"channel", "Organic"}, 400, "invalid_request", "channel"},
 		// a report reads one value of each: Germany's alone would answer
 		// another question than the caller's
 		{"country twice", []string{"country", "<twice>"}, 400, "invalid_request", "country"},

@@ -158,6 +158,23 @@ func TestSampling(t *testing.T) {
 		t.Errorf("browser versions above the funnels' threshold: sampled=%v, %d visitors, %v; want a sample of about %d",
 			versions.Meta.Sampled, sum, err, visitors)
 	}
+	// and so do the channels: every visitor came without a referrer,
+	// Direct, 2 pageviews a visit (exact below the thresholds; on a sample
+	// each count is scaled back and rounded on its own)
+	for _, tc := range []struct {
+		c       *client.Client
+		sampled bool
+	}{{h.client(h.key), false}, {funnels, true}} {
+		ch, err := tc.c.Channels(ctx, params)
+		if err != nil || ch.Meta.Sampled != tc.sampled || len(ch.Data.Channels) != 1 || ch.Data.Channels[0].Channel != "Direct" {
+			t.Fatalf("channels (sampled %v): %+v, %v; want Direct alone", tc.sampled, ch, err)
+		}
+		row := ch.Data.Channels[0]
+		if !tc.sampled && (row.Visitors != visitors || row.Visits != visitors || row.Pageviews != visitors*perVisitor) ||
+			tc.sampled && (row.Visitors < visitors/2 || row.Visitors > visitors*3/2 || max(row.Pageviews-row.Visits*perVisitor, row.Visits*perVisitor-row.Pageviews) > 1) {
+			t.Errorf("channels (sampled %v): %+v; want about %d visitors of a visit of %d pageviews each", tc.sampled, row, visitors, perVisitor)
+		}
+	}
 	// so does retention: every visitor came on May 3, the week of Apr 27,
 	// and none the week after
 	ret, err := funnels.Retention(ctx, params)
