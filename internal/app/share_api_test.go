@@ -2,8 +2,10 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -95,4 +97,57 @@ func getRaw(t *testing.T, h *harness, path, token string) (int, string) {
 		t.Fatal(err)
 	}
 	return res.StatusCode, string(b)
+}
+
+// The URLs tally shows without TALLY_PUBLIC_URL take their scheme from the
+// one rule of the redirect to HTTPS: a client's own X-Forwarded-Proto
+// changes neither a shared link's URL (API, dashboard) nor the install
+// snippet; a trusted proxy's does.
+func TestShownURLsTrustOnlyProxiesForTheScheme(t *testing.T) {
+	untrusted := newHarness(t) // no trusted proxies: the test client is anybody
+	trusted := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.TrustedProxies = []string{"127.0.0.1/32"} }))
+	for _, tc := range []struct {
+		name string
+		h    *harness
+		want string
+	}{
+		{"an untrusted client", untrusted, "http://"},
+		{"a trusted proxy", trusted, "https://"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.h
+			host := strings.TrimPrefix(h.srv.URL, "http://")
+			forwarded := http.Header{"X-Forwarded-Proto": {"https"}}
+
+			req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/sites/"+string(h.siteID)+"/shared-links",
+				strings.NewReader(`{"label":"scheme"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+h.key)
+			req.Header.Set("X-Forwarded-Proto", "https")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var created api.CreatedSharedLinkResponse
+			if err := json.NewDecoder(res.Body).Decode(&created); err != nil || res.StatusCode != http.StatusCreated {
+				t.Fatalf("creating a link: %d %v", res.StatusCode, err)
+			}
+			if want := tc.want + host + "/share/" + created.Data.Token; created.Data.URL != want {
+				t.Errorf("the API's link URL %q, want %q", created.Data.URL, want)
+			}
+
+			w := newWebUser(t, h)
+			w.login(h.email)
+			settings := "/sites/" + string(h.siteID) + "/settings"
+			if _, _, body := w.doWith(http.MethodGet, settings, nil, forwarded); !strings.Contains(body, tc.want+host+"/js/tally.js") {
+				t.Errorf("the install snippet is not on %s%s", tc.want, host)
+			}
+			form := url.Values{"label": {"scheme"}, "csrf": {w.csrf}}
+			status, _, body := w.doWith(http.MethodPost, "/sites/"+string(h.siteID)+"/shared-links", form, forwarded)
+			if status != http.StatusCreated || !strings.Contains(body, tc.want+host+"/share/") {
+				t.Errorf("the dashboard's new link: %d, not on %s%s", status, tc.want, host)
+			}
+		})
+	}
 }

@@ -155,7 +155,9 @@ type Config struct {
 	// (TALLY_REDIRECT_HTTPS).
 	RedirectHTTPS string `env:"TALLY_REDIRECT_HTTPS" envDefault:"auto"`
 	// TrustedProxies are CIDRs of reverse proxies whose X-Forwarded-For is
-	// believed for the client address; empty = use the connection's address
+	// believed for the client address, and whose X-Forwarded-Proto for the
+	// scheme (the redirect to HTTPS, and the URLs shown without
+	// TALLY_PUBLIC_URL); empty = use the connection's address and scheme
 	// (TALLY_TRUSTED_PROXIES, comma-separated).
 	TrustedProxies []string `env:"TALLY_TRUSTED_PROXIES" envSeparator:","`
 	// Events API limits per API key (or login) and rolling hour, by the

@@ -74,14 +74,20 @@ func RedirectHTTPS(trusted []*net.IPNet, next http.Handler) http.Handler {
 	})
 }
 
-// plainHTTP reports whether r came over plain HTTP: not over TLS, and not
-// from a trusted proxy that says it received HTTPS.
-func plainHTTP(r *http.Request, trusted []*net.IPNet) bool {
-	if r.TLS != nil {
-		return false
+// Scheme is the scheme a request reached tally by, the one rule behind
+// every scheme decision (the redirect to HTTPS, the URLs tally shows):
+// "https" when it arrived over TLS, or from a trusted proxy saying
+// X-Forwarded-Proto: https; else "http". Nobody else's X-Forwarded-Proto
+// (nor X-Forwarded-Ssl, X-Url-Scheme…) counts: any client can send them.
+func Scheme(r *http.Request, trusted []*net.IPNet) string {
+	if r.TLS != nil || fromTrustedProxy(r, trusted) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		return "https"
 	}
-	return !(fromTrustedProxy(r, trusted) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"))
+	return "http"
 }
+
+// plainHTTP reports whether r came over plain HTTP (see Scheme).
+func plainHTTP(r *http.Request, trusted []*net.IPNet) bool { return Scheme(r, trusted) == "http" }
 
 func fromTrustedProxy(r *http.Request, trusted []*net.IPNet) bool {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)

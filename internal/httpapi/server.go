@@ -68,7 +68,8 @@ type Deps struct {
 	// MaxEventBody limits event request bodies (bytes); MaxBatchBody, batch
 	// request bodies.
 	MaxEventBody, MaxBatchBody int64
-	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed.
+	// TrustedProxies are the CIDRs whose X-Forwarded-For and
+	// X-Forwarded-Proto are believed (see Scheme).
 	TrustedProxies []*net.IPNet
 	// Limits are the request rate limits.
 	Limits Limits

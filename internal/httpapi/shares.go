@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strings"
 
@@ -33,12 +34,14 @@ func (s *Server) sharedLinkRoutes(g *echo.Group, authn echo.MiddlewareFunc) {
 }
 
 // BaseURL is the server's address as browsers and payment providers reach
-// it: public (TALLY_PUBLIC_URL) when set, else the request's own origin.
-func BaseURL(c echo.Context, public string) string {
+// it: public (TALLY_PUBLIC_URL) when set, else the request's own origin,
+// its scheme as Scheme decides it with the trusted proxies (never echo's
+// c.Scheme(), which believes any client's X-Forwarded-Proto).
+func BaseURL(c echo.Context, public string, trusted []*net.IPNet) string {
 	if public != "" {
 		return strings.TrimSuffix(public, "/")
 	}
-	return c.Scheme() + "://" + c.Request().Host
+	return Scheme(c.Request(), trusted) + "://" + c.Request().Host
 }
 
 func sharedLinkView(l model.SharedLink) api.SharedLink {
@@ -69,7 +72,7 @@ func (s *Server) createSharedLink(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusCreated, api.CreatedSharedLinkResponse{Data: api.CreatedSharedLink{SharedLink: sharedLinkView(created.Link),
-		URL: sharing.URL(BaseURL(c, s.deps.PublicURL), created.Token), Token: created.Token}})
+		URL: sharing.URL(BaseURL(c, s.deps.PublicURL, s.deps.TrustedProxies), created.Token), Token: created.Token}})
 }
 
 func (s *Server) deleteSharedLink(c echo.Context) error {

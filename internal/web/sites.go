@@ -269,7 +269,9 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 
 // baseURL is the server's address as the sites' pages and the payment
 // providers see it.
-func (s *Server) baseURL(c echo.Context) string { return httpapi.BaseURL(c, s.deps.PublicURL) }
+func (s *Server) baseURL(c echo.Context) string {
+	return httpapi.BaseURL(c, s.deps.PublicURL, s.deps.TrustedProxies)
+}
 
 // settingsError shows the settings page again with a refused form's message.
 // settingsError answers a refused settings form: the page again, the

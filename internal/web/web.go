@@ -140,7 +140,8 @@ type Deps struct {
 	// snippet and webhook URLs); empty = the request's own.
 	PublicURL string
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
-	// believed (for the client address of the login limit).
+	// believed (for the client address of the login limit), and whose
+	// X-Forwarded-Proto (see httpapi.Scheme).
 	TrustedProxies []*net.IPNet
 	// LoginAttempts per email and client address in 15 minutes (see
 	// httpapi.LoginLimits).
