@@ -1,10 +1,19 @@
 package app_test
 
 import (
+	"context"
 	"io"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/pkg/client"
 )
 
 // Bytes that are not text — bad UTF-8, NUL characters — in paths, query
@@ -120,4 +129,106 @@ func sendRaw(t *testing.T, h *harness, method, path, contentType, body string) (
 	defer res.Body.Close()
 	answer, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(answer)
+}
+
+// A sender cannot put lines of their own, or text read backwards, into an
+// analyst's reports: a path's %0A (and a raw newline's escape), a right-to-
+// left override in the path, the UTM campaign, an event's name and its
+// props are stored as ingest's rule has them (percent-encoded in the path;
+// elsewhere a line break is a space, any other U+FFFD), which the realtime and pages reports, the "Right now"
+// card and the events report show; /café stays as the browser sent it.
+func TestControlCharactersNeverReachTheReports(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	c, site := h.client(h.key), string(h.siteID)
+	at := time.Date(2026, 6, 1, 11, 59, 0, 0, time.UTC)
+	h.clock.Set(at)
+	for i, u := range []string{
+		"https://example.com/pay%0A%0A%E2%80%AEFake%20line?utm_campaign=spring%0Asale",
+		"https://example.com/admin\u202Etxt.exe",
+		"https://example.com/caf%C3%A9",
+	} {
+		referrer := ""
+		if i == 1 {
+			referrer = "https://moc.\u202Eevil.example/"
+		}
+		if _, err := c.Pageview(ctx, api.PageviewRequest{SiteID: site, URL: u, UserAgent: chromeUA, Referrer: referrer,
+			VisitorID: "v" + strconv.Itoa(i)}); err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+	}
+	if _, err := c.CustomEvent(ctx, api.CustomEventRequest{PageviewRequest: api.PageviewRequest{SiteID: site,
+		URL: "https://example.com/caf%C3%A9", UserAgent: chromeUA, VisitorID: "v2"}, EventName: "Sign\nup\u2067",
+		Props: map[string]any{"plan\u202E": "pro\r\nmax"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitCount(4, "SELECT count() FROM events WHERE site_id = ?", site)
+	h.clock.Set(at.Add(time.Minute))
+
+	wantPages := []string{"/admin%E2%80%AEtxt.exe", "/café", "/pay%0A%0A%E2%80%AEFake line"}
+	rt, err := c.Realtime(ctx, site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, p := range rt.Data.CurrentPages {
+		shown = append(shown, p.Pathname)
+	}
+	sort.Strings(shown)
+	if diff := cmp.Diff(wantPages, shown); diff != "" {
+		t.Errorf("realtime pages (-want +got):\n%s", diff)
+	}
+	shown = shown[:0]
+	for _, s := range rt.Data.CurrentSources {
+		shown = append(shown, s.Source)
+	}
+	sort.Strings(shown)
+	if diff := cmp.Diff([]string{"Direct / None", "moc.%e2%80%aeevil.example"}, shown); diff != "" {
+		t.Errorf("realtime sources (-want +got):\n%s", diff)
+	}
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-05-31", DateTo: "2026-06-01"}
+	pages, err := c.Pages(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown = shown[:0]
+	for _, p := range pages.Data.Pages {
+		shown = append(shown, p.Pathname)
+	}
+	sort.Strings(shown)
+	if diff := cmp.Diff(wantPages, shown); diff != "" {
+		t.Errorf("pages report (-want +got):\n%s", diff)
+	}
+	events, err := c.Events(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Data.Events) != 1 || events.Data.Events[0].EventName != "Sign up\uFFFD" {
+		t.Errorf("events report: %+v, want one \"Sign up\uFFFD\"", events.Data.Events)
+	}
+	var campaign, key, value string
+	if err := h.ch.QueryRow(ctx, "SELECT utm_campaign FROM events WHERE site_id = ? AND utm_campaign != ''", site).Scan(&campaign); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ch.QueryRow(ctx, "SELECT props_keys[1], props_values[1] FROM events WHERE site_id = ? AND name != 'pageview'",
+		site).Scan(&key, &value); err != nil {
+		t.Fatal(err)
+	}
+	if campaign != "spring sale" || key != "plan\uFFFD" || value != "pro  max" {
+		t.Errorf("stored campaign %q, prop %q = %q", campaign, key, value)
+	}
+
+	w := newWebUser(t, h)
+	w.login(h.email)
+	card := w.expect(http.MethodGet, "/sites/"+site+"/cards/realtime", nil, http.StatusOK)
+	for _, bad := range []string{"\n\n", "\u202E", "&#x202e;", "&#8238;"} {
+		if strings.Contains(card, "pay"+bad) || strings.Contains(card, "admin"+bad) {
+			t.Errorf("the Right now card shows %q:\n%s", bad, card)
+		}
+	}
+	for _, want := range []string{`data-row="/pay%0A%0A%E2%80%AEFake line"`, `data-row="/admin%E2%80%AEtxt.exe"`, `data-row="/café"`} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the Right now card has no %s:\n%s", want, card)
+		}
+	}
 }

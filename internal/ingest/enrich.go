@@ -49,18 +49,20 @@ func (e *Enricher) enrich(ctx context.Context, d *draft) error {
 }
 
 // page takes the host name, the path (no query string or fragment, but the
-// route of a hash-routed page) and the UTM parameters from the event's URL.
+// route of a hash-routed page) and the UTM parameters from the event's URL,
+// each made safe to show (see text.go).
 func (e *Enricher) page(d *draft) {
-	d.attr.Hostname = strings.TrimPrefix(strings.ToLower(d.ev.url.Hostname()), "www.")
+	d.attr.Hostname = urlText(strings.TrimPrefix(strings.ToLower(d.ev.url.Hostname()), "www."))
 	d.pathname = pathnameOf(d.ev)
-	utm := func(i int) string { return truncateUTF8(strings.TrimSpace(d.ev.params[i]), maxUTMLen) }
+	utm := func(i int) string { return truncateUTF8(plainText(strings.TrimSpace(d.ev.params[i])), maxUTMLen) }
 	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm(paramUTMSource), utm(paramUTMMedium), utm(paramUTMCampaign)
 	d.attr.UTMContent, d.attr.UTMTerm = utm(paramUTMContent), utm(paramUTMTerm)
 }
 
 // pathnameOf is the page of an event as tally stores it (and goals and
 // exclusions match it): the URL's path without query string or fragment,
-// but with the route of a hash-routed page.
+// but with the route of a hash-routed page, as urlText (no control or
+// bidirectional character but percent-encoded).
 func pathnameOf(ev *event) string {
 	u := ev.url
 	pathname := u.Path
@@ -81,7 +83,7 @@ func pathnameOf(ev *event) string {
 	if pathname == "" {
 		pathname = "/"
 	}
-	return truncateUTF8(pathname, maxPathStoredLen)
+	return truncateUTF8(urlText(pathname), maxPathStoredLen)
 }
 
 // hashRoute is the route of a hash-routed page: its fragment up to its
@@ -131,7 +133,7 @@ func (e *Enricher) location(d *draft) {
 // source; nothing at all is direct traffic.
 func (e *Enricher) source(d *draft) {
 	if r := d.ev.referrer; r != nil && !e.internal(d, r) {
-		host := strings.ToLower(r.Hostname())
+		host := urlText(strings.ToLower(r.Hostname())) // an unknown host is the source's name
 		d.attr.Referrer = truncateUTF8(strings.TrimPrefix(host, "www.")+r.EscapedPath(), maxPathStoredLen)
 		src := e.Referrers.FromHost(host)
 		d.attr.ReferrerSource, d.attr.SourceType = src.Name, string(src.Type)
