@@ -168,14 +168,17 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.revocations = auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix, log)
 	hasher := auth.NewPasswords(runtime.GOMAXPROCS(0))
 	tokens := auth.NewTokens(cfg.JWTSecret, a.now)
-	// every server counts an account's wrong codes in the same place
-	tfOpts := []twofactor.Option{twofactor.WithAttempts(ratelimit.NewAttempts(a.Redis, cfg.RedisPrefix))}
+	// every server counts an account's wrong codes (and passwords) in the
+	// same place
+	attempts := ratelimit.NewAttempts(a.Redis, cfg.RedisPrefix)
+	tfOpts := []twofactor.Option{twofactor.WithAttempts(attempts)}
 	if cfg.SecretsKeyEphemeral() {
 		tfOpts = append(tfOpts, twofactor.WithKeyOfThisProcess())
 	}
 	a.TwoFactor = twofactor.NewService(a.PG, hasher, a.now, tfOpts...)
 	a.Auth = auth.NewService(a.PG, a.revocations, tokens, hasher, cfg.KeyEnvironment(), a.now, log,
-		auth.WithSecondFactor(a.TwoFactor, a.PG))
+		auth.WithSecondFactor(a.TwoFactor, a.PG),
+		auth.WithFailedPasswords(attempts, auth.FailedPasswords(cfg.LoginAttempts)))
 	a.Passwords = passwords.NewService(a.PG, hasher, a.revocations, a.now, log, passwords.WithTokens(tokens),
 		passwords.WithSecondFactor(a.TwoFactor), passwords.WithMail(a.resetMail()))
 	a.Accounts = accounts.NewService(a.PG, hasher, a.revocations, cfg.KeyEnvironment(), a.now)

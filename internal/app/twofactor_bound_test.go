@@ -17,7 +17,13 @@ import (
 // loopback proxy's X-Forwarded-For): its status, Retry-After and error code.
 func apiLogin(t *testing.T, h *harness, addr, otp string) (status int, retryAfter, code string) {
 	t.Helper()
-	body, _ := json.Marshal(api.LoginRequest{Email: h.email, Password: password, OTP: otp})
+	return apiLoginWith(t, h, addr, api.LoginRequest{Email: h.email, Password: password, OTP: otp})
+}
+
+// apiLoginWith is apiLogin with a request of its own.
+func apiLoginWith(t *testing.T, h *harness, addr string, login api.LoginRequest) (status int, retryAfter, code string) {
+	t.Helper()
+	body, _ := json.Marshal(login)
 	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/auth/login", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

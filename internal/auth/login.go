@@ -160,7 +160,8 @@ func (s *Service) FinishLogin(ctx context.Context, challenge, code string) (mode
 	return user, nil
 }
 
-// checkPassword finds the user of email when password is theirs.
+// checkPassword finds the user of email when password is theirs, within
+// the account's bound on wrong passwords (see FailedPasswords).
 func (s *Service) checkPassword(ctx context.Context, email, password string) (model.User, error) {
 	if strings.TrimSpace(email) == "" {
 		return model.User{}, errs.InvalidField("email", "email is required")
@@ -173,7 +174,7 @@ func (s *Service) checkPassword(ctx context.Context, email, password string) (mo
 	if err != nil && !errors.Is(err, errs.ErrNotFound) && errs.KindOf(err) != errs.Invalid {
 		return model.User{}, errs.E(errs.Unavailable, "service_unavailable", "login is unavailable right now").Wrap(err)
 	}
-	ok, err := s.passwords.Check(ctx, password, user.PasswordHash)
+	ok, err := s.boundedCheck(ctx, user, email, password)
 	if err != nil {
 		return model.User{}, err
 	}

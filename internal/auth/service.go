@@ -11,6 +11,7 @@ import (
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/outage"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 )
 
 // Store is what the authenticator needs from the account store.
@@ -42,6 +43,11 @@ type Service struct {
 	// authentication; challenges hold the dashboard's logins waiting for it
 	second     SecondFactor
 	challenges Challenges
+	// failures bound each account's wrong passwords to failedPasswords
+	// (nil: unbounded); failuresDown logs while they cannot
+	failures        Attempts
+	failedPasswords ratelimit.Bound
+	failuresDown    *outage.Reporter
 	// storeDown logs, once per interval, keys admitted from the cache
 	// while Postgres is unreachable
 	storeDown *outage.Reporter

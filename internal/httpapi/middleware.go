@@ -144,7 +144,9 @@ type KeyedLimit struct {
 // dashboard alike: attempts per email and client address (against guessing
 // one account's password), and ten times as many per address across emails
 // (against spraying one password over many accounts, which also slows real
-// logins: every attempt costs a password hash).
+// logins: every attempt costs a password hash). Across addresses, an
+// account's wrong passwords are bounded where the password is checked
+// (auth.FailedPasswords): a bound of failures, which these limits cannot be.
 func LoginLimits(email, addr string, attempts int) []KeyedLimit {
 	client := clientOf(addr)
 	return []KeyedLimit{

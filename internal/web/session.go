@@ -15,6 +15,7 @@ import (
 	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/ratelimit"
+	"github.com/tally-analytics/tally/internal/twofactor"
 )
 
 const (
@@ -177,9 +178,12 @@ func (s *Server) login(c echo.Context) error {
 	}
 	step, err := s.deps.Auth.BeginLogin(ctx, email, password)
 	if err != nil {
-		if errs.KindOf(err) == errs.Unauthenticated || errs.KindOf(err) == errs.Invalid {
+		switch errs.KindOf(err) {
+		case errs.Unauthenticated, errs.Invalid:
 			p.Error = "Wrong email or password."
 			return s.renderLogin(c, http.StatusUnauthorized, p)
+		case errs.RateLimited:
+			return s.tooManyPasswords(c, p, err)
 		}
 		return err
 	}
@@ -188,6 +192,21 @@ func (s *Server) login(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/login/code?next="+url.QueryEscape(p.Next))
 	}
 	return s.startSession(c, step.User, p.Next)
+}
+
+// tooManyPasswords answers a login of an account that was sent too many
+// wrong passwords lately (auth.FailedPasswords): when passwords are
+// accepted again, and what the wrong ones may mean.
+func (s *Server) tooManyPasswords(c echo.Context, p loginPage, err error) error {
+	var e *errs.Error
+	errors.As(err, &e)
+	httpapi.SetRetryAfter(c.Response().Header(), err)
+	p.Error = "Too many failed logins for this account: no password is accepted for the next " +
+		twofactor.Minutes(e.RetryAfter) + ". If they were not yours, someone may be guessing your password."
+	if s.deps.Passwords.Resets() {
+		p.Error += " A new password (Forgot your password?) is not held back by them."
+	}
+	return s.renderLogin(c, http.StatusTooManyRequests, p)
 }
 
 // loginCSRF checks the double-submit token of the login forms.

@@ -1,0 +1,100 @@
+package auth
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/outage"
+	"github.com/tally-analytics/tally/internal/ratelimit"
+)
+
+// The bound on an account's wrong passwords, whoever sends them and from
+// wherever. The login limits (httpapi.LoginLimits) count per client
+// address, so without it many addresses could guess one account's password
+// without end. It counts failures only, and only those the login limits let
+// through (at most loginAttempts per address in 15 minutes), so that
+// keeping an account at its bound takes failed logins from many addresses
+// at once, and keeps the owner's password refused for no longer than the
+// window after they stop. Sessions and tokens already issued stay; a new
+// password (a reset, the operator's set-password) starts a bound of its own.
+
+// FailedPasswordsWindow is the window of the bound on wrong passwords.
+const FailedPasswordsWindow = 5 * time.Minute
+
+// FailedPasswords is the bound on an account's wrong passwords: three times
+// the login attempts one address may make in 15 minutes, in any 5 minutes
+// (30 by default; nine times the rate of one email and address).
+func FailedPasswords(loginAttempts int) ratelimit.Bound {
+	return ratelimit.Bound{N: 3 * loginAttempts, Window: FailedPasswordsWindow}
+}
+
+// Attempts counts the failures of a key across every server (see
+// ratelimit.Attempts): an attempt is counted as a failure before its
+// outcome is known, and taken back when it succeeded.
+type Attempts interface {
+	Begin(ctx context.Context, key string, b ratelimit.Bound, now time.Time) (ratelimit.Attempt, time.Duration, error)
+	Succeeded(ctx context.Context, at ratelimit.Attempt) error
+}
+
+// WithFailedPasswords bounds the wrong passwords of each account (see
+// FailedPasswords). A service without it (the operator's command line)
+// does not bound them.
+func WithFailedPasswords(a Attempts, b ratelimit.Bound) Option {
+	return func(s *Service) {
+		s.failures, s.failedPasswords = a, b
+		s.failuresDown = outage.New(s.log, "auth: Redis unavailable; wrong passwords are not bounded per account", 0)
+	}
+}
+
+// failuresKey is whose wrong passwords an attempt counts with: the user's
+// under their current password (the token generation moves on with each
+// new one), or an email no account has, digested, so that an unknown email
+// is bounded as a known one is and a refusal tells nothing.
+func failuresKey(user model.User, email string) string {
+	if user.ID != "" {
+		return "password:" + string(user.ID) + ":" + strconv.FormatInt(user.TokenGeneration, 10)
+	}
+	return "password:email:" + hex.EncodeToString(HashKey(strings.ToLower(strings.TrimSpace(email)))[:12])
+}
+
+// boundedCheck checks password against user's hash within the account's
+// bound on wrong passwords: past it, the password is refused unchecked, a
+// right one too. A right password is not counted, but wipes none of the
+// wrong ones. When the bound cannot be kept (Redis does not answer), the
+// password is checked without it, as the login limits let requests pass
+// then.
+func (s *Service) boundedCheck(ctx context.Context, user model.User, email, password string) (bool, error) {
+	if s.failures == nil {
+		return s.passwords.Check(ctx, password, user.PasswordHash)
+	}
+	at, wait, err := s.failures.Begin(ctx, failuresKey(user, email), s.failedPasswords, s.now())
+	if err != nil {
+		s.failuresDown.Fail(1, err)
+		return s.passwords.Check(ctx, password, user.PasswordHash)
+	}
+	s.failuresDown.OK()
+	if wait > 0 {
+		return false, errTooManyPasswords(s.failedPasswords, wait)
+	}
+	ok, err := s.passwords.Check(ctx, password, user.PasswordHash)
+	if ok || err != nil {
+		// neither a right password nor one that could not be checked is a
+		// wrong one; should this fail, it stays counted
+		_ = s.failures.Succeeded(context.WithoutCancel(ctx), at)
+	}
+	return ok, err
+}
+
+// errTooManyPasswords refuses a login of an account that was sent b.N
+// wrong passwords in the window; wait is until the first leaves it.
+func errTooManyPasswords(b ratelimit.Bound, wait time.Duration) error {
+	return &errs.Error{Kind: errs.RateLimited, Code: "too_many_attempts", RetryAfter: wait,
+		Message: fmt.Sprintf("too many failed logins for this account (%d in %d minutes): no password is accepted for the next %d s",
+			b.N, int(b.Window/time.Minute), int((wait+time.Second-1)/time.Second))}
+}
