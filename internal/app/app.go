@@ -168,8 +168,8 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.revocations = auth.NewRedisRevocations(a.Redis, cfg.RedisPrefix, log)
 	hasher := auth.NewPasswords(runtime.GOMAXPROCS(0))
 	tokens := auth.NewTokens(cfg.JWTSecret, a.now)
-	// every server counts an account's wrong codes (and passwords) in the
-	// same place
+	// every server counts an account's wrong codes and passwords, and an
+	// address's unknown shared links, in the same place
 	attempts := ratelimit.NewAttempts(a.Redis, cfg.RedisPrefix)
 	tfOpts := []twofactor.Option{twofactor.WithAttempts(attempts)}
 	if cfg.SecretsKeyEphemeral() {
@@ -216,7 +216,8 @@ func (a *App) build(ctx context.Context) (err error) {
 		Team:    accounts.NewTeam(a.Accounts, a.PG), Keys: a.Accounts, TwoFactor: a.TwoFactor, Passwords: a.Passwords, Goals: a.Goals, Funnels: a.Funnels, Shares: a.Sharing, Segments: a.Segments, Reports: a.Reports, Spikes: a.Spikes, Stats: a.Stats, Limiter: a.Limiter,
 		Log: log, Now: a.now, SecureCookies: cfg.Env != config.EnvDevelopment, HSTS: cfg.ForceHTTPS(), ForceHTTPS: cfg.ForceHTTPS(),
 		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxyNets(), LoginAttempts: cfg.LoginAttempts,
-		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour})
+		StatsPerHour: cfg.StatsPerHour, ManagePerHour: cfg.ManagePerHour, SharePerHour: cfg.SharePerHour,
+		ShareMisses: attempts})
 	return err
 }
 

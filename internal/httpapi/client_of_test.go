@@ -25,5 +25,10 @@ func TestLimitsCountIPv6ByNetwork(t *testing.T) {
 		if same := failKey(failCredential, tc.a, "") == failKey(failCredential, tc.b, ""); same != tc.same {
 			t.Errorf("%s and %s: failure count shared %v, want %v", tc.a, tc.b, same, tc.same)
 		}
+		ka, _ := ShareMisses(tc.a)
+		kb, _ := ShareMisses(tc.b)
+		if same := ka == kb; same != tc.same {
+			t.Errorf("%s and %s: shared links' misses shared %v, want %v", tc.a, tc.b, same, tc.same)
+		}
 	}
 }

@@ -182,6 +182,19 @@ func SharePasswordLimits(token, addr string, attempts int) []KeyedLimit {
 	}
 }
 
+// ShareMisses is the bound on a client address's failed lookups of shared
+// links' tokens (unknown, deleted or malformed ones) and the key it counts
+// under: 50 in any 15 minutes. Past them every token the address sends is
+// refused unlooked-up, a valid one too (else the answer to a guess would
+// still tell a valid token from the others), until the first miss is 15
+// minutes old. A valid token's lookups are not counted (its cards have
+// their link's allowance): a person mistyping a link or following dead
+// ones stays far from the bound, as does a shared dashboard's dozen cards,
+// each counted only while its lookup is under way.
+func ShareMisses(addr string) (string, ratelimit.Bound) {
+	return "share-miss:" + hashed(clientOf(addr)), ratelimit.Bound{N: 50, Window: 15 * time.Minute}
+}
+
 // clientOf is the client a limit per address counts: the IPv4 address, or
 // the /64 network of an IPv6 address, which one host or subscriber is given
 // whole (counting its addresses one by one would give it 2^64 allowances).

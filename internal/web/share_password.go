@@ -83,10 +83,11 @@ func (s *Server) renderSharePassword(c echo.Context, status int, message string)
 // the form again (401). Tries are counted per client address and per link
 // (httpapi.SharePasswordLimits; 429 past them), before the password is
 // checked. A link without a password, or a browser with access to it
-// already, goes to the dashboard; an unknown link is 404.
+// already, goes to the dashboard; an unknown link is 404, a miss of the
+// client address's bound as on the dashboard's routes (openShare).
 func (s *Server) unlockShared(c echo.Context) error {
 	token, ctx := c.Param("token"), c.Request().Context()
-	if _, err := s.deps.Shares.Open(ctx, token, shareAccess(c)); !sharing.IsLocked(err) {
+	if _, err := s.openShare(c, token); !sharing.IsLocked(err) {
 		if err != nil {
 			return err
 		}

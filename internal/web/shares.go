@@ -6,13 +6,17 @@ import (
 	"html"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/httpapi"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/sharing"
+	"github.com/tally-analytics/tally/internal/twofactor"
 )
 
 // Shares manages a site's shared links and opens them.
@@ -53,18 +57,54 @@ func (s *Server) deleteSharedLink(c echo.Context) error {
 	return s.settingsRedirect(c, "share_deleted", "shares")
 }
 
+// Attempts counts failures per key across every server (see
+// ratelimit.Attempts): counted before the outcome is known, taken back
+// when it was none.
+type Attempts interface {
+	Begin(ctx context.Context, key string, b ratelimit.Bound, now time.Time) (ratelimit.Attempt, time.Duration, error)
+	Succeeded(ctx context.Context, at ratelimit.Attempt) error
+}
+
 // sharedView opens the link of the URL's token (an unknown or deleted one
 // is the error page's 404; one with a password, without the cookie that
 // shows it was given, is sharing.Locked) and reads its view.
 func (s *Server) sharedView(c echo.Context) (sharing.Opened, view, error) {
 	token := c.Param("token")
-	o, err := s.deps.Shares.Open(c.Request().Context(), token, shareAccess(c))
+	o, err := s.openShare(c, token)
 	if err != nil {
 		return o, view{}, err
 	}
 	v, err := parseView(c.QueryParams(), o.Site, sharing.Path(token), s.deps.Now())
 	v.Shared, v.NoRevenue = true, !o.Link.ShowRevenue
 	return o, v, err
+}
+
+// openShare opens the link of token within the client address's bound on
+// failed lookups (httpapi.ShareMisses), for the page and its cards alike:
+// past it, 429 without a lookup. If Redis cannot answer, the token is
+// looked up, as the limits let requests pass then.
+func (s *Server) openShare(c echo.Context, token string) (sharing.Opened, error) {
+	ctx, access := c.Request().Context(), shareAccess(c)
+	if s.deps.ShareMisses == nil {
+		return s.deps.Shares.Open(ctx, token, access)
+	}
+	key, bound := httpapi.ShareMisses(c.RealIP())
+	at, wait, err := s.deps.ShareMisses.Begin(ctx, key, bound, s.deps.Now())
+	if err != nil {
+		return s.deps.Shares.Open(ctx, token, access)
+	}
+	if wait > 0 {
+		return sharing.Opened{}, &errs.Error{Kind: errs.RateLimited, Code: "rate_limit_exceeded", RetryAfter: wait,
+			Message: fmt.Sprintf("Too many unknown shared links were asked for from your address: none is opened for the next %s.",
+				twofactor.Minutes(wait))}
+	}
+	o, err := s.deps.Shares.Open(ctx, token, access)
+	if errs.KindOf(err) != errs.NotFound {
+		// a link found (locked by its password or not), or a lookup that
+		// failed, is no miss
+		_ = s.deps.ShareMisses.Succeeded(context.WithoutCancel(ctx), at)
+	}
+	return o, err
 }
 
 // sharedDashboard is a site's dashboard for whoever has a link's URL:

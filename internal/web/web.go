@@ -155,6 +155,9 @@ type Deps struct {
 	// SharePerHour bounds the report cards of one shared link per rolling
 	// hour, whoever opens it.
 	SharePerHour int
+	// ShareMisses bounds the failed lookups of shared links' tokens per
+	// client address (httpapi.ShareMisses); nil: unbounded.
+	ShareMisses Attempts
 	// SessionTTL is how long a login lasts.
 	SessionTTL time.Duration
 }
