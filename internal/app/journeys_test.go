@@ -273,4 +273,10 @@ func TestDashboardJourneys(t *testing.T) {
 		!strings.Contains(body, `role="alert">From page: must be a page path starting with /`) {
 		t.Errorf("the card with a bad page:\n%s", body)
 	}
+	// a path length the API refuses (steps=0 is a 400 there) the card
+	// refuses too, rather than showing paths of 3 pages under no tab
+	body = w.expect(http.MethodGet, site+"/cards/journeys"+view+"&steps=0", nil, http.StatusOK)
+	if !strings.Contains(body, `role="alert">Steps: must be an integer from 2 to 6`) || strings.Contains(body, "<tr data-row=") {
+		t.Errorf("the card with steps=0:\n%s", body)
+	}
 }

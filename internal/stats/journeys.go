@@ -63,8 +63,11 @@ func CheckJourney(steps int, start, end string, startGiven, endGiven bool) error
 // threshold of groupSampleRate on. Filters select sessions as they
 // do for the other reports; a page filter selects the sessions that viewed
 // the page (its paths are the sessions' whole paths, not that page alone).
+//
+// r.Steps is checked as it is (JourneySteps gives DefaultJourneySteps to a
+// query string without steps): a 0 is refused as the API refuses it.
 func (s *Service) Journeys(ctx context.Context, p auth.Principal, r Request) (Journeys, error) {
-	r.Steps, r.Limit = cmp.Or(r.Steps, DefaultJourneySteps), cmp.Or(r.Limit, DefaultLimit)
+	r.Limit = cmp.Or(r.Limit, DefaultLimit)
 	res := Journeys{Steps: r.Steps, Start: r.StartPage, End: r.EndPage}
 	if err := CheckJourney(r.Steps, r.StartPage, r.EndPage, r.StartPage != "", r.EndPage != ""); err != nil {
 		return res, err
