@@ -262,7 +262,7 @@ func (c *Client) Ingestion(ctx context.Context, p StatsParams) (api.IngestionRes
 // server gives it (<report>-<site_id>-<date_from>-<date_to>.csv). report
 // is the last segment of the report's path: overview, pages, entry-pages,
 // exit-pages, sources, channels, campaigns, devices, browsers, operating-systems,
-// countries, regions, cities, events, journeys, realtime, revenue, ingestion, funnel
+// countries, regions, cities, events, journeys, retention, realtime, revenue, ingestion, funnel
 // (with p.FunnelID), or conversions (the goals report).
 func (c *Client) CSV(ctx context.Context, report string, p StatsParams, w io.Writer) (string, error) {
 	path := "/api/v1/stats/" + url.PathEscape(report)
