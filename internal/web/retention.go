@@ -76,7 +76,7 @@ func (s *Server) retentionCard(c echo.Context, ctx context.Context, p auth.Princ
 			Blank: make([]struct{}, i)}
 		for k, ret := range co.Returns {
 			row.Cells = append(row.Cells, retentionCell{Period: k, Visitors: ret.Visitors, Percentage: ret.Percentage,
-				Shade: retentionShade(ret.Percentage), Count: visitorsText(ret.Visitors)})
+				Shade: retentionShade(ret), Count: visitorsText(ret.Visitors)})
 			if k > 0 && ret.Visitors > 0 {
 				card.Returned = true
 			}
@@ -98,10 +98,10 @@ func cohortLabel(c stats.Cohort, interval string) string {
 // retentionShade is the shade of a share of a cohort: none for nobody, then
 // up to 10 %, 25 %, 50 %, 75 % and beyond. Returns are mostly a few percent
 // and the cohort itself is 100 %, so the small shares get shades of their
-// own.
-func retentionShade(pct float64) int {
-	switch {
-	case pct <= 0:
+// own. Nobody is no visitor, not a share written as 0.0 (1 of 3,000).
+func retentionShade(r stats.Return) int {
+	switch pct := r.Percentage; {
+	case r.Visitors <= 0:
 		return 0
 	case pct <= 10:
 		return 1
