@@ -122,3 +122,39 @@ func scrollDepths(t *testing.T, c *client.Client, p client.StatsParams, row func
 	}
 	return m
 }
+
+// A page's scroll depth is no event in the tracking health either: the
+// report of a page on another host is refused (400), as its pageview is,
+// but only the pageview counts as a refused event.
+func TestScrollDepthRefusalsCountOnce(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site := string(h.siteID)
+	h.clock.Set(time.Date(2026, 10, 6, 10, 0, 0, 0, time.UTC))
+	for _, tc := range []struct {
+		host, event, extra string
+		status             int
+	}{
+		{"example.com", "pageview", "", http.StatusAccepted},
+		{"example.com", "engagement", `,"scroll_depth":70`, http.StatusAccepted},
+		{"elsewhere.example", "pageview", "", http.StatusBadRequest},
+		{"elsewhere.example", "engagement", `,"scroll_depth":70`, http.StatusBadRequest},
+	} {
+		body := `{"site_id":"` + site + `","event_name":"` + tc.event + `","url":"https://` + tc.host + `/a","visitor_id":"v1"` + tc.extra + `}`
+		if resp := postE(t, h, body); resp.StatusCode != tc.status {
+			t.Fatalf("%s: status %d, want %d", body, resp.StatusCode, tc.status)
+		}
+	}
+	h.waitCount(1, "SELECT count() FROM engagements WHERE site_id = ?", site)
+	h.waitCount(1, "SELECT count() FROM events WHERE site_id = ?", site)
+	if err := h.app.Ingest.FlushRefusals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.client(h.key).Ingestion(ctx, client.StatsParams{SiteID: site, DateFrom: "2026-10-05", DateTo: "2026-10-06", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (api.IngestionCounts{Accepted: 1, Refused: 1}); got.Data.Totals != want {
+		t.Errorf("tracking health %+v, want %+v: one pageview counted, one refused, no scroll depth", got.Data.Totals, want)
+	}
+}

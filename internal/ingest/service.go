@@ -173,7 +173,13 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllow
 		return "", s.refused(errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err), 1)
 	}
 	if !OnDomain(ev.url.Hostname(), site.Domain) {
-		return "", s.refusedAt(site.ID, model.RefusedHostMismatch, errs.InvalidField("url", "the page is not on the site's domain"), 1)
+		err := errs.InvalidField("url", "the page is not on the site's domain")
+		if ev.engagement {
+			// the scroll depth of a page whose pageview was refused and
+			// counted so: no event of the site's tracking health
+			return "", s.refused(err, 1)
+		}
+		return "", s.refusedAt(site.ID, model.RefusedHostMismatch, err, 1)
 	}
 	if ev.revenueAmount > 0 {
 		if err := s.revenue.CheckClientRevenue(ctx, site, ev.revenueAmount, ev.revenueCurrency); err != nil {
