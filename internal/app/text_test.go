@@ -232,3 +232,45 @@ func TestControlCharactersNeverReachTheReports(t *testing.T) {
 		}
 	}
 }
+
+// A payment's event name follows the same rule as a tracked event's,
+// whichever way it comes in: a payment sent to the payments API named
+// "Pro\nplan" with a right-to-left override is stored, in the ledger, the
+// payments table and the events table, and so shown in the events report,
+// as "Pro plan" and U+FFFD.
+func TestPaymentNamesFollowTheTextRule(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	c, site := h.client(h.key), string(h.siteID)
+	h.clock.Set(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	pay := payment(site, "1000", "USD")
+	pay.EventName, pay.TransactionID = "Pro\nplan\u202E", "text-1"
+	if _, err := c.Payment(ctx, pay); err != nil {
+		t.Fatal(err)
+	}
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-05-31", DateTo: "2026-06-01", Timezone: "UTC"}
+	waitRevenue(t, h, p, 1000)
+	h.waitCount(1, "SELECT count() FROM events WHERE site_id = ?", site)
+
+	const want = "Pro plan\uFFFD"
+	var ledger, payments, event string
+	if err := h.app.PG.QueryRow(ctx, "SELECT event_name FROM payments WHERE site_id = $1", site).Scan(&ledger); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ch.QueryRow(ctx, "SELECT event_name FROM payments WHERE site_id = ?", site).Scan(&payments); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ch.QueryRow(ctx, "SELECT name FROM events WHERE site_id = ?", site).Scan(&event); err != nil {
+		t.Fatal(err)
+	}
+	if ledger != want || payments != want || event != want {
+		t.Errorf("stored names: ledger %q, payments %q, events %q; want %q", ledger, payments, event, want)
+	}
+	events, err := c.Events(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Data.Events) != 1 || events.Data.Events[0].EventName != want {
+		t.Errorf("events report: %+v, want one %q", events.Data.Events, want)
+	}
+}

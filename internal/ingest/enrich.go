@@ -54,7 +54,7 @@ func (e *Enricher) enrich(ctx context.Context, d *draft) error {
 func (e *Enricher) page(d *draft) {
 	d.attr.Hostname = urlText(strings.TrimPrefix(strings.ToLower(d.ev.url.Hostname()), "www."))
 	d.pathname = pathnameOf(d.ev)
-	utm := func(i int) string { return truncateUTF8(plainText(strings.TrimSpace(d.ev.params[i])), maxUTMLen) }
+	utm := func(i int) string { return truncateUTF8(PlainText(strings.TrimSpace(d.ev.params[i])), maxUTMLen) }
 	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm(paramUTMSource), utm(paramUTMMedium), utm(paramUTMCampaign)
 	d.attr.UTMContent, d.attr.UTMTerm = utm(paramUTMContent), utm(paramUTMTerm)
 }

@@ -220,7 +220,7 @@ func validate(in Input) (event, error) {
 		case name == PageviewName:
 			return ev, errs.InvalidField("event_name", "%q is reserved for pageviews", PageviewName)
 		}
-		ev.name = plainText(name)
+		ev.name = PlainText(name)
 	}
 	if ev.propKeys, ev.propValues, err = validateProps(in.Props); err != nil {
 		return ev, err
@@ -338,7 +338,7 @@ func invalidProps(field, format string, args ...any) *errs.Error {
 
 // validateProps applies the props limits and renders the values as strings
 // (numbers in their shortest form, booleans as true/false), sorted by key.
-// Keys and string values are stored as plainText.
+// Keys and string values are stored as PlainText.
 func validateProps(props map[string]any) (keys, values []string, err error) {
 	if len(props) > MaxProps {
 		return nil, nil, invalidProps("props", "at most %d props are allowed, got %d", MaxProps, len(props))
@@ -346,20 +346,20 @@ func validateProps(props map[string]any) (keys, values []string, err error) {
 	for k := range props {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b string) int { return strings.Compare(plainText(a), plainText(b)) })
+	slices.SortFunc(keys, func(a, b string) int { return strings.Compare(PlainText(a), PlainText(b)) })
 	values = make([]string, len(keys))
 	for i, k := range keys {
 		field := "props." + k
 		if !model.PropKeyFits(k) {
 			return nil, nil, invalidProps(field, "prop keys must be 1 to %d characters", MaxPropKeyLen)
 		}
-		keys[i] = plainText(k) // the value was looked up by the key as sent
+		keys[i] = PlainText(k) // the value was looked up by the key as sent
 		switch v := props[k].(type) {
 		case string:
 			if utf8.RuneCountInString(v) > MaxPropValueLen {
 				return nil, nil, invalidProps(field, "string values must be at most %d characters", MaxPropValueLen)
 			}
-			values[i] = plainText(v)
+			values[i] = PlainText(v)
 		case bool:
 			values[i] = strconv.FormatBool(v)
 		case json.Number:

@@ -25,11 +25,13 @@ import (
 //     referrer) percent-encode it, as a browser would have sent it
 //     (urlText): "/a%0Ab" stays "/a%0Ab", U+202E is "%E2%80%AE";
 //   - any other text (the UTM parameters, event names, props' keys and
-//     values) gets a space in place of a line break or tab (what HTML shows
-//     them as: "line 1\nline 2" reads "line 1 line 2"), and U+FFFD
-//     REPLACEMENT CHARACTER in place of any other (plainText), so the reader
-//     sees that something was there: one character for one, so no limit on
-//     length changes.
+//     values; the revenue package stores payments' event names, from the
+//     payments API and the providers' webhooks, through it too) gets a
+//     space in place of a line break or tab (what HTML shows them as:
+//     "line 1\nline 2" reads "line 1 line 2"), and U+FFFD REPLACEMENT
+//     CHARACTER in place of any other (PlainText), so the reader sees that
+//     something was there: one character for one, so no limit on length
+//     changes.
 
 // unsafeRune reports whether r is one of the rule's unsafe characters.
 func unsafeRune(r rune) bool {
@@ -72,10 +74,11 @@ func urlText(s string) string {
 	return b.String()
 }
 
-// plainText replaces each unsafe character of s that is white space (tab,
+// PlainText replaces each unsafe character of s that is white space (tab,
 // line breaks, U+0085, U+2028, U+2029) with a space, any other, and each
-// byte that is no UTF-8, with U+FFFD.
-func plainText(s string) string {
+// byte that is no UTF-8, with U+FFFD. It is the rule for any text other
+// than a URL's parts, wherever it comes in.
+func PlainText(s string) string {
 	if !hasUnsafe(s) {
 		return s
 	}

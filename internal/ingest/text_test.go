@@ -40,8 +40,8 @@ func TestUnsafeTextRule(t *testing.T) {
 			if got := urlText(tc.in); got != tc.url {
 				t.Errorf("urlText(%q) = %q, want %q", tc.in, got, tc.url)
 			}
-			if got := plainText(tc.in); got != tc.plain {
-				t.Errorf("plainText(%q) = %q, want %q", tc.in, got, tc.plain)
+			if got := PlainText(tc.in); got != tc.plain {
+				t.Errorf("PlainText(%q) = %q, want %q", tc.in, got, tc.plain)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/ingest"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/money"
 )
@@ -160,9 +161,11 @@ func (s *Service) Record(ctx context.Context, in Incoming) (Recorded, error) {
 	if err != nil {
 		return Recorded{}, err
 	}
+	// the event name is shown in the revenue and events reports: it follows
+	// ingest's rule for text, whichever source sent it
 	p := model.Payment{SiteID: in.Site.ID, Provider: in.Provider, TransactionID: in.TransactionID, Kind: in.Kind,
 		Amount: in.Amount, Currency: in.Currency, OccurredAt: occurred,
-		PaymentRef: in.PaymentRef, EventName: in.EventName, Metadata: in.Metadata, BaseCurrency: in.Site.BaseCurrency}
+		PaymentRef: in.PaymentRef, EventName: ingest.PlainText(in.EventName), Metadata: in.Metadata, BaseCurrency: in.Site.BaseCurrency}
 	if p.EventName == "" {
 		p.EventName = string(in.Kind)
 	}
