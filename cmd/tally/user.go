@@ -79,7 +79,8 @@ and they can set two-factor authentication up again from the dashboard's Securit
 				return err
 			}
 			defer pg.Close()
-			u, was, err := twofactor.NewService(pg, auth.NewPasswords(1), time.Now).DisableByEmail(cmd.Context(), email)
+			// DisableByEmail asks no password: nothing to check it with
+			u, was, err := twofactor.NewService(pg, nil, time.Now).DisableByEmail(cmd.Context(), email)
 			if err != nil {
 				return err
 			}
@@ -132,7 +133,8 @@ API keys keep working, and their two-factor authentication stays as it is (see 2
 				return err
 			}
 			defer rdb.Close()
-			svc := passwords.NewService(pg, auth.NewPasswords(1), auth.NewRedisRevocations(rdb, e.cfg.RedisPrefix, e.log), time.Now, e.log)
+			// Set asks no current password: nothing to check it with
+			svc := passwords.NewService(pg, auth.NewPasswords(1), nil, auth.NewRedisRevocations(rdb, e.cfg.RedisPrefix, e.log), time.Now, e.log)
 			u, err := svc.Set(cmd.Context(), email, password)
 			var fe *errs.Error
 			if errors.As(err, &fe) && fe.Field == "password" { // there is no flag to name

@@ -16,6 +16,7 @@ import (
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/pgstore"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/testenv"
 	"github.com/tally-analytics/tally/internal/twofactor"
 )
@@ -35,7 +36,7 @@ func TestUser2FADisable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf := twofactor.NewService(pg, passwords, time.Now)
+	tf := twofactor.NewService(pg, auth.NewPasswordCheck(passwords, nil, ratelimit.Bound{}, time.Now, slog.New(slog.DiscardHandler)), time.Now)
 	setup, err := tf.Begin(ctx, u.ID, "a password of hers")
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func TestUserSetPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	authenticate := func(credential string) error {
-		_, err := auth.NewService(pg, staticRevocations{}, tokens, hasher, auth.EnvTest, time.Now, slog.New(slog.DiscardHandler)).
+		_, err := auth.NewService(pg, staticRevocations{}, tokens, nil, auth.EnvTest, time.Now, slog.New(slog.DiscardHandler)).
 			Authenticate(ctx, credential)
 		return err
 	}

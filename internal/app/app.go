@@ -175,11 +175,13 @@ func (a *App) build(ctx context.Context) (err error) {
 	if cfg.SecretsKeyEphemeral() {
 		tfOpts = append(tfOpts, twofactor.WithKeyOfThisProcess())
 	}
-	a.TwoFactor = twofactor.NewService(a.PG, hasher, a.now, tfOpts...)
-	a.Auth = auth.NewService(a.PG, a.revocations, tokens, hasher, cfg.KeyEnvironment(), a.now, log,
-		auth.WithSecondFactor(a.TwoFactor, a.PG),
-		auth.WithFailedPasswords(attempts, auth.FailedPasswords(cfg.LoginAttempts)))
-	a.Passwords = passwords.NewService(a.PG, hasher, a.revocations, a.now, log, passwords.WithTokens(tokens),
+	// one check of users' passwords, and so one bound on each account's
+	// wrong ones, for logins, password changes and turning 2FA on or off
+	check := auth.NewPasswordCheck(hasher, attempts, auth.FailedPasswords(cfg.LoginAttempts), a.now, log)
+	a.TwoFactor = twofactor.NewService(a.PG, check, a.now, tfOpts...)
+	a.Auth = auth.NewService(a.PG, a.revocations, tokens, check, cfg.KeyEnvironment(), a.now, log,
+		auth.WithSecondFactor(a.TwoFactor, a.PG))
+	a.Passwords = passwords.NewService(a.PG, hasher, check, a.revocations, a.now, log, passwords.WithTokens(tokens),
 		passwords.WithSecondFactor(a.TwoFactor), passwords.WithMail(a.resetMail()))
 	a.Accounts = accounts.NewService(a.PG, hasher, a.revocations, cfg.KeyEnvironment(), a.now)
 	access := accounts.NewAccess(a.PG, a.revocations, a.now, exclusions.Compile)

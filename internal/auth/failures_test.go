@@ -50,6 +50,13 @@ func (downAttempts) Succeeded(context.Context, ratelimit.Attempt) error { return
 // 5 minutes.
 func failuresService(t *testing.T, attempts auth.Attempts, now *time.Time) (*auth.Service, *oneUserStore) {
 	t.Helper()
+	s, _, store := failuresServices(t, attempts, now)
+	return s, store
+}
+
+// failuresServices is failuresService and the password check it shares.
+func failuresServices(t *testing.T, attempts auth.Attempts, now *time.Time) (*auth.Service, *auth.PasswordCheck, *oneUserStore) {
+	t.Helper()
 	hasher := auth.NewPasswords(2)
 	hash, err := hasher.Hash(context.Background(), "right password")
 	if err != nil {
@@ -57,9 +64,10 @@ func failuresService(t *testing.T, attempts auth.Attempts, now *time.Time) (*aut
 	}
 	store := &oneUserStore{user: model.User{ID: "u1", Email: "owner@example.com", PasswordHash: hash, Plan: model.PlanFree}}
 	clock := func() time.Time { return *now }
-	s := auth.NewService(store, fixedVersion{}, auth.NewTokens("0123456789abcdef0123456789abcdef", clock), hasher, "test",
-		clock, testenv.Logger(t), auth.WithFailedPasswords(attempts, auth.FailedPasswords(2)))
-	return s, store
+	check := auth.NewPasswordCheck(hasher, attempts, auth.FailedPasswords(2), clock, testenv.Logger(t))
+	s := auth.NewService(store, fixedVersion{}, auth.NewTokens("0123456789abcdef0123456789abcdef", clock), check, "test",
+		clock, testenv.Logger(t))
+	return s, check, store
 }
 
 // An account's wrong passwords are bounded, whoever sends them: past 6 in 5
@@ -126,6 +134,39 @@ func TestWrongPasswordsUnknownEmailAndNewPassword(t *testing.T) {
 	store.user.TokenGeneration++
 	if _, err := s.Login(ctx, auth.Credentials{Email: "owner@example.com", Password: "right password"}); err != nil {
 		t.Errorf("the new password: %v", err)
+	}
+}
+
+// A signed-in user's password given again (Confirm: a change of password,
+// turning 2FA on or off) counts against the same bound as a login's: 3
+// wrong ones there and 3 at login reach it, and past it the right password
+// is refused both ways, with the wait. A wrong one is its field's refusal.
+func TestConfirmSharesTheBoundOfLogins(t *testing.T) {
+	rdb, prefix := testenv.Redis(t)
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	s, check, store := failuresServices(t, ratelimit.NewAttempts(rdb, prefix), &now)
+	ctx := context.Background()
+	for i := range 3 {
+		err := check.Confirm(ctx, store.user, "guess", "current_password")
+		var e *errs.Error
+		if !errors.As(err, &e) || e.Kind != errs.Invalid || e.Field != "current_password" {
+			t.Fatalf("wrong password %d given again: %v, want a refusal of current_password", i+1, err)
+		}
+		if _, err := s.Login(ctx, auth.Credentials{Email: "owner@example.com", Password: "guess"}); errCode(err) != "invalid_credentials" {
+			t.Fatalf("wrong login %d: %v", i+1, err)
+		}
+	}
+	err := check.Confirm(ctx, store.user, "right password", "current_password")
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Code != "too_many_attempts" || e.RetryAfter != 5*time.Minute {
+		t.Errorf("the right password given again past the bound: %v, want too_many_attempts for 5 minutes", err)
+	}
+	if _, err := s.Login(ctx, auth.Credentials{Email: "owner@example.com", Password: "right password"}); errCode(err) != "too_many_attempts" {
+		t.Errorf("the right login past the bound: %v, want too_many_attempts", err)
+	}
+	now = now.Add(5 * time.Minute)
+	if err := check.Confirm(ctx, store.user, "right password", "current_password"); err != nil {
+		t.Errorf("the right password once the wrong ones are 5 minutes old: %v", err)
 	}
 }
 

@@ -174,7 +174,7 @@ func (s *Service) checkPassword(ctx context.Context, email, password string) (mo
 	if err != nil && !errors.Is(err, errs.ErrNotFound) && errs.KindOf(err) != errs.Invalid {
 		return model.User{}, errs.E(errs.Unavailable, "service_unavailable", "login is unavailable right now").Wrap(err)
 	}
-	ok, err := s.boundedCheck(ctx, user, email, password)
+	ok, err := s.passwords.Check(ctx, user, email, password)
 	if err != nil {
 		return model.User{}, err
 	}

@@ -68,22 +68,10 @@ func (p *Passwords) Hash(ctx context.Context, password string) (string, error) {
 	return h, nil
 }
 
-// Verify checks a password a signed-in user gives again to confirm what
-// they do (a change of password, turning two-factor authentication on or
-// off): a wrong one is the refusal of field.
-func (p *Passwords) Verify(ctx context.Context, password, hash, field string) error {
-	ok, err := p.Check(ctx, password, hash)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errs.InvalidField(field, "wrong password")
-	}
-	return nil
-}
-
 // Check reports whether password matches hash (constant time). An empty hash
 // (no such user) is compared against a dummy so the timing does not tell.
+// A user's password is checked through PasswordCheck, which bounds the
+// wrong ones; this is for other passwords (a shared link's).
 func (p *Passwords) Check(ctx context.Context, password, hash string) (bool, error) {
 	if err := p.acquire(ctx); err != nil {
 		return false, err

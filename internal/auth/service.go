@@ -11,7 +11,6 @@ import (
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/outage"
-	"github.com/tally-analytics/tally/internal/ratelimit"
 )
 
 // Store is what the authenticator needs from the account store.
@@ -35,7 +34,7 @@ type Service struct {
 	store     Store
 	revs      Revocations
 	tokens    *Tokens
-	passwords *Passwords
+	passwords *PasswordCheck
 	keyEnv    string
 	now       func() time.Time
 	log       *slog.Logger
@@ -43,11 +42,6 @@ type Service struct {
 	// authentication; challenges hold the dashboard's logins waiting for it
 	second     SecondFactor
 	challenges Challenges
-	// failures bound each account's wrong passwords to failedPasswords
-	// (nil: unbounded); failuresDown logs while they cannot
-	failures        Attempts
-	failedPasswords ratelimit.Bound
-	failuresDown    *outage.Reporter
 	// storeDown logs, once per interval, keys admitted from the cache
 	// while Postgres is unreachable
 	storeDown *outage.Reporter
@@ -126,8 +120,9 @@ func (c *versionedCache[K, V]) put(k K, v V, version int64, at time.Time) {
 }
 
 // NewService makes an authenticator. keyEnv is the only API-key environment
-// accepted ("live" in production, "test" elsewhere).
-func NewService(store Store, revs Revocations, tokens *Tokens, passwords *Passwords, keyEnv string,
+// accepted ("live" in production, "test" elsewhere); passwords checks the
+// passwords of logins.
+func NewService(store Store, revs Revocations, tokens *Tokens, passwords *PasswordCheck, keyEnv string,
 	now func() time.Time, log *slog.Logger, opts ...Option) *Service {
 	s := &Service{store: store, revs: revs, tokens: tokens, passwords: passwords, keyEnv: keyEnv, now: now, log: log,
 		storeDown: outage.New(log, "auth: Postgres unavailable; API keys admitted from this instance's cache", 0),

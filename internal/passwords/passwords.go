@@ -38,6 +38,9 @@ type Store interface {
 type Service struct {
 	store  Store
 	hasher *auth.Passwords
+	// check checks a current password, within the account's bound on wrong
+	// passwords
+	check *auth.PasswordCheck
 	// revs tells every server that logins ended, so that none answers
 	// from what it cached before
 	revs auth.Revocations
@@ -68,11 +71,11 @@ func WithSecondFactor(sf auth.SecondFactor) Option { return func(s *Service) { s
 // WithMail sends reset links (see Mail.Enabled).
 func WithMail(m Mail) Option { return func(s *Service) { s.mail = m } }
 
-// NewService makes the passwords service; now is the clock reset links
-// expire by.
-func NewService(store Store, hasher *auth.Passwords, revs auth.Revocations, now func() time.Time, log *slog.Logger,
-	opts ...Option) *Service {
-	s := &Service{store: store, hasher: hasher, revs: revs, now: now, log: log, queue: make(chan string, queueLength)}
+// NewService makes the passwords service: hasher hashes new passwords,
+// check checks current ones; now is the clock reset links expire by.
+func NewService(store Store, hasher *auth.Passwords, check *auth.PasswordCheck, revs auth.Revocations, now func() time.Time,
+	log *slog.Logger, opts ...Option) *Service {
+	s := &Service{store: store, hasher: hasher, check: check, revs: revs, now: now, log: log, queue: make(chan string, queueLength)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -83,7 +86,8 @@ func NewService(store Store, hasher *auth.Passwords, revs auth.Revocations, now 
 // Change sets the password of user to next once current is theirs, and
 // ends their other logins: every dashboard session but the one whose
 // token hashes to keep (nil: none kept), and every login token. A wrong
-// current password is a refusal of the field current_password.
+// current password is a refusal of the field current_password, and counts
+// against the account's bound on wrong passwords, as at login.
 func (s *Service) Change(ctx context.Context, user model.UserID, current, next string, keep []byte) (model.User, error) {
 	if current == "" {
 		return model.User{}, errs.InvalidField("current_password", "enter your current password")
@@ -92,7 +96,7 @@ func (s *Service) Change(ctx context.Context, user model.UserID, current, next s
 	if err != nil {
 		return model.User{}, err
 	}
-	if err := s.hasher.Verify(ctx, current, u.PasswordHash, "current_password"); err != nil {
+	if err := s.check.Confirm(ctx, u, current, "current_password"); err != nil {
 		return model.User{}, err
 	}
 	return s.set(ctx, u.ID, "new_password", next, keep)

@@ -49,7 +49,7 @@ func (noSender) Send(context.Context, mailer.Message) error { return nil }
 func TestRequestResetQueue(t *testing.T) {
 	var logged bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logged, nil))
-	s := NewService(nil, nil, nil, time.Now, log, WithMail(Mail{Sender: noSender{}, From: "a@example.com", PublicURL: "https://x.example/"}))
+	s := NewService(nil, nil, nil, nil, time.Now, log, WithMail(Mail{Sender: noSender{}, From: "a@example.com", PublicURL: "https://x.example/"}))
 	for range queueLength {
 		s.RequestReset(" someone@example.com ")
 	}
@@ -62,7 +62,7 @@ func TestRequestResetQueue(t *testing.T) {
 		t.Errorf("a full queue logged %q", logged.String())
 	}
 	for _, m := range []Mail{{From: "a@example.com", PublicURL: "https://x.example"}, {Sender: noSender{}, From: "a@example.com"}} {
-		off := NewService(nil, nil, nil, time.Now, log, WithMail(m))
+		off := NewService(nil, nil, nil, nil, time.Now, log, WithMail(m))
 		off.RequestReset("someone@example.com")
 		if off.Resets() || len(off.queue) != 0 {
 			t.Errorf("a server with %+v sends links", m)
@@ -106,7 +106,7 @@ func TestResetsAskedForBeforeAStopAreSent(t *testing.T) {
 		"a@example.com": {ID: "u1", Email: "a@example.com"}, "b@example.com": {ID: "u2", Email: "b@example.com"}}}
 	sender := &recordingSender{}
 	var logged bytes.Buffer
-	s := NewService(store, nil, nil, time.Now, slog.New(slog.NewTextHandler(&logged, nil)),
+	s := NewService(store, nil, nil, nil, time.Now, slog.New(slog.NewTextHandler(&logged, nil)),
 		WithMail(Mail{Sender: sender, From: "tally@example.com", PublicURL: "https://x.example"}))
 	for _, email := range []string{"a@example.com", "nobody@example.com", "b@example.com"} {
 		s.RequestReset(email)

@@ -63,8 +63,9 @@ var validateOpts = hotp.ValidateOpts{Digits: otp.DigitsSix, Algorithm: otp.Algor
 
 // Service holds the rules of two-factor authentication.
 type Service struct {
-	store     Store
-	passwords *auth.Passwords
+	store Store
+	// passwords checks the user's password, within the account's bound
+	passwords *auth.PasswordCheck
 	now       func() time.Time
 	// attempts bounds each account's wrong codes (nil: unbounded)
 	attempts Attempts
@@ -83,7 +84,7 @@ type Option func(*Service)
 func WithKeyOfThisProcess() Option { return func(s *Service) { s.keyOfThisProcess = true } }
 
 // NewService makes the two-factor service; now is the clock codes are of.
-func NewService(store Store, passwords *auth.Passwords, now func() time.Time, opts ...Option) *Service {
+func NewService(store Store, passwords *auth.PasswordCheck, now func() time.Time, opts ...Option) *Service {
 	s := &Service{store: store, passwords: passwords, now: now}
 	for _, o := range opts {
 		o(s)
@@ -252,13 +253,14 @@ func (s *Service) Disable(ctx context.Context, user model.UserID, password, code
 }
 
 // checkPassword is the user of id if password is theirs: turning 2FA on
-// and off both ask for it.
+// and off both ask for it. A wrong one counts against the account's bound
+// on wrong passwords, as at login.
 func (s *Service) checkPassword(ctx context.Context, id model.UserID, password string) (model.User, error) {
 	u, err := s.store.UserByID(ctx, id)
 	if err != nil {
 		return model.User{}, err
 	}
-	if err := s.passwords.Verify(ctx, password, u.PasswordHash, "password"); err != nil {
+	if err := s.passwords.Confirm(ctx, u, password, "password"); err != nil {
 		return model.User{}, err
 	}
 	return u, nil

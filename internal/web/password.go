@@ -28,7 +28,8 @@ func errPasswordsDiffer() error {
 
 // securityPassword changes the password (the current one needed). Each
 // try counts against the login limits, as the page's other forms that
-// take the password do: a stolen session guesses it no faster here. This
+// take the password do: a stolen session guesses it no faster here (and
+// a wrong one counts against the account's bound, as at login). This
 // session stays; every other one ends, and every login token of the API.
 func (s *Server) securityPassword(c echo.Context) error {
 	u, _ := session(c)

@@ -142,7 +142,7 @@ func (s *Server) securityAnswer(c echo.Context, refused error, form string, done
 	}
 	if e := formError(refused); e != nil {
 		p.Error, p.ErrorIn = e.Message, form
-		httpapi.SetRetryAfter(c.Response().Header(), refused) // the account's bound on wrong codes
+		httpapi.SetRetryAfter(c.Response().Header(), refused) // the account's bound on wrong codes or passwords
 		return s.render(c, httpapi.StatusOf(e.Kind), "security", p)
 	}
 	if refused != nil {
