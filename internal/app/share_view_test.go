@@ -372,3 +372,33 @@ func TestShareRedirectToHTTPSHeaders(t *testing.T) {
 		checkShareHeaders(t, path+" over plain HTTP", resp.Header)
 	}
 }
+
+// An error page offers the way back to the sites list to a login only: a
+// visitor without one (of a shared link: an unknown link's 404, a card's
+// 429) gets neither "Back to your sites" nor a brand linking to /sites,
+// while a logged-in user's 404 offers both, on a shared link's path too.
+func TestErrorPagesOfferSitesToLoginsOnly(t *testing.T) {
+	h := newHarnessWith(t, testenvConfigWith(t, func(c *configT) { c.SharePerHour = 1 }))
+	link, err := h.client(h.key).CreateSharedLink(context.Background(), string(h.siteID), api.SharedLinkRequest{Label: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown, _ := auth.NewLinkToken()
+	anon := newWebUser(t, h)
+	card := "/share/" + link.Token + "/cards/devices"
+	anon.expect(http.MethodGet, card, nil, http.StatusOK)
+	for path, status := range map[string]int{"/share/" + unknown: http.StatusNotFound, card: http.StatusTooManyRequests,
+		"/no-such-page": http.StatusNotFound} {
+		if body := anon.expect(http.MethodGet, path, nil, status); strings.Contains(body, `href="/sites"`) {
+			t.Errorf("%s without a login (%d) links to the sites:\n%s", path, status, body)
+		}
+	}
+	owner := newWebUser(t, h)
+	owner.login(h.email)
+	for _, path := range []string{"/share/" + unknown, "/sites/no-such-site"} {
+		body := owner.expect(http.MethodGet, path, nil, http.StatusNotFound)
+		if !strings.Contains(body, `<a href="/sites">Back to your sites</a>`) {
+			t.Errorf("%s with a login offers no way back to the sites:\n%s", path, body)
+		}
+	}
+}

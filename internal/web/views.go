@@ -217,6 +217,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	p := errorPage{page: pageFor(c, http.StatusText(status), ""), Status: status, Message: msg}
+	// a visitor without a login (of a shared link, say) has no sites to go
+	// back to: their error page is a public one, offering none
+	p.Public = p.User == ""
 	// an error page repeats nothing of its request, not even for its theme
 	// form's way back: a deleted shared link's 404 is, byte for byte, that
 	// of a link that never was
