@@ -49,7 +49,7 @@ func TestShareAPI(t *testing.T) {
 		t.Errorf("a viewer deleting a link: %v, want 403", err)
 	}
 
-	// bad labels; a site of nobody's; the limit: 1 link, 19 more, the 21st is a 400
+	// bad labels; a site of nobody's; the limit: 1 link, 19 more, the 21st is a 409
 	for _, label := range []string{"", strings.Repeat("x", 101), "a\nb"} {
 		if _, err := c.CreateSharedLink(ctx, site, api.SharedLinkRequest{Label: label}); !isAPIError(err, http.StatusBadRequest, "invalid_request") {
 			t.Errorf("label %q: %v, want 400", label, err)

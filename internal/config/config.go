@@ -170,9 +170,10 @@ type Config struct {
 	// hour (TALLY_STATS_PER_HOUR).
 	StatsPerHour int `env:"TALLY_STATS_PER_HOUR" envDefault:"3600"`
 	// LoginAttempts limits login attempts per email and client address in
-	// 15 minutes, against password guessing; an account's wrong passwords,
-	// from any address, are bounded to three times as many in 5 minutes
-	// (auth.FailedPasswords) (TALLY_LOGIN_ATTEMPTS).
+	// 15 minutes, against password guessing, and the tries of shared links'
+	// passwords per address (httpapi.SharePasswordLimits); an account's
+	// wrong passwords, from any address, are bounded to three times as many
+	// in 5 minutes (auth.FailedPasswords) (TALLY_LOGIN_ATTEMPTS).
 	LoginAttempts int `env:"TALLY_LOGIN_ATTEMPTS" envDefault:"10"`
 	// ManagePerHour limits management calls — sites, goals, credential
 	// checks, the dashboard's forms — per API key (or login) and rolling
