@@ -398,3 +398,57 @@ func TestDashboardAttributionModel(t *testing.T) {
 		t.Errorf("the download holds the default model's files too")
 	}
 }
+
+// A visit tagged with campaign parameters but no utm_source, and without a
+// referrer, reads Direct / None as its source, yet came from a campaign:
+// the last non-direct model takes it. Worked by hand: M (vid-mail) comes
+// on 07-01 09:00 from Google, entering at /features; on 07-02 10:00
+// without a referrer at /offer?utm_medium=email; pays 30.00 USD through
+// the payments API at 10:05. last_non_direct credits the email visit
+// (source Direct / None, page /offer, channel Email), not Google's;
+// first_touch credits Google's.
+func TestLastNonDirectTakesCampaignTaggedVisits(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site := string(h.siteID)
+	c := h.client(h.key)
+	view := func(at time.Time, url, referrer string) {
+		t.Helper()
+		h.clock.Set(at)
+		body, _ := json.Marshal(api.TrackerEvent{SiteID: site, EventName: "pageview", URL: url, Referrer: referrer, VisitorID: "vid-mail"})
+		if resp := postE(t, h, string(body)); resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("%s: %d", url, resp.StatusCode)
+		}
+	}
+	view(time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC), "https://example.com/features", "https://www.google.com/")
+	view(time.Date(2026, 7, 2, 10, 0, 0, 0, time.UTC), "https://example.com/offer?utm_medium=email", "")
+	h.waitCount(2, "SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", site)
+	h.clock.Set(time.Date(2026, 7, 2, 10, 5, 0, 0, time.UTC))
+	pay := payment(site, "3000", "USD")
+	pay.VisitorID, pay.TransactionID = "vid-mail", "mail-1"
+	if _, err := c.Payment(ctx, pay); err != nil {
+		t.Fatal(err)
+	}
+	p := client.StatsParams{SiteID: site, DateFrom: "2026-07-01", DateTo: "2026-07-02", Timezone: "UTC"}
+	waitRevenue(t, h, p, 3000)
+
+	row := func(v string) []revenueCells { return []revenueCells{{v, 3000, 0, 3000, 1, 0, 1}} }
+	for _, tc := range []struct {
+		attribution, dim string
+		want             []revenueCells
+	}{
+		{"last_non_direct", "source", row("Direct / None")},
+		{"last_non_direct", "page", row("/offer")},
+		{"last_non_direct", "channel", row("Email")},
+		{"first_touch", "source", row("Google")},
+		{"first_touch", "page", row("/features")},
+	} {
+		got, err := c.RevenueBy(ctx, p, tc.dim, tc.attribution)
+		if err != nil {
+			t.Fatalf("%s by %s: %v", tc.attribution, tc.dim, err)
+		}
+		if diff := cmp.Diff(tc.want, cells(got.Data.Breakdown)); diff != "" {
+			t.Errorf("%s by %s (-want +got):\n%s", tc.attribution, tc.dim, diff)
+		}
+	}
+}

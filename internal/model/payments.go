@@ -40,9 +40,10 @@ func (t Touch) Attribution() Attribution {
 }
 
 // PaymentAttribution is where a payment's visitor came from, for each
-// attribution model of the revenue report: the last session before it with a
-// non-direct source (else the last session), the last session before it
-// (direct included), and the first session.
+// attribution model of the revenue report: the last session before it that
+// is not direct (no source and no campaign parameter; the rule is
+// revenue's), else the last session, the last session before it (direct
+// included), and the first session.
 type PaymentAttribution struct {
 	LastNonDirect Touch `json:"last"`
 	First         Touch `json:"first"`

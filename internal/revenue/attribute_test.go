@@ -38,6 +38,8 @@ func TestAttribute(t *testing.T) {
 	direct := model.Touch{Source: "Direct / None", SourceType: model.SourceDirect, EntryPage: "/pricing"}
 	hinted := model.Touch{Source: "Direct / None", SourceType: model.SourceDirect, EntryPage: "/checkout"}
 	old := model.Touch{Source: "Bing", SourceType: "search", EntryPage: "/old"}
+	email := model.Touch{Source: "Direct / None", SourceType: model.SourceDirect, EntryPage: "/offer", UTMMedium: "email"}
+	tagged := model.Touch{Source: "Direct / None", SourceType: model.SourceDirect, EntryPage: "/", UTMCampaign: "spring"}
 	session := func(ago time.Duration, tc model.Touch) model.SessionTouch {
 		return model.SessionTouch{Start: at.Add(-ago), Touch: tc}
 	}
@@ -55,6 +57,10 @@ func TestAttribute(t *testing.T) {
 			&model.PaymentAttribution{LastNonDirect: google, First: google, Latest: &hinted}},
 		{"sessions before the window do not count", []model.SessionTouch{session(AttributionWindow+time.Hour, old), session(time.Hour, google)}, nil,
 			&model.PaymentAttribution{LastNonDirect: google, First: google, Latest: &google}},
+		{"a medium alone is no direct visit", []model.SessionTouch{session(25*time.Hour, google), session(time.Hour, email)}, nil,
+			&model.PaymentAttribution{LastNonDirect: email, First: google, Latest: &email}},
+		{"a campaign alone is no direct visit", []model.SessionTouch{session(25*time.Hour, google), session(2*time.Hour, tagged),
+			session(time.Hour, direct)}, nil, &model.PaymentAttribution{LastNonDirect: tagged, First: google, Latest: &direct}},
 		{"no session: unattributed", nil, nil, nil},
 		{"a session after the payment does not count", []model.SessionTouch{session(-time.Minute, google)}, nil, nil},
 	} {

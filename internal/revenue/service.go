@@ -426,9 +426,9 @@ func subscriptionKey(id string) string {
 }
 
 // attribute applies the attribution rules, within the attribution window:
-// the last session with a non-direct source before the payment (else the
-// last session), the last session (direct included), and the first session.
-// No session: unattributed.
+// the last session before the payment that is not direct (see direct; else
+// the last session), the last session (direct included), and the first
+// session. No session: unattributed.
 func (s *Service) attribute(ctx context.Context, site model.SiteID, visitor uint64, at time.Time, hint *model.Touch) (*model.PaymentAttribution, error) {
 	sessions, err := s.warehouse.VisitorSessions(ctx, site, visitor, at.Add(-AttributionWindow), at)
 	if err != nil {
@@ -443,12 +443,23 @@ func (s *Service) attribute(ctx context.Context, site model.SiteID, visitor uint
 	latest := sessions[len(sessions)-1].Touch
 	a := &model.PaymentAttribution{First: sessions[0].Touch, LastNonDirect: latest, Latest: &latest}
 	for i := len(sessions) - 1; i >= 0; i-- {
-		if sessions[i].Touch.SourceType != model.SourceDirect {
+		if !direct(sessions[i].Touch) {
 			a.LastNonDirect = sessions[i].Touch
 			break
 		}
 	}
 	return a, nil
+}
+
+// direct reports whether a session is direct traffic to the last
+// non-direct model: no source (no referrer, no utm_source) and no campaign
+// parameter either. A visit tagged utm_medium=email or with a utm_campaign
+// alone came from a campaign, as GA4 and Plausible count it, though its
+// source reads Direct / None. (utm_term, which a touch does not keep, is
+// not looked at: with no other parameter, such a visit stays direct.)
+func direct(t model.Touch) bool {
+	return t.SourceType == model.SourceDirect && t.UTMSource == "" && t.UTMMedium == "" && t.UTMCampaign == "" &&
+		t.UTMContent == ""
 }
 
 // convert sets the base amount when the rates of the payment's day are known.

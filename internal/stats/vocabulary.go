@@ -260,8 +260,9 @@ func paymentMetric(name, format, cond string) Metric {
 // Attribution models of the revenue report: which of a payment's touches its
 // breakdowns and filters read.
 const (
-	// LastNonDirect is the visitor's last session before the payment with a
-	// non-direct source, else their last session (the default).
+	// LastNonDirect is the visitor's last session before the payment that
+	// is not direct (a source, or a campaign's UTM parameter: see
+	// revenue.attribute), else their last session (the default).
 	LastNonDirect = "last_non_direct"
 	// LastTouch is the visitor's last session before the payment, direct included.
 	LastTouch = "last_touch"
