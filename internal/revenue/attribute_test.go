@@ -40,6 +40,7 @@ func TestAttribute(t *testing.T) {
 	old := model.Touch{Source: "Bing", SourceType: "search", EntryPage: "/old"}
 	email := model.Touch{Source: "Direct / None", SourceType: model.SourceDirect, EntryPage: "/offer", UTMMedium: "email"}
 	tagged := model.Touch{Source: "Direct / None", SourceType: model.SourceDirect, EntryPage: "/", UTMCampaign: "spring"}
+	content := model.Touch{Source: "Direct / None", SourceType: model.SourceDirect, EntryPage: "/ad", UTMContent: "banner"}
 	session := func(ago time.Duration, tc model.Touch) model.SessionTouch {
 		return model.SessionTouch{Start: at.Add(-ago), Touch: tc}
 	}
@@ -61,6 +62,8 @@ func TestAttribute(t *testing.T) {
 			&model.PaymentAttribution{LastNonDirect: email, First: google, Latest: &email}},
 		{"a campaign alone is no direct visit", []model.SessionTouch{session(25*time.Hour, google), session(2*time.Hour, tagged),
 			session(time.Hour, direct)}, nil, &model.PaymentAttribution{LastNonDirect: tagged, First: google, Latest: &direct}},
+		{"a link's content alone is direct, as the channels count it", []model.SessionTouch{session(25*time.Hour, google),
+			session(time.Hour, content)}, nil, &model.PaymentAttribution{LastNonDirect: google, First: google, Latest: &content}},
 		{"no session: unattributed", nil, nil, nil},
 		{"a session after the payment does not count", []model.SessionTouch{session(-time.Minute, google)}, nil, nil},
 	} {

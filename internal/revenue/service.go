@@ -452,14 +452,15 @@ func (s *Service) attribute(ctx context.Context, site model.SiteID, visitor uint
 }
 
 // direct reports whether a session is direct traffic to the last
-// non-direct model: no source (no referrer, no utm_source) and no campaign
-// parameter either. A visit tagged utm_medium=email or with a utm_campaign
+// non-direct model: no source (no referrer, no utm_source), no utm_medium
+// and no utm_campaign — the visits the channels report calls Direct
+// (stats.Channel). A visit tagged utm_medium=email or with a utm_campaign
 // alone came from a campaign, as GA4 and Plausible count it, though its
-// source reads Direct / None. (utm_term, which a touch does not keep, is
-// not looked at: with no other parameter, such a visit stays direct.)
+// source reads Direct / None. (utm_content and utm_term name a link or a
+// keyword within a campaign, not where a visit came from: alone, such a
+// visit stays direct, in both.)
 func direct(t model.Touch) bool {
-	return t.SourceType == model.SourceDirect && t.UTMSource == "" && t.UTMMedium == "" && t.UTMCampaign == "" &&
-		t.UTMContent == ""
+	return t.SourceType == model.SourceDirect && t.UTMSource == "" && t.UTMMedium == "" && t.UTMCampaign == ""
 }
 
 // convert sets the base amount when the rates of the payment's day are known.
