@@ -1,8 +1,6 @@
 package app_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -19,26 +17,9 @@ import (
 // field.
 func apiChangeWith(t *testing.T, h *harness, addr, token, current, next string) (status int, retryAfter, code, field string) {
 	t.Helper()
-	body, _ := json.Marshal(api.ChangePasswordRequest{CurrentPassword: current, NewPassword: next})
-	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/auth/password", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("X-Forwarded-For", addr)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var e api.Error
-	if res.StatusCode != http.StatusOK {
-		if err := json.NewDecoder(res.Body).Decode(&e); err != nil {
-			t.Fatalf("a %d answer without the error envelope: %v", res.StatusCode, err)
-		}
-	}
-	return res.StatusCode, res.Header.Get("Retry-After"), e.Error.Code, e.Error.Field
+	status, retryAfter, e := postFrom(t, h, "/api/v1/auth/password", addr, token,
+		api.ChangePasswordRequest{CurrentPassword: current, NewPassword: next})
+	return status, retryAfter, e.Code, e.Field
 }
 
 // A user's current password, given again to change it (API and dashboard)

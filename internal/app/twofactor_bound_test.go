@@ -23,25 +23,38 @@ func apiLogin(t *testing.T, h *harness, addr, otp string) (status int, retryAfte
 // apiLoginWith is apiLogin with a request of its own.
 func apiLoginWith(t *testing.T, h *harness, addr string, login api.LoginRequest) (status int, retryAfter, code string) {
 	t.Helper()
-	body, _ := json.Marshal(login)
-	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/auth/login", bytes.NewReader(body))
+	status, retryAfter, e := postFrom(t, h, "/api/v1/auth/login", addr, "", login)
+	return status, retryAfter, e.Code
+}
+
+// postFrom posts body as JSON to path as the client at addr (the harness
+// trusts the loopback proxy's X-Forwarded-For), with a bearer token unless
+// it is empty, and returns the status, the Retry-After header and the
+// error of an answer other than 200.
+func postFrom(t *testing.T, h *harness, path, addr, token string, body any) (status int, retryAfter string, e api.ErrorDetail) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(http.MethodPost, h.srv.URL+path, bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Forwarded-For", addr)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var e api.Error
+	var env api.Error
 	if res.StatusCode != http.StatusOK {
-		if err := json.NewDecoder(res.Body).Decode(&e); err != nil {
+		if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
 			t.Fatalf("a %d answer without the error envelope: %v", res.StatusCode, err)
 		}
 	}
-	return res.StatusCode, res.Header.Get("Retry-After"), e.Error.Code
+	return res.StatusCode, res.Header.Get("Retry-After"), env.Error
 }
 
 // behindProxy is a configuration whose server trusts X-Forwarded-For from
