@@ -163,6 +163,7 @@ func New(deps Deps) *Server {
 	s.segmentRoutes(v1, s.authenticate)
 	// the export counts against its own limit once its request is valid
 	s.exportRoutes(v1, s.authenticate)
+	s.queryRoutes(e.Group("/api/v2"), s.reads(s.authenticate, s.limitStats)...)
 	return s
 }
 

@@ -20,6 +20,8 @@ type Stats interface {
 	Realtime(ctx context.Context, p auth.Principal, r stats.Request) (stats.Realtime, error)
 	Ingestion(ctx context.Context, p auth.Principal, r stats.Request) (stats.Ingestion, error)
 	EventProperties(ctx context.Context, p auth.Principal, r stats.Request) (stats.EventProperties, error)
+	// Query answers a query of the Plausible-compatible Stats API v2.
+	Query(ctx context.Context, p auth.Principal, q stats.V2Query) (stats.V2Result, error)
 }
 
 // statsRoutes registers the stats endpoints on g.

@@ -16,12 +16,15 @@ import (
 )
 
 // Filter restricts a query to rows whose dimension equals (or differs from)
-// a value, or is one of a set of values.
+// a value, is one of a set of values, or contains one of a set of texts.
 type Filter struct {
 	Dim   Dimension
 	Value any
 	Not   bool
 	Set   Set // for In
+	// Contains keeps rows whose dimension contains one of these texts
+	// (case-sensitive substrings).
+	Contains []string
 }
 
 // Set is a list of values a dimension may take ("x IN ?"). The store sends
@@ -38,6 +41,15 @@ func NotEq(d Dimension, v any) Filter { return Filter{Dim: d, Value: v, Not: tru
 
 // In keeps rows where d is one of vs (which must not be empty).
 func In(d Dimension, vs []string) Filter { return Filter{Dim: d, Set: append(Set{}, vs...)} }
+
+// Contain keeps rows where d contains one of vs (which must not be empty).
+func Contain(d Dimension, vs []string) Filter {
+	return Filter{Dim: d, Contains: append([]string{}, vs...)}
+}
+
+// Plain reports whether f is an equality with one value (Eq): the only
+// filter an event's dimension can be when it selects visits (sessionsWith).
+func (f Filter) Plain() bool { return !f.Not && f.Set == nil && f.Contains == nil }
 
 // Order sorts by a metric (descending) or a dimension (ascending).
 type Order struct {
@@ -192,6 +204,17 @@ func (q Query) tail(b *strings.Builder, group []string, sign string, args []any)
 
 // condition is f on expr, the expression of its dimension on the table read.
 func (f Filter) condition(expr string) (string, []any) {
+	if f.Contains != nil {
+		// position() is in ClickHouse 18.16 and current releases alike;
+		// the dimension's own arguments repeat with each of its uses
+		var parts []string
+		var args []any
+		for _, v := range f.Contains {
+			parts = append(parts, "position("+expr+", ?) > 0")
+			args = append(append(args, f.Dim.args...), v)
+		}
+		return "(" + strings.Join(parts, " OR ") + ")", args
+	}
 	args := append([]any(nil), f.Dim.args...)
 	switch {
 	case f.Set != nil:
@@ -249,7 +272,7 @@ func (q Query) check() error {
 		if _, ok := f.Dim.exprs[q.Table]; ok {
 			continue
 		}
-		if _, onEvents := f.Dim.exprs[Events]; !onEvents || q.Table != Sessions || f.Set != nil || f.Not {
+		if _, onEvents := f.Dim.exprs[Events]; !onEvents || q.Table != Sessions || !f.Plain() {
 			return fmt.Errorf("stats: %s cannot filter %s", f.Dim.Name, q.Table)
 		}
 	}
@@ -267,8 +290,11 @@ func (q Query) check() error {
 		}
 	}
 	for _, f := range q.Filters {
-		if f.Set != nil && len(f.Set) == 0 {
-			return errors.New("stats: an In filter needs at least one value")
+		if f.Set != nil && len(f.Set) == 0 || f.Contains != nil && len(f.Contains) == 0 {
+			return errors.New("stats: an In or Contain filter needs at least one value")
+		}
+		if f.Dim.visit && !f.Plain() {
+			return fmt.Errorf("stats: %s selects visits by one value only", f.Dim.Name)
 		}
 	}
 	if q.WithTotals && len(q.Dimensions) == 0 {

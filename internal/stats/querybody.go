@@ -1,0 +1,453 @@
+package stats
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tally-analytics/tally/internal/errs"
+	"github.com/tally-analytics/tally/internal/model"
+)
+
+// QueryBody is a query of the Plausible-compatible Stats API v2 (POST
+// /api/v2/query) as decoded from JSON: DateRange is a string or a list of
+// two dates, and each filter a list [operator, dimension, [values]].
+type QueryBody struct {
+	SiteID     string
+	DateRange  any
+	Metrics    []string
+	Dimensions []string
+	Filters    []any
+	OrderBy    [][]string
+	Limit      *int
+	Offset     *int
+	TotalRows  bool
+}
+
+// Limits of a v2 query.
+const (
+	QueryDefaultLimit = 10_000
+	QueryMaxLimit     = 10_000
+	QueryMaxDims      = 3
+	QueryMaxOffset    = 1_000_000
+)
+
+// The relative date ranges of a v2 query; each ends today in the site's
+// time zone (RelativeRange).
+var relativeRanges = []string{"day", "7d", "30d", "month", "6mo", "12mo", "year"}
+
+// V2Query is a validated v2 query (ParseQueryBody), ready for Service.Query.
+type V2Query struct {
+	Site model.SiteID
+	// Relative is one of relativeRanges, else First and Last are the
+	// inclusive dates of the range (at 00:00 UTC, as Request's).
+	Relative    string
+	First, Last time.Time
+	Metrics     []string
+	Dims        []queryDim
+	Filters     []queryFilter
+	Order       []QueryOrder
+	Limit       int
+	Offset      int
+	TotalRows   bool
+	// DimNames and RawFilters are the dimensions and filters as given,
+	// echoed in the answer.
+	DimNames   []string
+	RawFilters []any
+	// parts are the tables that answer it (plan).
+	parts []queryPart
+}
+
+// QueryOrder sorts the results by a metric or dimension of the query.
+type QueryOrder struct {
+	Key  string
+	Desc bool
+}
+
+// queryFilter is a parsed filter (is_not of several values is one
+// Filter a value) and the index it had in the body.
+type queryFilter struct {
+	index   int
+	filters []Filter
+}
+
+// queryDim is a dimension of the v2 vocabulary: tally's Dimension, its
+// kind (event, visit or time), and how an empty value is labelled.
+type queryDim struct {
+	name string
+	dim  Dimension
+	kind dimKind
+	// interval of a time dimension (IntervalHour…)
+	interval string
+	// empty labels a row without a value ("" keeps it empty)
+	empty string
+	// filter is the FilterParams rule of a value filtering by it, if any
+	filter func(string) (string, bool)
+}
+
+type dimKind int
+
+const (
+	eventDim dimKind = iota
+	visitDim
+	timeDim
+)
+
+// queryDims are the v2 dimensions tally groups by, each tally's own.
+var queryDims = map[string]queryDim{
+	"event:page":            {dim: Pathname, kind: eventDim},
+	"event:name":            {dim: EventName, kind: eventDim},
+	"visit:entry_page":      {dim: EntryPage, kind: visitDim},
+	"visit:exit_page":       {dim: ExitPage, kind: visitDim},
+	"visit:source":          {dim: Source, kind: visitDim},
+	"visit:channel":         {dim: Channel, kind: visitDim},
+	"visit:utm_source":      {dim: UTMSource, kind: visitDim, empty: NoneLabel},
+	"visit:utm_medium":      {dim: UTMMedium, kind: visitDim, empty: NoneLabel},
+	"visit:utm_campaign":    {dim: UTMCampaign, kind: visitDim, empty: NoneLabel},
+	"visit:utm_content":     {dim: UTMContent, kind: visitDim, empty: NoneLabel},
+	"visit:device":          {dim: Device, kind: visitDim, empty: UnknownLabel},
+	"visit:browser":         {dim: Browser, kind: visitDim, empty: UnknownLabel},
+	"visit:browser_version": {dim: BrowserVersion, kind: visitDim, empty: UnknownLabel},
+	"visit:os":              {dim: OS, kind: visitDim, empty: UnknownLabel},
+	"visit:os_version":      {dim: OSVersion, kind: visitDim, empty: UnknownLabel},
+	"visit:country":         {dim: Country, kind: visitDim, empty: "ZZ"},
+	"visit:region":          {dim: Region, kind: visitDim, empty: UnknownLabel},
+	"visit:city":            {dim: City, kind: visitDim, empty: UnknownLabel},
+	"time:hour":             {kind: timeDim, interval: IntervalHour},
+	"time:day":              {kind: timeDim, interval: IntervalDay},
+	"time:week":             {kind: timeDim, interval: IntervalWeek},
+	"time:month":            {kind: timeDim, interval: IntervalMonth},
+}
+
+// queryFilterParams are the v1 filter parameters of the v2 dimensions that
+// filter (FilterParams: their rules of values apply to is and is_not).
+var queryFilterParams = map[string]string{
+	"event:page": "pathname", "visit:source": "source", "visit:channel": "channel",
+	"visit:utm_source": "utm_source", "visit:utm_medium": "utm_medium", "visit:utm_campaign": "utm_campaign",
+	"visit:utm_content": "utm_content", "visit:device": "device", "visit:browser": "browser",
+	"visit:browser_version": "browser_version", "visit:os": "os", "visit:os_version": "os_version",
+	"visit:country": "country", "visit:region": "region", "visit:city": "city",
+}
+
+// queryMetrics are the v2 metrics tally answers.
+var queryMetrics = []string{"visitors", "visits", "pageviews", "views_per_visit", "bounce_rate", "visit_duration", "events",
+	"percentage"}
+
+// visitMetrics are counted from sessions whatever the dimensions: a
+// visit's figures are its session's.
+var visitMetrics = map[string]bool{"visits": true, "views_per_visit": true, "bounce_rate": true, "visit_duration": true}
+
+// propDimPrefix starts a dimension (and filter) on an event's prop.
+const propDimPrefix = "event:props:"
+
+// lookupDim is the v2 dimension named name.
+func lookupDim(name string) (queryDim, bool) {
+	if key, ok := strings.CutPrefix(name, propDimPrefix); ok {
+		if !model.PropKeyFits(key) {
+			return queryDim{}, false
+		}
+		return queryDim{name: name, dim: PropValue(key), kind: eventDim}, true
+	}
+	d, ok := queryDims[name]
+	d.name = name
+	return d, ok
+}
+
+// ParseQueryBody validates a v2 query: every problem is a 400 naming its
+// field (site_id, date_range, metrics, dimensions, filters.N, order_by.N,
+// pagination.limit…). Whether the site and the range fit is Service.Query's.
+func ParseQueryBody(b QueryBody) (V2Query, error) {
+	q := V2Query{Site: model.SiteID(strings.TrimSpace(b.SiteID)), TotalRows: b.TotalRows, RawFilters: b.Filters}
+	if q.Site == "" {
+		return q, errs.InvalidField("site_id", "site_id is required")
+	}
+	if len(q.Site) > 64 {
+		return q, errs.E(errs.NotFound, "site_not_found", "site not found").WithField("site_id")
+	}
+	var err error
+	if q.Relative, q.First, q.Last, err = parseDateRange(b.DateRange); err != nil {
+		return q, err
+	}
+	if q.Metrics, err = parseQueryMetrics(b.Metrics, len(b.Dimensions) > 0); err != nil {
+		return q, err
+	}
+	if q.Dims, err = parseQueryDims(b.Dimensions); err != nil {
+		return q, err
+	}
+	q.DimNames = b.Dimensions
+	if q.Filters, err = parseQueryFilters(b.Filters); err != nil {
+		return q, err
+	}
+	if q.Order, err = parseQueryOrder(b.OrderBy, q.Metrics, b.Dimensions); err != nil {
+		return q, err
+	}
+	q.Limit, q.Offset = QueryDefaultLimit, 0
+	if b.Limit != nil {
+		if *b.Limit < 1 || *b.Limit > QueryMaxLimit {
+			return q, errs.InvalidField("pagination.limit", "must be an integer from 1 to %d", QueryMaxLimit)
+		}
+		q.Limit = *b.Limit
+	}
+	if b.Offset != nil {
+		if *b.Offset < 0 || *b.Offset > QueryMaxOffset {
+			return q, errs.InvalidField("pagination.offset", "must be an integer from 0 to %d", QueryMaxOffset)
+		}
+		q.Offset = *b.Offset
+	}
+	return q, q.plan()
+}
+
+// parseDateRange reads date_range: a relative range's name, or two dates
+// (YYYY-MM-DD, the first not after the second, at most MaxRangeYears apart).
+func parseDateRange(v any) (relative string, first, last time.Time, err error) {
+	bad := errs.InvalidField("date_range", "must be one of %s, or a list of two dates [\"YYYY-MM-DD\", \"YYYY-MM-DD\"]",
+		strings.Join(relativeRanges, ", "))
+	switch v := v.(type) {
+	case nil:
+		return "", first, last, errs.InvalidField("date_range", "date_range is required")
+	case string:
+		for _, r := range relativeRanges {
+			if v == r {
+				return v, first, last, nil
+			}
+		}
+		return "", first, last, bad
+	case []any:
+		if len(v) != 2 {
+			return "", first, last, bad
+		}
+		var days [2]time.Time
+		for i, d := range v {
+			s, ok := d.(string)
+			if !ok {
+				return "", first, last, bad
+			}
+			if days[i], err = time.Parse(time.DateOnly, s); err != nil {
+				return "", first, last, bad
+			}
+			if !InYears(days[i]) {
+				return "", first, last, errs.InvalidField("date_range", "dates must be between %d and %d", FirstYear, LastYear)
+			}
+		}
+		if days[1].Before(days[0]) {
+			return "", first, last, errs.E(errs.Invalid, "invalid_date_range", "the first date must not be after the second").
+				WithField("date_range")
+		}
+		if days[1].After(days[0].AddDate(MaxRangeYears, 0, 0)) {
+			return "", first, last, errs.E(errs.Invalid, "invalid_date_range", "the range may span at most %d years", MaxRangeYears).
+				WithField("date_range")
+		}
+		return "", days[0], days[1], nil
+	}
+	return "", first, last, bad
+}
+
+// RelativeRange is the inclusive dates of a relative range that ends on
+// today (a date in the site's time zone, at 00:00 UTC): today alone (day),
+// the last 7 or 30 days, this month, the last 6 or 12 months with this one,
+// this year.
+func RelativeRange(name string, today time.Time) (first, last time.Time) {
+	month := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, time.UTC)
+	switch name {
+	case "7d":
+		return today.AddDate(0, 0, -6), today
+	case "30d":
+		return today.AddDate(0, 0, -29), today
+	case "month":
+		return month, today
+	case "6mo":
+		return month.AddDate(0, -5, 0), today
+	case "12mo":
+		return month.AddDate(0, -11, 0), today
+	case "year":
+		return time.Date(today.Year(), 1, 1, 0, 0, 0, 0, time.UTC), today
+	}
+	return today, today
+}
+
+func parseQueryMetrics(names []string, withDims bool) ([]string, error) {
+	if len(names) == 0 {
+		return nil, errs.InvalidField("metrics", "metrics is required: a list of at least one of %s", strings.Join(queryMetrics, ", "))
+	}
+	seen := map[string]bool{}
+	for _, m := range names {
+		switch {
+		case m == "conversion_rate" || m == "group_conversion_rate":
+			return nil, errs.InvalidField("metrics", "%s is not supported: tally's goals have their own report (GET /api/v1/goals/conversions)", m)
+		case !contains(queryMetrics, m):
+			return nil, errs.InvalidField("metrics", "unknown metric %q; tally answers %s", m, strings.Join(queryMetrics, ", "))
+		case seen[m]:
+			return nil, errs.InvalidField("metrics", "%s is given more than once", m)
+		case m == "percentage" && !withDims:
+			return nil, errs.InvalidField("metrics", "percentage needs dimensions: it is a row's share of the visitors")
+		}
+		seen[m] = true
+	}
+	return names, nil
+}
+
+func parseQueryDims(names []string) ([]queryDim, error) {
+	if len(names) > QueryMaxDims {
+		return nil, errs.InvalidField("dimensions", "at most %d dimensions", QueryMaxDims)
+	}
+	var out []queryDim
+	times := 0
+	for i, name := range names {
+		d, ok := lookupDim(name)
+		switch {
+		case name == "time":
+			return nil, errs.InvalidField("dimensions", "name the unit of time: time:hour, time:day, time:week or time:month")
+		case name == "event:goal" || strings.HasPrefix(name, "event:props:") && !ok:
+			if name == "event:goal" {
+				return nil, errs.InvalidField("dimensions", "event:goal is not supported: goals have their own report (GET /api/v1/goals/conversions)")
+			}
+			return nil, errs.InvalidField("dimensions", "a prop key is 1 to %d characters", model.MaxPropKeyLen)
+		case !ok:
+			return nil, errs.InvalidField("dimensions", "unknown or unsupported dimension %q", name)
+		case contains(names[:i], name):
+			return nil, errs.InvalidField("dimensions", "%s is given more than once", name)
+		}
+		if d.kind == timeDim {
+			times++
+		}
+		out = append(out, d)
+	}
+	if times > 1 {
+		return nil, errs.InvalidField("dimensions", "at most one time dimension")
+	}
+	return out, nil
+}
+
+// parseQueryFilters reads the filters, all of which apply (AND): each
+// [operator, dimension, [values]] with is, is_not or contains. Values
+// are checked by the rule of the v1 filter of the dimension.
+func parseQueryFilters(raw []any) ([]queryFilter, error) {
+	var out []queryFilter
+	props := 0
+	for i, r := range raw {
+		field := fmt.Sprintf("filters.%d", i)
+		f, ok := r.([]any)
+		if !ok || len(f) == 0 {
+			return nil, errs.InvalidField(field, "a filter is [operator, dimension, [values]]")
+		}
+		op, _ := f[0].(string)
+		if op == "and" || op == "or" || op == "not" {
+			return nil, errs.InvalidField(field, "%s is not supported: filters is a list that applies together (and)", op)
+		}
+		if op != "is" && op != "is_not" && op != "contains" {
+			return nil, errs.InvalidField(field, "the operator must be is, is_not or contains")
+		}
+		if len(f) != 3 {
+			return nil, errs.InvalidField(field, "a filter is [operator, dimension, [values]]")
+		}
+		name, _ := f[1].(string)
+		values, err := filterValues(f[2], field)
+		if err != nil {
+			return nil, err
+		}
+		filters, err := queryFilterOf(op, name, values, field)
+		if err != nil {
+			return nil, err
+		}
+		if filters[0].Dim.visit {
+			if props++; props > MaxPropFilters {
+				return nil, errs.InvalidField(field, "at most %d prop filters", MaxPropFilters)
+			}
+		}
+		out = append(out, queryFilter{index: i, filters: filters})
+	}
+	return out, nil
+}
+
+// filterValues reads a filter's values: a list of 1 to 100 texts.
+func filterValues(v any, field string) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 || len(list) > 100 {
+		return nil, errs.InvalidField(field, "the values are a list of 1 to 100 texts")
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		s, ok := x.(string)
+		if !ok || s == "" || !utf8.ValidString(s) || len(s) > 1024 {
+			return nil, errs.InvalidField(field, "a value is a text of 1 to 1024 bytes")
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// queryFilterOf is the filters of op on the dimension named name: is_not
+// of several values is one NotEq a value, all of which apply.
+func queryFilterOf(op, name string, values []string, field string) ([]Filter, error) {
+	if key, ok := strings.CutPrefix(name, propDimPrefix); ok {
+		if !model.PropKeyFits(key) {
+			return nil, errs.InvalidField(field, "a prop key is 1 to %d characters", model.MaxPropKeyLen)
+		}
+		if op != "is" || len(values) != 1 {
+			return nil, errs.InvalidField(field, "a prop filters visits by one value: [\"is\", %q, [value]]", name)
+		}
+		if utf8.RuneCountInString(values[0]) > model.MaxPropValueLen {
+			return nil, errs.InvalidField(field, "a prop value is 1 to %d characters", model.MaxPropValueLen)
+		}
+		return []Filter{Eq(PropFilter(key), values[0])}, nil
+	}
+	var dim Dimension
+	if name == "event:name" {
+		dim = EventName
+	} else if param, ok := queryFilterParams[name]; ok {
+		for _, p := range FilterParams {
+			if p.Param == param {
+				dim = p.Dim
+				if op != "contains" {
+					for i, v := range values {
+						clean, valid := p.parse(v)
+						if !valid {
+							return nil, errs.InvalidField(field, "a value of %s must be %s", name, p.rule)
+						}
+						values[i] = clean
+					}
+				}
+			}
+		}
+	} else {
+		return nil, errs.InvalidField(field, "tally cannot filter by %q", name)
+	}
+	switch {
+	case op == "contains":
+		return []Filter{Contain(dim, values)}, nil
+	case op == "is_not":
+		out := make([]Filter, len(values))
+		for i, v := range values {
+			out[i] = NotEq(dim, v)
+		}
+		return out, nil
+	case len(values) == 1:
+		return []Filter{Eq(dim, values[0])}, nil
+	}
+	return []Filter{In(dim, values)}, nil
+}
+
+func parseQueryOrder(raw [][]string, metrics, dims []string) ([]QueryOrder, error) {
+	var out []QueryOrder
+	for i, o := range raw {
+		field := fmt.Sprintf("order_by.%d", i)
+		if len(o) != 2 || (o[1] != "asc" && o[1] != "desc") {
+			return nil, errs.InvalidField(field, "an order is [metric or dimension, \"asc\" or \"desc\"]")
+		}
+		if !contains(metrics, o[0]) && !contains(dims, o[0]) {
+			return nil, errs.InvalidField(field, "%q is none of the query's metrics and dimensions", o[0])
+		}
+		out = append(out, QueryOrder{Key: o[0], Desc: o[1] == "desc"})
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,383 @@
+package stats
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tally-analytics/tally/internal/auth"
+	"github.com/tally-analytics/tally/internal/errs"
+)
+
+// queryPart is one table a v2 query reads and the v2 metrics it counts
+// there (plan).
+type queryPart struct {
+	table   Table
+	metrics []string
+}
+
+// plan decides which tables answer q, and refuses what no table can
+// group correctly:
+//
+//   - with an event dimension (event:page, event:name, event:props:*) the
+//     events are grouped, visit dimensions being their session's columns
+//     (the entry and exit pages are the session's alone: refused); the
+//     visit metrics (visits, bounce_rate, visit_duration, views_per_visit)
+//     are sessions' figures and are refused;
+//   - with visit dimensions only, the sessions are grouped, as the v1
+//     breakdowns do (sources, devices, countries…): events, which sessions
+//     do not hold, is refused, and so is a time unit other than the day
+//     (a session's day is the day it started);
+//   - with no dimension or time alone, visitors, pageviews and events come
+//     from the events and the visit metrics from the sessions, as the
+//     overview has them; the sessions then have days only.
+//
+// A filter on an event's dimension selects, for sessions, the visits with
+// such an event: by one value (is) only.
+func (q *V2Query) plan() error {
+	var event, visit bool
+	var unit string
+	for _, d := range q.Dims {
+		switch d.kind {
+		case eventDim:
+			event = true
+		case visitDim:
+			visit = true
+		case timeDim:
+			unit = d.interval
+		}
+	}
+	var visitMs, eventMs []string
+	for _, m := range q.Metrics {
+		if visitMetrics[m] {
+			visitMs = append(visitMs, m)
+		} else {
+			eventMs = append(eventMs, m)
+		}
+	}
+	switch {
+	case event:
+		if len(visitMs) > 0 {
+			return errs.InvalidField("metrics", "%s is a visit's figure (its session's) and cannot be grouped by an event dimension", visitMs[0])
+		}
+		for _, d := range q.Dims {
+			if _, ok := d.dim.exprs[Events]; !ok && d.kind == visitDim {
+				return errs.InvalidField("dimensions", "%s is a session's and cannot be grouped with an event dimension", d.name)
+			}
+		}
+		q.parts = []queryPart{{Events, q.Metrics}}
+	case visit:
+		if contains(q.Metrics, "events") {
+			return errs.InvalidField("metrics", "events cannot be grouped by visit dimensions (sessions do not hold events); group by event:name")
+		}
+		if unit != "" && unit != IntervalDay {
+			return errs.InvalidField("dimensions", "visit dimensions go with time:day only (a visit's day is the day it started)")
+		}
+		for _, d := range q.Dims {
+			if d.dim.mutable && (contains(q.Metrics, "visitors") || contains(q.Metrics, "percentage")) {
+				return errs.InvalidField("metrics", "visitors cannot be counted by %s (a session's exit page changes as it goes on); ask for visits", d.name)
+			}
+		}
+		q.parts = []queryPart{{Sessions, q.Metrics}}
+	default:
+		if len(visitMs) > 0 && unit != "" && unit != IntervalDay {
+			return errs.InvalidField("metrics", "%s is a visit's figure, counted by the day its session started: use time:day", visitMs[0])
+		}
+		if len(eventMs) > 0 {
+			q.parts = append(q.parts, queryPart{Events, eventMs})
+		}
+		if len(visitMs) > 0 {
+			q.parts = append(q.parts, queryPart{Sessions, visitMs})
+		}
+	}
+	for _, part := range q.parts {
+		for _, qf := range q.Filters {
+			for _, f := range qf.filters {
+				if err := filterFits(f, part.table, qf.index); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// filterFits refuses a filter the table cannot apply (Query.check's rule,
+// as a 400 naming the filter).
+func filterFits(f Filter, t Table, index int) error {
+	field := fmt.Sprintf("filters.%d", index)
+	if _, ok := f.Dim.exprs[t]; ok && !f.Dim.visit {
+		return nil
+	}
+	if !f.Plain() {
+		return errs.InvalidField(field, "an event's dimension selects visits by one value (is) when the query counts visits")
+	}
+	return nil
+}
+
+// raw reports whether q reads what no rollup holds, and so samples from
+// the lower threshold as the v1 reports of these do (rawScope): the
+// channel and the versions.
+func (q V2Query) raw() bool {
+	for _, d := range q.Dims {
+		if d.dim.Name == Channel.Name || d.dim.Name == BrowserVersion.Name || d.dim.Name == OSVersion.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// V2Result is the answer to a v2 query: a page of its rows, how many rows
+// it has in all, its range ([From, To) in the site's time zone) and
+// whether it read a sample.
+type V2Result struct {
+	Query     V2Query
+	Rows      []Row
+	TotalRows int
+	From, To  time.Time
+	Timezone  string
+	Sampled   bool
+	// Order is the order applied (the query's, else the default).
+	Order []QueryOrder
+}
+
+// Query answers a v2 query (POST /api/v2/query) with the reports' rules:
+// access, the site's time zone, sampling, rollups and filters.
+func (s *Service) Query(ctx context.Context, p auth.Principal, q V2Query) (V2Result, error) {
+	r := Request{SiteID: q.Site}
+	for _, qf := range q.Filters {
+		r.Filters = append(r.Filters, qf.filters...)
+	}
+	sc, err := s.access(ctx, p, r)
+	if err != nil {
+		return V2Result{}, err
+	}
+	first, last := q.First, q.Last
+	if q.Relative != "" {
+		y, m, d := s.now().In(sc.loc).Date()
+		first, last = RelativeRange(q.Relative, time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
+	}
+	dims := make([]Dimension, len(q.Dims))
+	for i, d := range q.Dims {
+		dims[i] = d.dim
+		if d.kind == timeDim {
+			if _, err := ParseInterval(d.interval, first, last); err != nil {
+				return V2Result{}, errs.InvalidField("dimensions", "time:hour spans at most %d days", MaxHourlyDays)
+			}
+			dims[i] = Bucket(d.interval, sc.tz)
+		}
+	}
+	sc.req.DateFrom, sc.req.DateTo = first, last
+	sc.from, sc.to = sc.bounds(first, last)
+	sc.sampled = new(atomic.Bool)
+	if q.raw() {
+		sc.sample, err = s.rawSampleRate(ctx, sc)
+	} else {
+		sc.sample, err = s.sampleRate(ctx, sc)
+	}
+	if err != nil {
+		return V2Result{}, err
+	}
+	rows, err := s.queryRows(ctx, sc, q, dims)
+	if err != nil {
+		return V2Result{}, err
+	}
+	order := q.sortRows(rows)
+	res := V2Result{Query: q, TotalRows: len(rows), From: sc.from.In(sc.loc), To: sc.to.In(sc.loc), Timezone: sc.tz,
+		Sampled: sc.readSample(), Order: order}
+	if q.Offset < len(rows) {
+		res.Rows = rows[q.Offset:min(len(rows), q.Offset+q.Limit)]
+	}
+	for i := range res.Rows {
+		res.Rows[i].Dims = q.labels(res.Rows[i].Dims, sc.loc)
+	}
+	return res, nil
+}
+
+// baseMetrics are the metrics a v2 metric is worked out of.
+var baseMetrics = map[string][]Metric{
+	"visitors":        {Visitors},
+	"pageviews":       {Pageviews},
+	"events":          {EventCount},
+	"visits":          {SessionCount},
+	"bounce_rate":     {SessionCount, Bounces},
+	"visit_duration":  {SessionCount, DurationSum},
+	"views_per_visit": {SessionCount, Pageviews},
+	"percentage":      {Visitors},
+}
+
+// queryRows runs q's parts and puts their rows together by their
+// dimensions' values: a row per group, its metrics in q's order.
+func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dimension) ([]Row, error) {
+	byKey := map[string]*Row{}
+	var keys []string
+	row := func(d []string) *Row {
+		k := strings.Join(d, "\x00")
+		if r, ok := byKey[k]; ok {
+			return r
+		}
+		r := &Row{Dims: d, Metrics: make([]float64, len(q.Metrics))}
+		byKey[k] = r
+		keys = append(keys, k)
+		return r
+	}
+	if len(dims) == 0 {
+		row(nil)
+	}
+	results := make([]Result, len(q.parts))
+	queries := make([]Query, len(q.parts))
+	fns := make([]func(context.Context) error, len(q.parts))
+	for i, part := range q.parts {
+		var metrics []Metric
+		for _, m := range part.metrics {
+			for _, b := range baseMetrics[m] {
+				if !hasMetric(metrics, b) {
+					metrics = append(metrics, b)
+				}
+			}
+		}
+		queries[i] = sc.query(part.table, dims, metrics)
+		queries[i].WithTotals = len(dims) > 0
+		fns[i] = func(ctx context.Context) (err error) { results[i], err = s.run(ctx, queries[i]); return err }
+	}
+	if err := parallel(ctx, fns...); err != nil {
+		return nil, err
+	}
+	for i, part := range q.parts {
+		res, qq := results[i], queries[i]
+		if len(dims) == 0 && len(res.Rows) == 0 {
+			res.Rows = []Row{{Metrics: make([]float64, len(qq.Metrics))}}
+		}
+		for _, r := range res.Rows {
+			out := row(r.Dims)
+			for _, m := range part.metrics {
+				out.Metrics[indexOf(q.Metrics, m)] = v2Metric(m, qq, r.Metrics, res.Totals)
+			}
+		}
+	}
+	rows := make([]Row, len(keys))
+	for i, k := range keys {
+		rows[i] = *byKey[k]
+	}
+	return rows, nil
+}
+
+// v2Metric is the v2 metric m of a row of q (vals), with the totals of
+// q's groups (the whole of a percentage), by tally's rules.
+func v2Metric(m string, q Query, vals, totals []float64) float64 {
+	v := func(b Metric) float64 { return vals[q.metricIndex(b)] }
+	switch m {
+	case "bounce_rate":
+		return bounceRate(v(SessionCount), v(Bounces))
+	case "visit_duration":
+		return meanSeconds(v(DurationSum), v(SessionCount))
+	case "views_per_visit":
+		return math.Round(ratio(v(Pageviews), v(SessionCount))*100) / 100
+	case "percentage":
+		return percent(v(Visitors), totals[q.metricIndex(Visitors)])
+	}
+	return float64(count(v(baseMetrics[m][0])))
+}
+
+func hasMetric(ms []Metric, m Metric) bool {
+	for _, x := range ms {
+		if x.Name == m.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// sortRows sorts rows by q's order, else by the time dimension (ascending)
+// or the first metric (descending); ties go by the dimensions, ascending.
+// It returns the order applied.
+func (q V2Query) sortRows(rows []Row) []QueryOrder {
+	order := q.Order
+	if len(order) == 0 {
+		order = []QueryOrder{{Key: q.Metrics[0], Desc: true}}
+		for _, d := range q.Dims {
+			if d.kind == timeDim {
+				order = []QueryOrder{{Key: d.name}}
+			}
+		}
+	}
+	less := func(a, b Row) int {
+		for _, o := range order {
+			c := 0
+			if i := indexOf(q.Metrics, o.Key); i >= 0 {
+				c = compare(a.Metrics[i], b.Metrics[i])
+			} else {
+				c = q.compareDim(indexOf(q.DimNames, o.Key), a, b)
+			}
+			if o.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		for i := range q.Dims {
+			if c := q.compareDim(i, a, b); c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return less(rows[i], rows[j]) < 0 })
+	return order
+}
+
+// compareDim compares the values of dimension i of two rows: hours by
+// their instant, days as dates, other values as text.
+func (q V2Query) compareDim(i int, a, b Row) int {
+	if q.Dims[i].interval == IntervalHour {
+		x, _ := strconv.ParseInt(a.Dims[i], 10, 64)
+		y, _ := strconv.ParseInt(b.Dims[i], 10, 64)
+		return compare(x, y)
+	}
+	return strings.Compare(a.Dims[i], b.Dims[i])
+}
+
+func compare[T int64 | float64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// labels writes a row's values as the answer has them: an hour as its
+// local time (YYYY-MM-DD HH:MM:SS, as Plausible's), an empty value as its
+// dimension labels one (Unknown, ZZ, (none)).
+func (q V2Query) labels(vals []string, loc *time.Location) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		d := q.Dims[i]
+		switch {
+		case d.interval == IntervalHour:
+			sec, _ := strconv.ParseInt(v, 10, 64)
+			out[i] = time.Unix(sec, 0).In(loc).Format(time.DateTime)
+		case v == "" && d.empty != "":
+			out[i] = d.empty
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package api
+
+// QueryRequest is the body of POST /api/v2/query, the Plausible-compatible
+// Stats API v2 (a subset: see the README).
+type QueryRequest struct {
+	SiteID string `json:"site_id"`
+	// DateRange is "day", "7d", "30d", "month", "6mo", "12mo" or "year"
+	// (each ending today in the site's time zone), or two inclusive dates
+	// []string{"2026-05-01", "2026-05-31"}.
+	DateRange any `json:"date_range"`
+	// Metrics: visitors, visits, pageviews, views_per_visit, bounce_rate,
+	// visit_duration, events, percentage (with dimensions).
+	Metrics []string `json:"metrics"`
+	// Dimensions: at most 3, such as event:page, visit:source, time:day.
+	Dimensions []string `json:"dimensions,omitempty"`
+	// Filters all apply: each []any{operator, dimension, []string{values}}
+	// with operator is, is_not or contains.
+	Filters []any `json:"filters,omitempty"`
+	// OrderBy is a list of [metric or dimension, "asc" or "desc"].
+	OrderBy    [][]string       `json:"order_by,omitempty"`
+	Pagination *QueryPagination `json:"pagination,omitempty"`
+	Include    *QueryInclude    `json:"include,omitempty"`
+}
+
+// QueryPagination pages the results: Limit 1 to 10,000 (default 10,000),
+// Offset from 0.
+type QueryPagination struct {
+	Limit  *int `json:"limit,omitempty"`
+	Offset *int `json:"offset,omitempty"`
+}
+
+// QueryInclude asks for extras in the answer's meta.
+type QueryInclude struct {
+	// TotalRows adds meta.total_rows, the rows of every page.
+	TotalRows bool `json:"total_rows,omitempty"`
+}
+
+// QueryResponse is the answer of POST /api/v2/query.
+type QueryResponse struct {
+	Results []QueryResult `json:"results"`
+	Meta    QueryMeta     `json:"meta"`
+	Query   QueryEcho     `json:"query"`
+}
+
+// QueryResult is a row: the metrics in the order asked, then the values
+// of the dimensions in theirs.
+type QueryResult struct {
+	Metrics    []float64 `json:"metrics"`
+	Dimensions []string  `json:"dimensions"`
+}
+
+// QueryMeta tells how the answer was computed.
+type QueryMeta struct {
+	// Sampled is true when it read a sample of visitors (counts scaled back).
+	Sampled bool `json:"sampled"`
+	// Timezone is the site's, whose days the range and the time dimensions are.
+	Timezone string `json:"timezone"`
+	// TotalRows is the rows of every page, when include.total_rows asked.
+	TotalRows *int `json:"total_rows,omitempty"`
+}
+
+// QueryEcho is the query as understood: the date range as the first and
+// last instants it covers (ISO 8601 with the site's offset), the order and
+// page applied.
+type QueryEcho struct {
+	SiteID     string           `json:"site_id"`
+	DateRange  []string         `json:"date_range"`
+	Metrics    []string         `json:"metrics"`
+	Dimensions []string         `json:"dimensions"`
+	Filters    []any            `json:"filters"`
+	OrderBy    [][]string       `json:"order_by"`
+	Pagination QueryPageEcho    `json:"pagination"`
+	Include    QueryIncludeEcho `json:"include"`
+}
+
+// QueryPageEcho is the page applied.
+type QueryPageEcho struct {
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+}
+
+// QueryIncludeEcho is the extras applied.
+type QueryIncludeEcho struct {
+	TotalRows bool `json:"total_rows"`
+}
