@@ -1,0 +1,392 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tally-analytics/tally/internal/accounts"
+	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/testenv"
+	"github.com/tally-analytics/tally/pkg/api"
+	"github.com/tally-analytics/tally/pkg/client"
+)
+
+// queryVisits are five visitors of a UTC site in the week of 2026-06-01
+// (GB: 81.2.69.10, US: 216.160.83.5), each one visit:
+//
+//	ann  GB Desktop  Google        Jun 1 10:00 /, 10:01 /pricing, 10:02 Signup {plan: pro} on /pricing   120 s
+//	ben  US Mobile   direct        Jun 1 12:00 /                                                          bounce
+//	cat  GB Mobile   Google        Jun 2 09:00 /blog/a, 09:03 /blog/b                                     180 s
+//	dan  US Desktop  Hacker News   Jun 3 15:00 /blog/a                                                    bounce
+//	eve  GB Desktop  direct        Jun 4 08:00 /, 08:00:30 /pricing                                       30 s
+//
+// So the week has 5 visitors, 5 visits, 8 pageviews, 9 events, 2 bounces
+// (40 %), 330 s of visits (66 s each) and 1.6 views a visit.
+var queryVisits = []struct {
+	visitor, ip, referrer string
+	ua                    int // of fixtureUAs: 0 Chrome on Windows (Desktop), 1 Safari on iOS (Mobile), 2 Firefox on Linux (Desktop)
+	at                    string
+	steps                 []queryStep
+}{
+	{"ann", "81.2.69.10", "https://www.google.com/", 0, "2026-06-01 10:00:00",
+		[]queryStep{{0, "/", ""}, {time.Minute, "/pricing", ""}, {2 * time.Minute, "/pricing", "Signup"}}},
+	{"ben", "216.160.83.5", "", 1, "2026-06-01 12:00:00", []queryStep{{0, "/", ""}}},
+	{"cat", "81.2.69.10", "https://www.google.com/", 1, "2026-06-02 09:00:00",
+		[]queryStep{{0, "/blog/a", ""}, {3 * time.Minute, "/blog/b", ""}}},
+	{"dan", "216.160.83.5", "https://news.ycombinator.com/", 2, "2026-06-03 15:00:00", []queryStep{{0, "/blog/a", ""}}},
+	{"eve", "81.2.69.10", "", 0, "2026-06-04 08:00:00", []queryStep{{0, "/", ""}, {30 * time.Second, "/pricing", ""}}},
+}
+
+type queryStep struct {
+	after      time.Duration
+	path, name string // name: a custom event's, "" for a pageview
+}
+
+func querySite(t *testing.T) (*harness, *client.Client, string) {
+	t.Helper()
+	cfg := testenv.Config(t)
+	londonAndMilton(t, cfg)
+	h := newHarnessWith(t, cfg)
+	ctx := context.Background()
+	site, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: h.email, Domain: "q.example.com", Timezone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.client(h.key)
+	n := 0
+	for _, v := range queryVisits {
+		at, err := time.Parse(time.DateTime, v.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range v.steps {
+			h.clock.Set(at.Add(s.after))
+			req := api.PageviewRequest{SiteID: string(site.ID), URL: "https://q.example.com" + s.path, UserAgent: fixtureUAs[v.ua].ua,
+				IPAddress: v.ip, VisitorID: v.visitor}
+			if i == 0 {
+				req.Referrer = v.referrer
+			}
+			if s.name == "" {
+				_, err = c.Pageview(ctx, req)
+			} else {
+				_, err = c.CustomEvent(ctx, api.CustomEventRequest{PageviewRequest: req, EventName: s.name, Props: map[string]any{"plan": "pro"}})
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", v.visitor, s.path, err)
+			}
+			n++
+		}
+	}
+	h.waitCount(int64(n), "SELECT count() FROM events WHERE site_id = ?", string(site.ID))
+	h.waitCount(int64(len(queryVisits)), "SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", string(site.ID))
+	return h, c, string(site.ID)
+}
+
+var queryWeek = []string{"2026-06-01", "2026-06-07"}
+
+// TestQueryV2 checks POST /api/v2/query against queryVisits by hand, and
+// against the v1 reports of the same week.
+func TestQueryV2(t *testing.T) {
+	h, c, site := querySite(t)
+	ctx := context.Background()
+	run := func(t *testing.T, q api.QueryRequest) api.QueryResponse {
+		t.Helper()
+		q.SiteID = site
+		if q.DateRange == nil {
+			q.DateRange = queryWeek
+		}
+		res, err := c.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	type row = api.QueryResult
+	results := func(t *testing.T, q api.QueryRequest, want []row) api.QueryResponse {
+		t.Helper()
+		res := run(t, q)
+		if diff := cmp.Diff(want, res.Results); diff != "" {
+			t.Errorf("results (-want +got):\n%s", diff)
+		}
+		return res
+	}
+	v1 := client.StatsParams{SiteID: site, DateFrom: queryWeek[0], DateTo: queryWeek[1]}
+
+	t.Run("aggregate", func(t *testing.T) {
+		res := results(t, api.QueryRequest{Metrics: []string{"visitors", "visits", "pageviews", "views_per_visit", "bounce_rate",
+			"visit_duration", "events"}},
+			[]row{{Metrics: []float64{5, 5, 8, 1.6, 40, 66, 9}, Dimensions: []string{}}})
+		want := api.QueryEcho{SiteID: site, DateRange: []string{"2026-06-01T00:00:00Z", "2026-06-07T23:59:59Z"},
+			Metrics: []string{"visitors", "visits", "pageviews", "views_per_visit", "bounce_rate", "visit_duration", "events"},
+			Dimensions: []string{}, Filters: []any{}, OrderBy: [][]string{{"visitors", "desc"}},
+			Pagination: api.QueryPageEcho{Limit: 10000}}
+		if diff := cmp.Diff(want, res.Query); diff != "" {
+			t.Errorf("query (-want +got):\n%s", diff)
+		}
+		if res.Meta.Sampled || res.Meta.Timezone != "UTC" || res.Meta.TotalRows != nil {
+			t.Errorf("meta %+v", res.Meta)
+		}
+		ov, err := c.Overview(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Results[0].Metrics
+		if got := (api.Metrics{Visitors: int64(m[0]), Pageviews: int64(m[2]), BounceRate: m[4], VisitDuration: m[5]}); got != ov.Data.Metrics {
+			t.Errorf("v2 %+v, the overview %+v", got, ov.Data.Metrics)
+		}
+	})
+
+	t.Run("by page", func(t *testing.T) {
+		res := results(t, api.QueryRequest{Metrics: []string{"visitors", "pageviews", "events", "percentage"}, Dimensions: []string{"event:page"}},
+			[]row{
+				{Metrics: []float64{3, 3, 3, 60}, Dimensions: []string{"/"}},
+				{Metrics: []float64{2, 2, 2, 40}, Dimensions: []string{"/blog/a"}},
+				{Metrics: []float64{2, 2, 3, 40}, Dimensions: []string{"/pricing"}},
+				{Metrics: []float64{1, 1, 1, 20}, Dimensions: []string{"/blog/b"}},
+			})
+		pages, err := c.Pages(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][2]int64{}
+		for _, r := range res.Results {
+			got[r.Dimensions[0]] = [2]int64{int64(r.Metrics[0]), int64(r.Metrics[1])}
+		}
+		want := map[string][2]int64{}
+		for _, p := range pages.Data.Pages {
+			want[p.Pathname] = [2]int64{p.Visitors, p.Pageviews}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("visitors and pageviews by page, the pages report (-) and v2 (+):\n%s", diff)
+		}
+	})
+
+	t.Run("by source", func(t *testing.T) {
+		res := results(t, api.QueryRequest{Metrics: []string{"visitors", "pageviews", "bounce_rate", "visits"}, Dimensions: []string{"visit:source"}},
+			[]row{
+				{Metrics: []float64{2, 3, 50, 2}, Dimensions: []string{"Direct / None"}},
+				{Metrics: []float64{2, 4, 0, 2}, Dimensions: []string{"Google"}},
+				{Metrics: []float64{1, 1, 100, 1}, Dimensions: []string{"Hacker News"}},
+			})
+		sources, err := c.Sources(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want []api.SourceRow
+		for _, r := range res.Results {
+			got = append(got, api.SourceRow{Source: r.Dimensions[0], Visitors: int64(r.Metrics[0]), Pageviews: int64(r.Metrics[1]), BounceRate: r.Metrics[2]})
+		}
+		for _, s := range sources.Data.Sources {
+			s.SourceType = ""
+			want = append(want, s)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the sources report (-) and v2 (+):\n%s", diff)
+		}
+	})
+
+	t.Run("by device, percentage", func(t *testing.T) {
+		res := results(t, api.QueryRequest{Metrics: []string{"visitors", "percentage"}, Dimensions: []string{"visit:device"}},
+			[]row{{Metrics: []float64{3, 60}, Dimensions: []string{"Desktop"}}, {Metrics: []float64{2, 40}, Dimensions: []string{"Mobile"}}})
+		devices, err := c.Devices(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []api.DeviceRow
+		for _, r := range res.Results {
+			got = append(got, api.DeviceRow{Device: r.Dimensions[0], Visitors: int64(r.Metrics[0]), Percentage: r.Metrics[1]})
+		}
+		if diff := cmp.Diff(devices.Data.Devices, got); diff != "" {
+			t.Errorf("the devices report (-) and v2 (+):\n%s", diff)
+		}
+	})
+
+	t.Run("by country and device", func(t *testing.T) {
+		results(t, api.QueryRequest{Metrics: []string{"visitors"}, Dimensions: []string{"visit:country", "visit:device"}},
+			[]row{
+				{Metrics: []float64{2}, Dimensions: []string{"GB", "Desktop"}},
+				{Metrics: []float64{1}, Dimensions: []string{"GB", "Mobile"}},
+				{Metrics: []float64{1}, Dimensions: []string{"US", "Desktop"}},
+				{Metrics: []float64{1}, Dimensions: []string{"US", "Mobile"}},
+			})
+	})
+
+	t.Run("by day", func(t *testing.T) {
+		res := results(t, api.QueryRequest{Metrics: []string{"visitors", "pageviews", "visits", "bounce_rate"}, Dimensions: []string{"time:day"}},
+			[]row{
+				{Metrics: []float64{2, 3, 2, 50}, Dimensions: []string{"2026-06-01"}},
+				{Metrics: []float64{1, 2, 1, 0}, Dimensions: []string{"2026-06-02"}},
+				{Metrics: []float64{1, 1, 1, 100}, Dimensions: []string{"2026-06-03"}},
+				{Metrics: []float64{1, 2, 1, 0}, Dimensions: []string{"2026-06-04"}},
+			})
+		ov, err := c.Overview(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got []api.TimeseriesPoint
+		for _, p := range ov.Data.Timeseries {
+			if p.Visitors > 0 {
+				want = append(want, p)
+			}
+		}
+		for _, r := range res.Results {
+			got = append(got, api.TimeseriesPoint{Date: r.Dimensions[0], Visitors: int64(r.Metrics[0]), Pageviews: int64(r.Metrics[1])})
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the overview's days with visitors (-) and v2 (+):\n%s", diff)
+		}
+	})
+
+	t.Run("by hour", func(t *testing.T) {
+		results(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"time:hour"}, DateRange: []string{"2026-06-01", "2026-06-01"}},
+			[]row{{Metrics: []float64{2}, Dimensions: []string{"2026-06-01 10:00:00"}}, {Metrics: []float64{1}, Dimensions: []string{"2026-06-01 12:00:00"}}})
+	})
+
+	t.Run("filters", func(t *testing.T) {
+		agg := func(name string, filters []any, metrics []string, want ...float64) {
+			t.Run(name, func(t *testing.T) {
+				results(t, api.QueryRequest{Metrics: metrics, Filters: filters}, []row{{Metrics: want, Dimensions: []string{}}})
+			})
+		}
+		vp := []string{"visitors", "pageviews"}
+		agg("is", []any{[]any{"is", "visit:country", []string{"gb"}}}, vp, 3, 6)
+		agg("is_not", []any{[]any{"is_not", "visit:country", []string{"GB"}}}, vp, 2, 2)
+		agg("is_not of two", []any{[]any{"is_not", "visit:source", []string{"Google", "Hacker News"}}}, vp, 2, 3)
+		agg("is one of", []any{[]any{"is", "visit:source", []string{"Google", "Hacker News"}}}, vp, 3, 5)
+		agg("and", []any{[]any{"is", "visit:country", []string{"GB"}}, []any{"is", "visit:device", []string{"mobile"}}}, vp, 1, 2)
+		agg("a page selects its visits", []any{[]any{"is", "event:page", []string{"/pricing"}}},
+			[]string{"visitors", "pageviews", "visits", "bounce_rate", "visit_duration"}, 2, 2, 2, 0, 75)
+		agg("a prop", []any{[]any{"is", "event:props:plan", []string{"pro"}}}, []string{"visitors", "pageviews", "visits"}, 1, 2, 1)
+		agg("an event", []any{[]any{"is", "event:name", []string{"Signup"}}}, []string{"visitors", "events"}, 1, 1)
+		agg("source contains", []any{[]any{"contains", "visit:source", []string{"oog", "News"}}}, []string{"visitors", "visits"}, 3, 3)
+		t.Run("page contains, by page", func(t *testing.T) {
+			results(t, api.QueryRequest{Metrics: []string{"visitors"}, Dimensions: []string{"event:page"},
+				Filters: []any{[]any{"contains", "event:page", []string{"blog"}}}},
+				[]row{{Metrics: []float64{2}, Dimensions: []string{"/blog/a"}}, {Metrics: []float64{1}, Dimensions: []string{"/blog/b"}}})
+		})
+	})
+
+	t.Run("order and pages", func(t *testing.T) {
+		limit, offset := 2, 1
+		res := results(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"event:page"},
+			OrderBy:    [][]string{{"pageviews", "asc"}, {"event:page", "desc"}},
+			Pagination: &api.QueryPagination{Limit: &limit, Offset: &offset}, Include: &api.QueryInclude{TotalRows: true}},
+			[]row{{Metrics: []float64{2}, Dimensions: []string{"/pricing"}}, {Metrics: []float64{2}, Dimensions: []string{"/blog/a"}}})
+		if res.Meta.TotalRows == nil || *res.Meta.TotalRows != 4 {
+			t.Errorf("meta.total_rows %v, want 4", res.Meta.TotalRows)
+		}
+		if want := (api.QueryPageEcho{Limit: 2, Offset: 1}); res.Query.Pagination != want || !res.Query.Include.TotalRows {
+			t.Errorf("query.pagination %+v, include %+v", res.Query.Pagination, res.Query.Include)
+		}
+		past := 10
+		res = run(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"event:page"},
+			Pagination: &api.QueryPagination{Offset: &past}})
+		if len(res.Results) != 0 || res.Results == nil {
+			t.Errorf("past the last row: %+v, want []", res.Results)
+		}
+	})
+
+	t.Run("relative range", func(t *testing.T) {
+		h.clock.Set(time.Date(2026, 6, 5, 12, 0, 0, 0, time.UTC))
+		res := results(t, api.QueryRequest{Metrics: []string{"visitors"}, DateRange: "7d"},
+			[]row{{Metrics: []float64{5}, Dimensions: []string{}}})
+		if want := []string{"2026-05-30T00:00:00Z", "2026-06-05T23:59:59Z"}; !cmp.Equal(want, res.Query.DateRange) {
+			t.Errorf("query.date_range %v, want %v", res.Query.DateRange, want)
+		}
+		results(t, api.QueryRequest{Metrics: []string{"visitors"}, DateRange: "day"}, []row{{Metrics: []float64{0}, Dimensions: []string{}}})
+	})
+}
+
+// postQuery sends body to POST /api/v2/query with token and returns the
+// status and the error envelope, if any.
+func postQuery(t *testing.T, h *harness, token, body string) (int, api.Error) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v2/query", bytes.NewBufferString(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e api.Error
+	if resp.StatusCode != http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || e.Error.Code == "" {
+			t.Errorf("status %d without the error envelope", resp.StatusCode)
+		}
+	}
+	return resp.StatusCode, e
+}
+
+// Bad queries are 400s naming their field; access is the stats routes'.
+func TestQueryV2Refusals(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	site := string(h.siteID)
+	q := func(rest string) string {
+		return `{"site_id":"` + site + `","date_range":["2026-06-01","2026-06-07"]` + rest + `}`
+	}
+	for _, tt := range []struct {
+		name, body, field string
+	}{
+		{"no metrics", q(``), "metrics"},
+		{"metrics not a list", q(`,"metrics":"visitors"`), "metrics"},
+		{"unknown metric", q(`,"metrics":["revenue"]`), "metrics"},
+		{"conversion rate", q(`,"metrics":["conversion_rate"]`), "metrics"},
+		{"percentage without dimensions", q(`,"metrics":["percentage"]`), "metrics"},
+		{"events by source", q(`,"metrics":["events"],"dimensions":["visit:source"]`), "metrics"},
+		{"bounce rate by page", q(`,"metrics":["bounce_rate"],"dimensions":["event:page"]`), "metrics"},
+		{"unknown dimension", q(`,"metrics":["visitors"],"dimensions":["visit:planet"]`), "dimensions"},
+		{"goal", q(`,"metrics":["visitors"],"dimensions":["event:goal"]`), "dimensions"},
+		{"source by week", q(`,"metrics":["visitors"],"dimensions":["visit:source","time:week"]`), "dimensions"},
+		{"hours of a month", `{"site_id":"` + site + `","date_range":"month","metrics":["visitors"],"dimensions":["time:hour"]}`, "dimensions"},
+		{"or", q(`,"metrics":["visitors"],"filters":[["or",[["is","visit:os",["iOS"]]]]]`), "filters.0"},
+		{"a bad country", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["is","visit:country",["Germany"]]]`), "filters.1"},
+		{"a page is_not with visits", q(`,"metrics":["visits"],"filters":[["is_not","event:page",["/"]]]`), "filters.0"},
+		{"order by what is not asked", q(`,"metrics":["visitors"],"order_by":[["pageviews","desc"]]`), "order_by.0"},
+		{"limit", q(`,"metrics":["visitors"],"pagination":{"limit":0}`), "pagination.limit"},
+		{"no range", `{"site_id":"` + site + `","metrics":["visitors"]}`, "date_range"},
+		{"a range of all time", `{"site_id":"` + site + `","date_range":"all","metrics":["visitors"]}`, "date_range"},
+		{"reversed", `{"site_id":"` + site + `","date_range":["2026-06-07","2026-06-01"],"metrics":["visitors"]}`, "date_range"},
+		{"no site", `{"date_range":"7d","metrics":["visitors"]}`, "site_id"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, e := postQuery(t, h, h.key, tt.body)
+			if status != http.StatusBadRequest || e.Error.Field != tt.field {
+				t.Errorf("%d %+v, want 400 naming %s", status, e.Error, tt.field)
+			}
+		})
+	}
+
+	body := q(`,"metrics":["visitors"]`)
+	if status, _ := postQuery(t, h, "", body); status != http.StatusUnauthorized {
+		t.Errorf("no credential: %d, want 401", status)
+	}
+	ingestOnly, err := h.app.Accounts.CreateKey(ctx, accounts.NewKey{OwnerEmail: h.email, Name: "ingest", Scopes: []model.Scope{model.ScopeEventsWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, e := postQuery(t, h, ingestOnly.Secret, body); status != http.StatusForbidden || e.Error.Code != "forbidden" {
+		t.Errorf("a key without stats:read: %d %+v, want 403 forbidden", status, e.Error)
+	}
+	other, err := h.app.Accounts.CreateUser(ctx, accounts.NewUser{Email: "other@example.com", Password: password, Name: "O"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherSite, err := h.app.Accounts.CreateSite(ctx, accounts.NewSite{OwnerEmail: other.Email, Domain: "other.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := `{"site_id":"` + string(otherSite.ID) + `","date_range":"7d","metrics":["visitors"]}`
+	if status, e := postQuery(t, h, h.key, theirs); status != http.StatusNotFound || e.Error.Code != "site_not_found" {
+		t.Errorf("another account's site: %d %+v, want 404 site_not_found", status, e.Error)
+	}
+}
