@@ -211,6 +211,11 @@ var baseMetrics = map[string][]Metric{
 	"percentage":      {Visitors},
 }
 
+// QueryMaxGroups is the most rows a v2 query may have before its page is
+// taken: they are sorted in Go, as the order may be by a rate, which no
+// column holds.
+const QueryMaxGroups = 100_000
+
 // queryRows runs q's parts and puts their rows together by their
 // dimensions' values: a row per group, its metrics in q's order.
 func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dimension) ([]Row, error) {
@@ -243,6 +248,11 @@ func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dim
 		}
 		queries[i] = sc.query(part.table, dims, metrics)
 		queries[i].WithTotals = len(dims) > 0
+		if len(dims) > 0 {
+			// one group more than the most a query sorts in Go tells that
+			// there are too many, rather than a page of some of them
+			queries[i].Limit = QueryMaxGroups + 1
+		}
 		fns[i] = func(ctx context.Context) (err error) { results[i], err = s.run(ctx, queries[i]); return err }
 	}
 	if err := parallel(ctx, fns...); err != nil {
@@ -250,6 +260,10 @@ func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dim
 	}
 	for i, part := range q.parts {
 		res, qq := results[i], queries[i]
+		if len(res.Rows) > QueryMaxGroups {
+			return nil, errs.InvalidField("dimensions", "the query has more than %d rows; narrow it with filters or a shorter date_range",
+				QueryMaxGroups)
+		}
 		if len(dims) == 0 && len(res.Rows) == 0 {
 			res.Rows = []Row{{Metrics: make([]float64, len(qq.Metrics))}}
 		}
