@@ -85,6 +85,15 @@ func querySite(t *testing.T) (*harness, *client.Client, string) {
 	}
 	h.waitCount(int64(n), "SELECT count() FROM events WHERE site_id = ?", string(site.ID))
 	h.waitCount(int64(len(queryVisits)), "SELECT toUInt64(sum(sign)) FROM sessions WHERE site_id = ?", string(site.ID))
+	for _, g := range []api.GoalRequest{
+		{SiteID: string(site.ID), GoalName: "Signed up", GoalType: "custom_event", EventName: "Signup"},
+		{SiteID: string(site.ID), GoalName: "Saw pricing", GoalType: "pageview", PagePath: "/pricing"},
+		{SiteID: string(site.ID), GoalName: "Bought", GoalType: "custom_event", EventName: "Purchase"},
+	} {
+		if _, err := c.CreateGoal(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return h, c, string(site.ID)
 }
 
@@ -272,6 +281,33 @@ func TestQueryV2(t *testing.T) {
 		})
 	})
 
+	// Goals: Saw pricing, ann and eve (2 of 5 visitors, 40 %); Signed up,
+	// ann's one Signup (20 %); Bought, never completed, is left out.
+	t.Run("by goal", func(t *testing.T) {
+		res := results(t, api.QueryRequest{Metrics: []string{"visitors", "events", "conversion_rate"}, Dimensions: []string{"event:goal"}},
+			[]row{{Metrics: []float64{2, 2, 40}, Dimensions: []string{"Saw pricing"}}, {Metrics: []float64{1, 1, 20}, Dimensions: []string{"Signed up"}}})
+		conv, err := c.Conversions(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][3]float64{}
+		for _, g := range conv.Data {
+			if g.TotalConversions > 0 {
+				want[g.GoalName] = [3]float64{float64(g.UniqueVisitors), float64(g.TotalConversions), g.VisitorConversionRate}
+			}
+		}
+		got := map[string][3]float64{}
+		for _, r := range res.Results {
+			got[r.Dimensions[0]] = [3]float64{r.Metrics[0], r.Metrics[1], r.Metrics[2]}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the conversions report (-) and v2 (+):\n%s", diff)
+		}
+		results(t, api.QueryRequest{Metrics: []string{"conversion_rate"}, Dimensions: []string{"event:goal"},
+			Filters: []any{[]any{"is", "visit:country", []string{"GB"}}}},
+			[]row{{Metrics: []float64{66.7}, Dimensions: []string{"Saw pricing"}}, {Metrics: []float64{33.3}, Dimensions: []string{"Signed up"}}})
+	})
+
 	t.Run("order and pages", func(t *testing.T) {
 		limit, offset := 2, 1
 		res := results(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"event:page"},
@@ -341,11 +377,14 @@ func TestQueryV2Refusals(t *testing.T) {
 		{"metrics not a list", q(`,"metrics":"visitors"`), "metrics"},
 		{"unknown metric", q(`,"metrics":["revenue"]`), "metrics"},
 		{"conversion rate", q(`,"metrics":["conversion_rate"]`), "metrics"},
+		{"bounce rate by goal", q(`,"metrics":["bounce_rate"],"dimensions":["event:goal"]`), "metrics"},
 		{"percentage without dimensions", q(`,"metrics":["percentage"]`), "metrics"},
 		{"events by source", q(`,"metrics":["events"],"dimensions":["visit:source"]`), "metrics"},
 		{"bounce rate by page", q(`,"metrics":["bounce_rate"],"dimensions":["event:page"]`), "metrics"},
 		{"unknown dimension", q(`,"metrics":["visitors"],"dimensions":["visit:planet"]`), "dimensions"},
-		{"goal", q(`,"metrics":["visitors"],"dimensions":["event:goal"]`), "dimensions"},
+		{"goal beside a page", q(`,"metrics":["visitors"],"dimensions":["event:goal","event:page"]`), "dimensions"},
+		{"conversion rate without goals", q(`,"metrics":["visitors","conversion_rate"],"dimensions":["event:page"]`), "metrics"},
+		{"group conversion rate", q(`,"metrics":["group_conversion_rate"],"dimensions":["event:goal"]`), "metrics"},
 		{"source by week", q(`,"metrics":["visitors"],"dimensions":["visit:source","time:week"]`), "dimensions"},
 		{"hours of a month", `{"site_id":"` + site + `","date_range":"month","metrics":["visitors"],"dimensions":["time:hour"]}`, "dimensions"},
 		{"or", q(`,"metrics":["visitors"],"filters":[["or",[["is","visit:os",["iOS"]]]]]`), "filters.0"},

@@ -55,8 +55,10 @@ type V2Query struct {
 	// echoed in the answer.
 	DimNames   []string
 	RawFilters []any
-	// parts are the tables that answer it (plan).
+	// parts are the tables that answer it (plan); none when goals do.
 	parts []queryPart
+	// goals: the query is by event:goal (goalRows).
+	goals bool
 }
 
 // QueryOrder sorts the results by a metric or dimension of the query.
@@ -92,12 +94,15 @@ const (
 	eventDim dimKind = iota
 	visitDim
 	timeDim
+	// goalDim is event:goal: the site's goals (goalRows)
+	goalDim
 )
 
 // queryDims are the v2 dimensions tally groups by, each tally's own.
 var queryDims = map[string]queryDim{
 	"event:page":            {dim: Pathname, kind: eventDim},
 	"event:name":            {dim: EventName, kind: eventDim},
+	"event:goal":            {kind: goalDim},
 	"visit:entry_page":      {dim: EntryPage, kind: visitDim},
 	"visit:exit_page":       {dim: ExitPage, kind: visitDim},
 	"visit:source":          {dim: Source, kind: visitDim},
@@ -132,7 +137,10 @@ var queryFilterParams = map[string]string{
 
 // queryMetrics are the v2 metrics tally answers.
 var queryMetrics = []string{"visitors", "visits", "pageviews", "views_per_visit", "bounce_rate", "visit_duration", "events",
-	"percentage"}
+	"percentage", "conversion_rate"}
+
+// goalMetrics are the metrics of the goals (event:goal).
+var goalMetrics = []string{"visitors", "events", "conversion_rate"}
 
 // visitMetrics are counted from sessions whatever the dimensions: a
 // visit's figures are its session's.
@@ -273,8 +281,8 @@ func parseQueryMetrics(names []string, withDims bool) ([]string, error) {
 	seen := map[string]bool{}
 	for _, m := range names {
 		switch {
-		case m == "conversion_rate" || m == "group_conversion_rate":
-			return nil, errs.InvalidField("metrics", "%s is not supported: tally's goals have their own report (GET /api/v1/goals/conversions)", m)
+		case m == "group_conversion_rate":
+			return nil, errs.InvalidField("metrics", "group_conversion_rate is not supported; conversion_rate is, by event:goal")
 		case !contains(queryMetrics, m):
 			return nil, errs.InvalidField("metrics", "unknown metric %q; tally answers %s", m, strings.Join(queryMetrics, ", "))
 		case seen[m]:
@@ -298,10 +306,7 @@ func parseQueryDims(names []string) ([]queryDim, error) {
 		switch {
 		case name == "time":
 			return nil, errs.InvalidField("dimensions", "name the unit of time: time:hour, time:day, time:week or time:month")
-		case name == "event:goal" || strings.HasPrefix(name, "event:props:") && !ok:
-			if name == "event:goal" {
-				return nil, errs.InvalidField("dimensions", "event:goal is not supported: goals have their own report (GET /api/v1/goals/conversions)")
-			}
+		case strings.HasPrefix(name, propDimPrefix) && !ok:
 			return nil, errs.InvalidField("dimensions", "a prop key is 1 to %d characters", model.MaxPropKeyLen)
 		case !ok:
 			return nil, errs.InvalidField("dimensions", "unknown or unsupported dimension %q", name)
@@ -410,6 +415,8 @@ func queryFilterOf(op, name string, values []string, field string) ([]Filter, er
 				}
 			}
 		}
+	} else if name == "event:goal" {
+		return nil, errs.InvalidField(field, "tally cannot filter by event:goal; group by it (dimensions [\"event:goal\"])")
 	} else {
 		return nil, errs.InvalidField(field, "tally cannot filter by %q", name)
 	}

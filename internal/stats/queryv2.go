@@ -40,6 +40,9 @@ type queryPart struct {
 // A filter on an event's dimension selects, for sessions, the visits with
 // such an event: by one value (is) only.
 func (q *V2Query) plan() error {
+	if err := q.planGoals(); q.goals || err != nil {
+		return err
+	}
 	var event, visit bool
 	var unit string
 	for _, d := range q.Dims {
@@ -102,6 +105,30 @@ func (q *V2Query) plan() error {
 					return err
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// planGoals decides whether q is by event:goal: the goal dimension alone,
+// with the goals' metrics; conversion_rate needs it. The goals count
+// events, which every filter fits.
+func (q *V2Query) planGoals() error {
+	for _, d := range q.Dims {
+		q.goals = q.goals || d.kind == goalDim
+	}
+	if !q.goals {
+		if contains(q.Metrics, "conversion_rate") {
+			return errs.InvalidField("metrics", "conversion_rate needs the dimension event:goal")
+		}
+		return nil
+	}
+	if len(q.Dims) > 1 {
+		return errs.InvalidField("dimensions", "event:goal goes alone")
+	}
+	for _, m := range q.Metrics {
+		if !contains(goalMetrics, m) {
+			return errs.InvalidField("metrics", "a goal has %s only", strings.Join(goalMetrics, ", "))
 		}
 	}
 	return nil
@@ -183,7 +210,12 @@ func (s *Service) Query(ctx context.Context, p auth.Principal, q V2Query) (V2Res
 	if err != nil {
 		return V2Result{}, err
 	}
-	rows, err := s.queryRows(ctx, sc, q, dims)
+	var rows []Row
+	if q.goals {
+		rows, err = s.goalRows(ctx, sc, q, first, last)
+	} else {
+		rows, err = s.queryRows(ctx, sc, q, dims)
+	}
 	if err != nil {
 		return V2Result{}, err
 	}
@@ -277,6 +309,41 @@ func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dim
 	rows := make([]Row, len(keys))
 	for i, k := range keys {
 		rows[i] = *byKey[k]
+	}
+	return rows, nil
+}
+
+// goalRows are the site's goals completed in the inclusive dates
+// first..last, by name, counted as the conversions report counts them
+// (goalCounts): visitors are the goal's converters, events its
+// completions, conversion_rate converters ÷ the range's visitors × 100 (the
+// report's visitor_conversion_rate, Plausible's conversion rate).
+func (s *Service) goalRows(ctx context.Context, sc scope, q V2Query, first, last time.Time) ([]Row, error) {
+	goals, err := s.goals.GoalsBySite(ctx, sc.site.ID)
+	if err != nil || len(goals) == 0 {
+		return nil, err
+	}
+	f, err := s.goalCounts(ctx, sc, goals, first, last, true)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for i, g := range goals {
+		if count(f.completions[i]) == 0 {
+			continue
+		}
+		row := Row{Dims: []string{g.Name}, Metrics: make([]float64, len(q.Metrics))}
+		for j, m := range q.Metrics {
+			switch m {
+			case "visitors":
+				row.Metrics[j] = float64(count(f.converters[i]))
+			case "events":
+				row.Metrics[j] = float64(count(f.completions[i]))
+			case "conversion_rate":
+				row.Metrics[j] = percent(f.converters[i], f.visitors)
+			}
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }

@@ -34,7 +34,11 @@ func TestParseQueryBodyRefusals(t *testing.T) {
 		{"percentage alone", with(func(b *QueryBody) { b.Metrics = []string{"percentage"} }), "metrics"},
 		{"twice", with(func(b *QueryBody) { b.Metrics = []string{"visitors", "visitors"} }), "metrics"},
 		{"unknown dimension", with(func(b *QueryBody) { b.Dimensions = []string{"visit:planet"} }), "dimensions"},
-		{"goal", with(func(b *QueryBody) { b.Dimensions = []string{"event:goal"} }), "dimensions"},
+		{"goal and page", with(func(b *QueryBody) { b.Dimensions = []string{"event:goal", "event:page"} }), "dimensions"},
+		{"pageviews by goal", with(func(b *QueryBody) {
+			b.Dimensions, b.Metrics = []string{"event:goal"}, []string{"pageviews"}
+		}), "metrics"},
+		{"goal filter", with(func(b *QueryBody) { b.Filters = []any{[]any{"is", "event:goal", []any{"Signup"}}} }), "filters.0"},
 		{"time", with(func(b *QueryBody) { b.Dimensions = []string{"time"} }), "dimensions"},
 		{"four", with(func(b *QueryBody) {
 			b.Dimensions = []string{"visit:os", "visit:device", "visit:browser", "visit:country"}

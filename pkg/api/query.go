@@ -9,9 +9,11 @@ type QueryRequest struct {
 	// []string{"2026-05-01", "2026-05-31"}.
 	DateRange any `json:"date_range"`
 	// Metrics: visitors, visits, pageviews, views_per_visit, bounce_rate,
-	// visit_duration, events, percentage (with dimensions).
+	// visit_duration, events, percentage (with dimensions), conversion_rate
+	// (by event:goal).
 	Metrics []string `json:"metrics"`
-	// Dimensions: at most 3, such as event:page, visit:source, time:day.
+	// Dimensions: at most 3, such as event:page, visit:source, time:day;
+	// event:goal alone.
 	Dimensions []string `json:"dimensions,omitempty"`
 	// Filters all apply: each []any{operator, dimension, []string{values}}
 	// with operator is, is_not or contains.
