@@ -132,7 +132,7 @@ func TestQueryV2(t *testing.T) {
 			"visit_duration", "events"}},
 			[]row{{Metrics: []float64{5, 5, 8, 1.6, 40, 66, 9}, Dimensions: []string{}}})
 		want := api.QueryEcho{SiteID: site, DateRange: []string{"2026-06-01T00:00:00Z", "2026-06-07T23:59:59Z"},
-			Metrics: []string{"visitors", "visits", "pageviews", "views_per_visit", "bounce_rate", "visit_duration", "events"},
+			Metrics:    []string{"visitors", "visits", "pageviews", "views_per_visit", "bounce_rate", "visit_duration", "events"},
 			Dimensions: []string{}, Filters: []any{}, OrderBy: [][]string{{"visitors", "desc"}},
 			Pagination: api.QueryPageEcho{Limit: 10000}}
 		if diff := cmp.Diff(want, res.Query); diff != "" {
