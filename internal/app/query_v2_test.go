@@ -308,6 +308,28 @@ func TestQueryV2(t *testing.T) {
 			[]row{{Metrics: []float64{66.7}, Dimensions: []string{"Saw pricing"}}, {Metrics: []float64{33.3}, Dimensions: []string{"Signed up"}}})
 	})
 
+	// A segment of the British visitors: ann, cat, eve.
+	t.Run("segment", func(t *testing.T) {
+		seg, err := c.CreateSegment(ctx, site, api.SegmentRequest{Name: "Britain", Filters: map[string]string{"country": "GB"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results(t, api.QueryRequest{Metrics: []string{"visitors", "bounce_rate"},
+			Filters: []any{[]any{"is", "visit:device", []string{"Desktop"}}, []any{"is", "segment", []string{seg.ID}}}},
+			[]row{{Metrics: []float64{2, 0}, Dimensions: []string{}}})
+		_, err = c.Query(ctx, api.QueryRequest{SiteID: site, DateRange: queryWeek, Metrics: []string{"visitors"},
+			Filters: []any{[]any{"is", "segment", []string{seg.ID}}, []any{"is_not", "visit:country", []string{"US"}}}})
+		if e, ok := err.(*client.Error); !ok || e.Status != http.StatusBadRequest || e.Field != "filters.0" {
+			t.Errorf("a segment and a filter of the same dimension: %v, want 400 naming filters.0", err)
+		}
+		_, err = c.Query(ctx, api.QueryRequest{SiteID: site, DateRange: queryWeek, Metrics: []string{"visitors"},
+			Filters: []any{[]any{"is", "segment", []string{"7a0c5a6e-0000-4000-8000-000000000000"}}}})
+		if e, ok := err.(*client.Error); !ok || e.Status != http.StatusNotFound || e.Code != "segment_not_found" ||
+			e.Field != "filters.0" {
+			t.Errorf("a segment that is none: %v, want 404 segment_not_found naming filters.0", err)
+		}
+	})
+
 	t.Run("order and pages", func(t *testing.T) {
 		limit, offset := 2, 1
 		res := results(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"event:page"},

@@ -59,6 +59,10 @@ type V2Query struct {
 	parts []queryPart
 	// goals: the query is by event:goal (goalRows).
 	goals bool
+	// Segment is the saved segment whose filters apply too ("" for none),
+	// given by the filter segmentField names.
+	Segment      model.SegmentID
+	segmentField string
 }
 
 // QueryOrder sorts the results by a metric or dimension of the query.
@@ -184,7 +188,7 @@ func ParseQueryBody(b QueryBody) (V2Query, error) {
 		return q, err
 	}
 	q.DimNames = b.Dimensions
-	if q.Filters, err = parseQueryFilters(b.Filters); err != nil {
+	if q.Filters, err = q.parseFilters(b.Filters); err != nil {
 		return q, err
 	}
 	if q.Order, err = parseQueryOrder(b.OrderBy, q.Metrics, b.Dimensions); err != nil {
@@ -324,10 +328,11 @@ func parseQueryDims(names []string) ([]queryDim, error) {
 	return out, nil
 }
 
-// parseQueryFilters reads the filters, all of which apply (AND): each
+// parseFilters reads the filters, all of which apply (AND): each
 // [operator, dimension, [values]] with is, is_not or contains. Values
-// are checked by the rule of the v1 filter of the dimension.
-func parseQueryFilters(raw []any) ([]queryFilter, error) {
+// are checked by the rule of the v1 filter of the dimension. ["is",
+// "segment", [id]] applies a saved segment, as segment= does in v1.
+func (q *V2Query) parseFilters(raw []any) ([]queryFilter, error) {
 	var out []queryFilter
 	props := 0
 	for i, r := range raw {
@@ -350,6 +355,13 @@ func parseQueryFilters(raw []any) ([]queryFilter, error) {
 		values, err := filterValues(f[2], field)
 		if err != nil {
 			return nil, err
+		}
+		if name == SegmentParam {
+			if op != "is" || len(values) != 1 || q.Segment != "" {
+				return nil, errs.InvalidField(field, "a query applies one segment: [\"is\", \"segment\", [id]]")
+			}
+			q.Segment, q.segmentField = model.SegmentID(strings.TrimSpace(values[0])), field
+			continue
 		}
 		filters, err := queryFilterOf(op, name, values, field)
 		if err != nil {

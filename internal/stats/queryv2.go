@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -176,11 +177,16 @@ type V2Result struct {
 // Query answers a v2 query (POST /api/v2/query) with the reports' rules:
 // access, the site's time zone, sampling, rollups and filters.
 func (s *Service) Query(ctx context.Context, p auth.Principal, q V2Query) (V2Result, error) {
-	r := Request{SiteID: q.Site}
+	r := Request{SiteID: q.Site, Segment: q.Segment}
 	for _, qf := range q.Filters {
 		r.Filters = append(r.Filters, qf.filters...)
 	}
 	sc, err := s.access(ctx, p, r)
+	var e *errs.Error
+	if errors.As(err, &e) && e.Field == SegmentParam {
+		// the segment is a filter of the body here
+		return V2Result{}, e.WithField(q.segmentField)
+	}
 	if err != nil {
 		return V2Result{}, err
 	}
