@@ -226,6 +226,80 @@ func TestQueryV2(t *testing.T) {
 			})
 	})
 
+	t.Run("pages by country", func(t *testing.T) {
+		results(t, api.QueryRequest{Metrics: []string{"visitors", "pageviews"}, Dimensions: []string{"event:page", "visit:country"}},
+			[]row{
+				{Metrics: []float64{2, 2}, Dimensions: []string{"/", "GB"}},
+				{Metrics: []float64{2, 2}, Dimensions: []string{"/pricing", "GB"}},
+				{Metrics: []float64{1, 1}, Dimensions: []string{"/", "US"}},
+				{Metrics: []float64{1, 1}, Dimensions: []string{"/blog/a", "GB"}},
+				{Metrics: []float64{1, 1}, Dimensions: []string{"/blog/a", "US"}},
+				{Metrics: []float64{1, 1}, Dimensions: []string{"/blog/b", "GB"}},
+			})
+	})
+
+	t.Run("by channel", func(t *testing.T) {
+		res := results(t, api.QueryRequest{Metrics: []string{"visitors", "percentage", "visits", "pageviews", "bounce_rate", "visit_duration"},
+			Dimensions: []string{"visit:channel"}},
+			[]row{
+				{Metrics: []float64{2, 40, 2, 3, 50, 15}, Dimensions: []string{"Direct"}},
+				{Metrics: []float64{2, 40, 2, 4, 0, 150}, Dimensions: []string{"Organic Search"}},
+				{Metrics: []float64{1, 20, 1, 1, 100, 0}, Dimensions: []string{"Organic Social"}},
+			})
+		channels, err := c.Channels(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []api.ChannelRow
+		for _, r := range res.Results {
+			m := r.Metrics
+			got = append(got, api.ChannelRow{Channel: r.Dimensions[0], Visitors: int64(m[0]), Percentage: m[1], Visits: int64(m[2]),
+				Pageviews: int64(m[3]), BounceRate: m[4], VisitDuration: m[5]})
+		}
+		if diff := cmp.Diff(channels.Data.Channels, got); diff != "" {
+			t.Errorf("the channels report (-) and v2 (+):\n%s", diff)
+		}
+	})
+
+	t.Run("by exit page", func(t *testing.T) {
+		res := results(t, api.QueryRequest{Metrics: []string{"visits"}, Dimensions: []string{"visit:exit_page"}},
+			[]row{
+				{Metrics: []float64{2}, Dimensions: []string{"/pricing"}},
+				{Metrics: []float64{1}, Dimensions: []string{"/"}},
+				{Metrics: []float64{1}, Dimensions: []string{"/blog/a"}},
+				{Metrics: []float64{1}, Dimensions: []string{"/blog/b"}},
+			})
+		exits, err := c.ExitPages(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]int64{}
+		for _, e := range exits.Data.ExitPages {
+			want[e.Pathname] = e.Exits
+		}
+		got := map[string]int64{}
+		for _, r := range res.Results {
+			got[r.Dimensions[0]] = int64(r.Metrics[0])
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the exit pages report (-) and v2 (+):\n%s", diff)
+		}
+	})
+
+	t.Run("by prop", func(t *testing.T) {
+		results(t, api.QueryRequest{Metrics: []string{"events", "visitors"}, Dimensions: []string{"event:props:plan"}},
+			[]row{{Metrics: []float64{8, 5}, Dimensions: []string{"(none)"}}, {Metrics: []float64{1, 1}, Dimensions: []string{"pro"}}})
+		results(t, api.QueryRequest{Metrics: []string{"events"}, Dimensions: []string{"event:name"}},
+			[]row{{Metrics: []float64{8}, Dimensions: []string{"pageview"}}, {Metrics: []float64{1}, Dimensions: []string{"Signup"}}})
+	})
+
+	t.Run("by week and month", func(t *testing.T) {
+		for _, unit := range []string{"time:week", "time:month"} {
+			results(t, api.QueryRequest{Metrics: []string{"visitors", "events"}, Dimensions: []string{unit}},
+				[]row{{Metrics: []float64{5, 9}, Dimensions: []string{"2026-06-01"}}})
+		}
+	})
+
 	t.Run("by day", func(t *testing.T) {
 		res := results(t, api.QueryRequest{Metrics: []string{"visitors", "pageviews", "visits", "bounce_rate"}, Dimensions: []string{"time:day"}},
 			[]row{
