@@ -154,3 +154,46 @@ func TestContainFilter(t *testing.T) {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
 }
+
+// Rows go by the order asked, ties by the dimensions; without one by the
+// time dimension, hours by their instant, and an hour reads as local time.
+func TestQuerySortAndLabels(t *testing.T) {
+	q, err := ParseQueryBody(QueryBody{SiteID: "s1", DateRange: "day", Metrics: []string{"pageviews"}, Dimensions: []string{"time:hour"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 09:00 and 08:00 UTC on May 31, as the hour dimension reads them
+	rows := []Row{{Dims: []string{"1780218000"}, Metrics: []float64{1}}, {Dims: []string{"1780214400"}, Metrics: []float64{5}}}
+	if order := q.sortRows(rows); !cmp.Equal(order, []QueryOrder{{Key: "time:hour"}}) {
+		t.Errorf("order %v", order)
+	}
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	var got []string
+	for _, r := range rows {
+		got = append(got, q.labels(r.Dims, tokyo)[0])
+	}
+	if want := []string{"2026-05-31 17:00:00", "2026-05-31 18:00:00"}; !cmp.Equal(want, got) {
+		t.Errorf("hours %v, want %v", got, want)
+	}
+
+	q, err = ParseQueryBody(QueryBody{SiteID: "s1", DateRange: "day", Metrics: []string{"visitors", "bounce_rate"},
+		Dimensions: []string{"visit:country", "visit:device"}, OrderBy: [][]string{{"bounce_rate", "asc"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = []Row{
+		{Dims: []string{"US", "Mobile"}, Metrics: []float64{1, 50}},
+		{Dims: []string{"", "Desktop"}, Metrics: []float64{9, 10}},
+		{Dims: []string{"DE", "Mobile"}, Metrics: []float64{3, 50}},
+		{Dims: []string{"DE", "Desktop"}, Metrics: []float64{2, 50}},
+	}
+	q.sortRows(rows)
+	var dims [][]string
+	for _, r := range rows {
+		dims = append(dims, q.labels(r.Dims, time.UTC))
+	}
+	want := [][]string{{"ZZ", "Desktop"}, {"DE", "Desktop"}, {"DE", "Mobile"}, {"US", "Mobile"}}
+	if diff := cmp.Diff(want, dims); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
