@@ -45,8 +45,8 @@ type V2Query struct {
 	Relative    string
 	First, Last time.Time
 	Metrics     []string
-	Dims        []queryDim
-	Filters     []queryFilter
+	dims        []queryDim
+	filters     []queryFilter
 	Order       []QueryOrder
 	Limit       int
 	Offset      int
@@ -184,11 +184,11 @@ func ParseQueryBody(b QueryBody) (V2Query, error) {
 	if q.Metrics, err = parseQueryMetrics(b.Metrics, len(b.Dimensions) > 0); err != nil {
 		return q, err
 	}
-	if q.Dims, err = parseQueryDims(b.Dimensions); err != nil {
+	if q.dims, err = parseQueryDims(b.Dimensions); err != nil {
 		return q, err
 	}
 	q.DimNames = b.Dimensions
-	if q.Filters, err = q.parseFilters(b.Filters); err != nil {
+	if q.filters, err = q.parseFilters(b.Filters); err != nil {
 		return q, err
 	}
 	if q.Order, err = parseQueryOrder(b.OrderBy, q.Metrics, b.Dimensions); err != nil {

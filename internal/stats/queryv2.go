@@ -46,7 +46,7 @@ func (q *V2Query) plan() error {
 	}
 	var event, visit bool
 	var unit string
-	for _, d := range q.Dims {
+	for _, d := range q.dims {
 		switch d.kind {
 		case eventDim:
 			event = true
@@ -69,7 +69,7 @@ func (q *V2Query) plan() error {
 		if len(visitMs) > 0 {
 			return errs.InvalidField("metrics", "%s is a visit's figure (its session's) and cannot be grouped by an event dimension", visitMs[0])
 		}
-		for _, d := range q.Dims {
+		for _, d := range q.dims {
 			if _, ok := d.dim.exprs[Events]; !ok && d.kind == visitDim {
 				return errs.InvalidField("dimensions", "%s is a session's and cannot be grouped with an event dimension", d.name)
 			}
@@ -82,7 +82,7 @@ func (q *V2Query) plan() error {
 		if unit != "" && unit != IntervalDay {
 			return errs.InvalidField("dimensions", "visit dimensions go with time:day only (a visit's day is the day it started)")
 		}
-		for _, d := range q.Dims {
+		for _, d := range q.dims {
 			if d.dim.mutable && (contains(q.Metrics, "visitors") || contains(q.Metrics, "percentage")) {
 				return errs.InvalidField("metrics", "visitors cannot be counted by %s (a session's exit page changes as it goes on); ask for visits", d.name)
 			}
@@ -100,7 +100,7 @@ func (q *V2Query) plan() error {
 		}
 	}
 	for _, part := range q.parts {
-		for _, qf := range q.Filters {
+		for _, qf := range q.filters {
 			for _, f := range qf.filters {
 				if err := filterFits(f, part.table, qf.index); err != nil {
 					return err
@@ -115,7 +115,7 @@ func (q *V2Query) plan() error {
 // with the goals' metrics; conversion_rate needs it. The goals count
 // events, which every filter fits.
 func (q *V2Query) planGoals() error {
-	for _, d := range q.Dims {
+	for _, d := range q.dims {
 		q.goals = q.goals || d.kind == goalDim
 	}
 	if !q.goals {
@@ -124,7 +124,7 @@ func (q *V2Query) planGoals() error {
 		}
 		return nil
 	}
-	if len(q.Dims) > 1 {
+	if len(q.dims) > 1 {
 		return errs.InvalidField("dimensions", "event:goal goes alone")
 	}
 	for _, m := range q.Metrics {
@@ -152,7 +152,7 @@ func filterFits(f Filter, t Table, index int) error {
 // the lower threshold as the v1 reports of these do (rawScope): the
 // channel and the versions.
 func (q V2Query) raw() bool {
-	for _, d := range q.Dims {
+	for _, d := range q.dims {
 		if d.dim.Name == Channel.Name || d.dim.Name == BrowserVersion.Name || d.dim.Name == OSVersion.Name {
 			return true
 		}
@@ -178,7 +178,7 @@ type V2Result struct {
 // access, the site's time zone, sampling, rollups and filters.
 func (s *Service) Query(ctx context.Context, p auth.Principal, q V2Query) (V2Result, error) {
 	r := Request{SiteID: q.Site, Segment: q.Segment}
-	for _, qf := range q.Filters {
+	for _, qf := range q.filters {
 		r.Filters = append(r.Filters, qf.filters...)
 	}
 	sc, err := s.access(ctx, p, r)
@@ -195,8 +195,8 @@ func (s *Service) Query(ctx context.Context, p auth.Principal, q V2Query) (V2Res
 		y, m, d := s.now().In(sc.loc).Date()
 		first, last = RelativeRange(q.Relative, time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
 	}
-	dims := make([]Dimension, len(q.Dims))
-	for i, d := range q.Dims {
+	dims := make([]Dimension, len(q.dims))
+	for i, d := range q.dims {
 		dims[i] = d.dim
 		if d.kind == timeDim {
 			if _, err := ParseInterval(d.interval, first, last); err != nil {
@@ -396,7 +396,7 @@ func (q V2Query) sortRows(rows []Row) []QueryOrder {
 	order := q.Order
 	if len(order) == 0 {
 		order = []QueryOrder{{Key: q.Metrics[0], Desc: true}}
-		for _, d := range q.Dims {
+		for _, d := range q.dims {
 			if d.kind == timeDim {
 				order = []QueryOrder{{Key: d.name}}
 			}
@@ -417,7 +417,7 @@ func (q V2Query) sortRows(rows []Row) []QueryOrder {
 				return c
 			}
 		}
-		for i := range q.Dims {
+		for i := range q.dims {
 			if c := q.compareDim(i, a, b); c != 0 {
 				return c
 			}
@@ -431,7 +431,7 @@ func (q V2Query) sortRows(rows []Row) []QueryOrder {
 // compareDim compares the values of dimension i of two rows: hours by
 // their instant, days as dates, other values as text.
 func (q V2Query) compareDim(i int, a, b Row) int {
-	if q.Dims[i].interval == IntervalHour {
+	if q.dims[i].interval == IntervalHour {
 		x, _ := strconv.ParseInt(a.Dims[i], 10, 64)
 		y, _ := strconv.ParseInt(b.Dims[i], 10, 64)
 		return compare(x, y)
@@ -455,7 +455,7 @@ func compare[T int64 | float64](a, b T) int {
 func (q V2Query) labels(vals []string, loc *time.Location) []string {
 	out := make([]string, len(vals))
 	for i, v := range vals {
-		d := q.Dims[i]
+		d := q.dims[i]
 		switch {
 		case d.interval == IntervalHour:
 			sec, _ := strconv.ParseInt(v, 10, 64)
