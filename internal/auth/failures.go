@@ -67,7 +67,7 @@ type PasswordCheck struct {
 // bounded.
 func NewPasswordCheck(hasher *Passwords, failures Attempts, b ratelimit.Bound, now func() time.Time, log *slog.Logger) *PasswordCheck {
 	return &PasswordCheck{hasher: hasher, now: now, failures: failures, bound: b,
-		down: outage.New(log, "auth: Redis unavailable; wrong passwords are not bounded per account", 0)}
+		down: outage.New(log, "auth: Redis unavailable; failed password checks are not bounded per account", 0)}
 }
 
 // failuresKey is whose wrong passwords an attempt counts with: the user's
