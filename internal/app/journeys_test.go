@@ -267,6 +267,12 @@ func TestDashboardJourneys(t *testing.T) {
 			t.Errorf("the card from /pricing to /done lacks %s:\n%s", want, body)
 		}
 	}
+	// pages typed with spaces around them are those pages: the same card
+	spaced := w.expect(http.MethodGet, site+"/cards/journeys"+view+"&steps=4&start=+%2Fpricing+&end=%2Fdone%20", nil, http.StatusOK)
+	if !strings.Contains(spaced, `data-metric="journey_sessions" data-value="2"`) || !strings.Contains(spaced, `value="/pricing"`) ||
+		strings.Contains(spaced, `aria-invalid="true"`) {
+		t.Errorf("the card from \" /pricing \" to \"/done \":\n%s", spaced)
+	}
 	// a page without its slash is the form again, with the field marked
 	body = w.expect(http.MethodGet, site+"/cards/journeys"+view+"&start=pricing", nil, http.StatusOK)
 	if !strings.Contains(body, `id="journey-start" name="start" value="pricing"`) || !strings.Contains(body, `aria-invalid="true"`) ||

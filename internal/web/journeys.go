@@ -54,8 +54,9 @@ type journeyPage struct{ Path, Link string }
 // journeysCard shows the view's journeys with the card's own parameters:
 // steps (the tab), start and end.
 func (s *Server) journeysCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
-	// a page left empty is none (a form sent without the script sends it)
-	steps, start, end := c.QueryParam("steps"), c.QueryParam("start"), c.QueryParam("end")
+	// a page left empty is none (a form sent without the script sends it);
+	// spaces typed around a page are no part of it
+	steps, start, end := c.QueryParam("steps"), strings.TrimSpace(c.QueryParam("start")), strings.TrimSpace(c.QueryParam("end"))
 	r.Steps, r.StartPage, r.EndPage = stats.JourneySteps(c.QueryParams()), start, end
 	card := journeysCard{View: v, Action: v.Base + "/cards/journeys", Start: start, End: end}
 	for n := stats.MinJourneySteps; n <= stats.MaxJourneySteps; n++ {
