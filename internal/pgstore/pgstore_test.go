@@ -24,6 +24,23 @@ func open(t *testing.T) *pgstore.Store {
 	return openWith(t, testenv.Postgres(t), testKey(1))
 }
 
+// ownerOf is a new free-plan user (o@example.com) who owns the sites of
+// ids, each named <id>.example, in UTC and USD.
+func ownerOf(t *testing.T, s *pgstore.Store, ids ...model.SiteID) model.User {
+	t.Helper()
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, model.User{Email: "o@example.com", Name: "O", PasswordHash: "h", Plan: model.PlanFree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if _, err := s.CreateSite(ctx, model.Site{ID: id, Domain: string(id) + ".example", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return u
+}
+
 // openWith opens the database at url sealing secrets with the first key
 // and opening them with any.
 func openWith(t *testing.T, url string, keys ...[]byte) *pgstore.Store {

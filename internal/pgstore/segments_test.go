@@ -17,15 +17,7 @@ import (
 func TestSegments(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	u, err := s.CreateUser(ctx, model.User{Email: "o@example.com", Name: "O", PasswordHash: "h", Plan: model.PlanFree})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []model.SiteID{"site1", "site2"} {
-		if _, err := s.CreateSite(ctx, model.Site{ID: id, Domain: string(id) + ".example", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
+	u := ownerOf(t, s, "site1", "site2")
 	filters := map[string]string{"country": "DE", "props[plan]": "pro"}
 	sg, err := s.CreateSegment(ctx, model.Segment{SiteID: "site1", Name: "Germans on pro", Filters: filters, CreatedBy: u.ID}, 3)
 	if err != nil {

@@ -17,15 +17,7 @@ import (
 func TestSharedLinks(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	u, err := s.CreateUser(ctx, model.User{Email: "o@example.com", Name: "O", PasswordHash: "h", Plan: model.PlanFree})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []model.SiteID{"site1", "site2"} {
-		if _, err := s.CreateSite(ctx, model.Site{ID: id, Domain: string(id) + ".example", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
+	u := ownerOf(t, s, "site1", "site2")
 	hash := bytes.Repeat([]byte{7}, 32)
 	l, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "public", ShowRevenue: true, CreatedBy: u.ID}, hash, 3)
 	if err != nil {
@@ -84,15 +76,7 @@ func TestSharedLinks(t *testing.T) {
 func TestSharedLinkPasswords(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	u, err := s.CreateUser(ctx, model.User{Email: "o@example.com", Name: "O", PasswordHash: "h", Plan: model.PlanFree})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []model.SiteID{"site1", "site2"} {
-		if _, err := s.CreateSite(ctx, model.Site{ID: id, Domain: string(id) + ".example", Timezone: "UTC", BaseCurrency: "USD"}, u.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ownerOf(t, s, "site1", "site2")
 	hash := bytes.Repeat([]byte{7}, 32)
 	l, err := s.CreateSharedLink(ctx, model.SharedLink{SiteID: "site1", Label: "board", PasswordHash: "$argon2id$one"}, hash, 3)
 	if err != nil || l.PasswordHash != "$argon2id$one" || !l.Protected() {
