@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -63,14 +64,12 @@ func (s *Server) forgot(c echo.Context) error {
 		p.Error = "Enter the email address you log in with."
 		return s.renderForgot(c, http.StatusBadRequest, p)
 	}
-	for _, l := range httpapi.ResetLimits(p.Email, c.RealIP(), s.deps.LoginAttempts) {
-		if res, err := s.deps.Limiter.AllowN(c.Request().Context(), l.Key, l.Limit, 1); err == nil && !res.Allowed {
-			refused := limited(c, res, "Too many requests for a new password; try again in "+
-				twofactor.Minutes(res.RetryAfter)+".")
-			httpapi.SetRetryAfter(c.Response().Header(), refused)
-			p.Error = refused.Error()
-			return s.renderForgot(c, http.StatusTooManyRequests, p)
-		}
+	again := func(wait time.Duration) string {
+		return "Too many requests for a new password; try again in " + twofactor.Minutes(wait) + "."
+	}
+	if err := s.countTries(c, httpapi.ResetLimits(p.Email, c.RealIP(), s.deps.LoginAttempts), again); err != nil {
+		p.Error = err.Error()
+		return s.renderForgot(c, http.StatusTooManyRequests, p)
 	}
 	s.deps.Passwords.RequestReset(p.Email)
 	p.Sent = true

@@ -219,16 +219,19 @@ func (s *Server) loginCSRF(c echo.Context) bool {
 // client's address (a password, or a code of the second step), and is the
 // refusal once they are spent.
 func (s *Server) countLogin(c echo.Context, email string) error {
-	return s.countTries(c, httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts))
+	return s.countTries(c, httpapi.LoginLimits(email, c.RealIP(), s.deps.LoginAttempts), tryLater)
 }
 
-// countTries counts a try of a secret against each of limits, and is the
-// refusal once one is spent; its headers are set here, as the page is
-// answered by the caller.
-func (s *Server) countTries(c echo.Context, limits []httpapi.KeyedLimit) error {
+// tryLater is the refusal of a try of a secret past its limits.
+func tryLater(time.Duration) string { return "Too many attempts; try again in a few minutes." }
+
+// countTries counts a try (of a secret, a request for a mail) against each
+// of limits, and is the refusal once one is spent, saying message(the
+// wait); its headers are set here, as the page is answered by the caller.
+func (s *Server) countTries(c echo.Context, limits []httpapi.KeyedLimit, message func(wait time.Duration) string) error {
 	for _, l := range limits {
 		if res, err := s.deps.Limiter.AllowN(c.Request().Context(), l.Key, l.Limit, 1); err == nil && !res.Allowed {
-			refused := limited(c, res, "Too many attempts; try again in a few minutes.")
+			refused := limited(c, res, message(res.RetryAfter))
 			httpapi.SetRetryAfter(c.Response().Header(), refused)
 			return refused
 		}

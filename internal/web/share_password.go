@@ -96,7 +96,7 @@ func (s *Server) unlockShared(c echo.Context) error {
 	if ck, err := c.Cookie(shareCSRFCookie); err != nil || !formTokenOK(c.FormValue("csrf"), ck.Value) {
 		return s.renderSharePassword(c, http.StatusForbidden, "The form has expired; please try again.")
 	}
-	if err := s.countTries(c, httpapi.SharePasswordLimits(token, c.RealIP(), s.deps.LoginAttempts)); err != nil {
+	if err := s.countTries(c, httpapi.SharePasswordLimits(token, c.RealIP(), s.deps.LoginAttempts), tryLater); err != nil {
 		return s.renderSharePassword(c, http.StatusTooManyRequests, err.Error())
 	}
 	access, err := s.deps.Shares.Unlock(ctx, token, c.FormValue("password"))
