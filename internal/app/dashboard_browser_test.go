@@ -192,7 +192,9 @@ func TestDashboardInABrowser(t *testing.T) {
 	audit(t, b, "dashboard")
 	// on a phone the cards' wider tables scroll sideways inside their card:
 	// such a card is reachable by keyboard, and one that fits is not a stop
-	misfits := func() []string { return evalJS[[]string](t, b, `[...document.querySelectorAll('section.card')].filter(c => (c.scrollWidth > c.clientWidth) != (c.tabIndex === 0)).map(c => c.id)`) }
+	misfits := func() []string {
+		return evalJS[[]string](t, b, `[...document.querySelectorAll('section.card')].filter(c => (c.scrollWidth > c.clientWidth) != (c.tabIndex === 0)).map(c => c.id)`)
+	}
 	run("phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile), chromedp.Sleep(300*time.Millisecond))
 	audit(t, b, "dashboard on a phone")
 	if stops := misfits(); len(stops) > 0 {
