@@ -96,11 +96,17 @@ func KeyEnvironment(bearer string) (env string, ok bool) {
 		return env, false
 	}
 	for i := range len(bearer) {
-		if !strings.ContainsRune(base62, rune(bearer[i])) {
+		if !isBase62(bearer[i]) {
 			return env, false
 		}
 	}
 	return env, true
+}
+
+// isBase62 reports whether c is one of base62's characters. Every request
+// with an API key asks it of each of the key's characters.
+func isBase62(c byte) bool {
+	return '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
 }
 
 // LooksLikeKey reports whether a bearer credential has an API-key prefix (as

@@ -110,3 +110,12 @@ func TestRandomStringAlphabet(t *testing.T) {
 		t.Errorf("%d of 1000 characters are 'a'; the draw looks biased", a)
 	}
 }
+
+// Every byte is base62 exactly when the alphabet keys are made of holds it.
+func TestIsBase62IsTheKeysAlphabet(t *testing.T) {
+	for c := range 256 {
+		if got, want := isBase62(byte(c)), strings.IndexByte(base62, byte(c)) >= 0; got != want {
+			t.Errorf("isBase62(%q) = %v, want %v", byte(c), got, want)
+		}
+	}
+}

@@ -271,9 +271,11 @@ func (s *Server) checkLimit(c echo.Context, name, key string, lim ratelimit.Limi
 // and X-RateLimit-Reset (seconds until the full limit is back), which every
 // limited answer carries, the dashboard's included.
 func SetLimitHeaders(h http.Header, res ratelimit.Result) {
-	h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
+	// the keys in their canonical form (what Set would make of them), set
+	// as they are: Set's canonicalising showed in the event endpoints' profile
+	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(res.Limit)}
+	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(res.Remaining)}
+	h["X-Ratelimit-Reset"] = []string{strconv.Itoa(ceilSeconds(res.ResetAfter))}
 }
 
 // callerKey names the credential a limit counts against: the API key, or
