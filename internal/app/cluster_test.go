@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -127,7 +128,9 @@ func clusterMetrics(n int) api.Metrics {
 		pageviews := (n - v + 6) / 7
 		duration += (pageviews - 1) * 7 * 60
 	}
-	return api.Metrics{Visitors: 7, Pageviews: int64(n), BounceRate: 0, VisitDuration: float64(duration) / 7}
+	// the 7 sessions hold the n pageviews: n / 7 a visit, two decimals
+	return api.Metrics{Visitors: 7, Visits: 7, Pageviews: int64(n), ViewsPerVisit: math.Round(float64(n)/7*100) / 100,
+		BounceRate: 0, VisitDuration: float64(duration) / 7}
 }
 
 func checkOverview(t *testing.T, h *harness, n int, when string) {

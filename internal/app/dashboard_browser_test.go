@@ -152,6 +152,23 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Fatalf("the API's overview of the scenario week is %+v, want 7, 13, 37.5, 206.3", m)
 	}
 	checkMetrics(t, b, overview)
+	// a headline charts that metric alone, in place, and keeps the focus;
+	// chosen again, it brings back visitors and pageviews
+	chartTitle := func() string {
+		return evalJS[string](t, b, `document.querySelector('#card-overview #chart-title').textContent`)
+	}
+	run("chart visits", chromedp.Click(css(`#card-overview a[href*="metric=visits"]`)),
+		chromedp.WaitVisible(css(`#card-overview a[aria-current="true"]`)))
+	if got, focus := chartTitle(), evalJS[string](t, b, `document.activeElement.textContent`); got != "Total visits per day" || focus != "Total visits" {
+		t.Errorf("after choosing visits the chart is %q and the focus on %q", got, focus)
+	}
+	audit(t, b, "the overview charting visits")
+	run("chart visitors and pageviews again", chromedp.Click(css(`#card-overview a[aria-current="true"]`)),
+		chromedp.WaitNotPresent(css(`#card-overview a[aria-current="true"]`)))
+	if got, focus := chartTitle(), evalJS[string](t, b, `document.activeElement.textContent`); got != "Visitors and pageviews per day" ||
+		focus != "Total visits" {
+		t.Errorf("back from visits the chart is %q and the focus on %q", got, focus)
+	}
 	sources, err := c.Sources(context.Background(), week)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +296,8 @@ func checkMetrics(t *testing.T, b context.Context, want api.OverviewResponse) {
 	got := evalJS[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#card-overview [data-metric]')].map(e => [e.dataset.metric, e.dataset.value]))`)
 	m := want.Data.Metrics
 	for name, v := range map[string]string{
-		"visitors": strconv.FormatInt(m.Visitors, 10), "pageviews": strconv.FormatInt(m.Pageviews, 10),
+		"visitors": strconv.FormatInt(m.Visitors, 10), "visits": strconv.FormatInt(m.Visits, 10),
+		"pageviews": strconv.FormatInt(m.Pageviews, 10), "views_per_visit": strconv.FormatFloat(m.ViewsPerVisit, 'f', -1, 64),
 		"bounce_rate": strconv.FormatFloat(m.BounceRate, 'f', -1, 64), "visit_duration": strconv.FormatFloat(m.VisitDuration, 'f', -1, 64),
 		"filtered_bot_traffic": strconv.FormatInt(want.Meta.FilteredBotTraffic, 10),
 	} {

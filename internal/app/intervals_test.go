@@ -23,6 +23,9 @@ import (
 //	v3  Mar 29 01:30   (03:30 CEST: Berlin's clocks went from 02:00 to 03:00 at 01:00 UTC)
 //	v1  Mar 30 10:00   (12:00 CEST; a visit of its own)
 //	v4  Apr  2 12:00
+//
+// Each pageview is a visit of its own that bounces: a unit's visits are its
+// pageviews, one a visit, all bounces of 0 s.
 func TestOverviewIntervals(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
@@ -52,6 +55,10 @@ func TestOverviewIntervals(t *testing.T) {
 		}
 		return res.Data.Timeseries
 	}
+	// bounced is a unit of n visitors and v visits of one pageview each
+	bounced := func(date string, n, v int64) api.TimeseriesPoint {
+		return api.TimeseriesPoint{Date: date, Visitors: n, Visits: v, Pageviews: v, ViewsPerVisit: 1, BounceRate: 100}
+	}
 
 	t.Run("hours in Berlin across the clock change", func(t *testing.T) {
 		got := series(client.StatsParams{DateFrom: "2026-03-29", DateTo: "2026-03-30", Timezone: "Europe/Berlin", Interval: "hour"})
@@ -60,16 +67,16 @@ func TestOverviewIntervals(t *testing.T) {
 			t.Fatalf("%d hours, want 47", len(got))
 		}
 		want := []api.TimeseriesPoint{
-			{Date: "2026-03-29T00:00:00+01:00", Visitors: 1, Pageviews: 1},
-			{Date: "2026-03-29T01:00:00+01:00", Visitors: 1, Pageviews: 1},
-			{Date: "2026-03-29T03:00:00+02:00", Visitors: 1, Pageviews: 1},
+			bounced("2026-03-29T00:00:00+01:00", 1, 1),
+			bounced("2026-03-29T01:00:00+01:00", 1, 1),
+			bounced("2026-03-29T03:00:00+02:00", 1, 1),
 			{Date: "2026-03-29T04:00:00+02:00"},
 		}
 		if diff := cmp.Diff(want, got[:4]); diff != "" {
 			t.Errorf("the first hours (-want +got):\n%s", diff)
 		}
 		// Mar 30 12:00 is the 23 hours of the 29th and 12 more in
-		if p := got[23+12]; p != (api.TimeseriesPoint{Date: "2026-03-30T12:00:00+02:00", Visitors: 1, Pageviews: 1}) {
+		if p := got[23+12]; p != bounced("2026-03-30T12:00:00+02:00", 1, 1) {
 			t.Errorf("hour 35: %+v, want v1 at 12:00 on the 30th", p)
 		}
 		if last := got[46]; last.Date != "2026-03-30T23:00:00+02:00" {
@@ -82,8 +89,8 @@ func TestOverviewIntervals(t *testing.T) {
 		// (v1, v2, v3) and the week of Mar 30 (v1 again, v4)
 		got := series(client.StatsParams{DateFrom: "2026-03-25", DateTo: "2026-04-05", Timezone: "UTC", Interval: "week"})
 		want := []api.TimeseriesPoint{
-			{Date: "2026-03-23", Visitors: 3, Pageviews: 3},
-			{Date: "2026-03-30", Visitors: 2, Pageviews: 2},
+			bounced("2026-03-23", 3, 3),
+			bounced("2026-03-30", 2, 2),
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("weeks (-want +got):\n%s", diff)
@@ -97,8 +104,8 @@ func TestOverviewIntervals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// March: v1 twice, v2, v3; April: v4
-		want := []api.TimeseriesPoint{{Date: "2026-03-01", Visitors: 3, Pageviews: 4}, {Date: "2026-04-01", Visitors: 1, Pageviews: 1}}
+		// March: v1 twice, v2, v3 (3 visitors, 4 visits); April: v4
+		want := []api.TimeseriesPoint{bounced("2026-03-01", 3, 4), bounced("2026-04-01", 1, 1)}
 		if diff := cmp.Diff(want, res.Data.Timeseries); diff != "" {
 			t.Errorf("months (-want +got):\n%s", diff)
 		}

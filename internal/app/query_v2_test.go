@@ -146,7 +146,8 @@ func TestQueryV2(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := res.Results[0].Metrics
-		if got := (api.Metrics{Visitors: int64(m[0]), Pageviews: int64(m[2]), BounceRate: m[4], VisitDuration: m[5]}); got != ov.Data.Metrics {
+		if got := (api.Metrics{Visitors: int64(m[0]), Visits: int64(m[1]), Pageviews: int64(m[2]), ViewsPerVisit: m[3], BounceRate: m[4],
+			VisitDuration: m[5]}); got != ov.Data.Metrics {
 			t.Errorf("v2 %+v, the overview %+v", got, ov.Data.Metrics)
 		}
 	})
@@ -315,14 +316,34 @@ func TestQueryV2(t *testing.T) {
 		var want, got []api.TimeseriesPoint
 		for _, p := range ov.Data.Timeseries {
 			if p.Visitors > 0 {
-				want = append(want, p)
+				want = append(want, api.TimeseriesPoint{Date: p.Date, Visitors: p.Visitors, Pageviews: p.Pageviews, Visits: p.Visits,
+					BounceRate: p.BounceRate})
 			}
 		}
 		for _, r := range res.Results {
-			got = append(got, api.TimeseriesPoint{Date: r.Dimensions[0], Visitors: int64(r.Metrics[0]), Pageviews: int64(r.Metrics[1])})
+			got = append(got, api.TimeseriesPoint{Date: r.Dimensions[0], Visitors: int64(r.Metrics[0]), Pageviews: int64(r.Metrics[1]),
+				Visits: int64(r.Metrics[2]), BounceRate: r.Metrics[3]})
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("the overview's days with visitors (-) and v2 (+):\n%s", diff)
+		}
+	})
+
+	t.Run("visit metrics by week, as the overview's week", func(t *testing.T) {
+		// June 1 is a Monday: the range is one week, its visits those of the aggregate
+		res := results(t, api.QueryRequest{Metrics: []string{"visits", "views_per_visit", "bounce_rate", "visit_duration"},
+			Dimensions: []string{"time:week"}},
+			[]row{{Metrics: []float64{5, 1.6, 40, 66}, Dimensions: []string{"2026-06-01"}}})
+		p := v1
+		p.Interval = "week"
+		ov, err := c.Overview(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Results[0].Metrics
+		if w := ov.Data.Timeseries; len(w) != 1 || w[0] != (api.TimeseriesPoint{Date: "2026-06-01", Visitors: 5, Visits: int64(m[0]),
+			Pageviews: 8, ViewsPerVisit: m[1], BounceRate: m[2], VisitDuration: m[3]}) {
+			t.Errorf("the overview's weeks %+v, v2's %+v", w, m)
 		}
 	})
 
@@ -481,7 +502,6 @@ func TestQueryV2Refusals(t *testing.T) {
 		{"goal beside a page", q(`,"metrics":["visitors"],"dimensions":["event:goal","event:page"]`), "dimensions"},
 		{"conversion rate without goals", q(`,"metrics":["visitors","conversion_rate"],"dimensions":["event:page"]`), "metrics"},
 		{"group conversion rate", q(`,"metrics":["group_conversion_rate"],"dimensions":["event:goal"]`), "metrics"},
-		{"source by week", q(`,"metrics":["visitors"],"dimensions":["visit:source","time:week"]`), "dimensions"},
 		{"hours of a month", `{"site_id":"` + site + `","date_range":"month","metrics":["visitors"],"dimensions":["time:hour"]}`, "dimensions"},
 		{"or", q(`,"metrics":["visitors"],"filters":[["or",[["is","visit:os",["iOS"]]]]]`), "filters.0"},
 		{"a bad country", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["is","visit:country",["Germany"]]]`), "filters.1"},

@@ -88,12 +88,13 @@ func TestSegmentsInReports(t *testing.T) {
 	// The desktop visits with a plan-pro Signup are ann's and cat's: 2
 	// visitors; 3 pageviews (ann's / and /pricing, cat's /pricing); no
 	// bounce (each visit has a custom event, ann's two pages); durations
-	// 120 s (ann 10:00-10:02) and 60 s (cat 12:00-12:01), 90 s on average.
+	// 120 s (ann 10:00-10:02) and 60 s (cat 12:00-12:01), 90 s on average;
+	// 2 visits of 3 pageviews, 1.5 a visit.
 	overview, err := c.Overview(ctx, bySegment)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(api.Metrics{Visitors: 2, Pageviews: 3, BounceRate: 0, VisitDuration: 90}, overview.Data.Metrics); diff != "" {
+	if diff := cmp.Diff(api.Metrics{Visitors: 2, Visits: 2, Pageviews: 3, ViewsPerVisit: 1.5, BounceRate: 0, VisitDuration: 90}, overview.Data.Metrics); diff != "" {
 		t.Errorf("the segment's overview (-want +got):\n%s", diff)
 	}
 	// Sources: ann from Google (2 pageviews), cat direct (1); equal

@@ -58,7 +58,8 @@ func TestOverviewChangeFromExactFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := func(x float64) *float64 { return &x }
-	want := api.Metrics{Visitors: 3, Pageviews: 5, BounceRate: 33.3, VisitDuration: 20.3}
+	// 5 pageviews in 3 visits: 1.67 a visit
+	want := api.Metrics{Visitors: 3, Visits: 3, Pageviews: 5, ViewsPerVisit: 1.67, BounceRate: 33.3, VisitDuration: 20.3}
 	if diff := cmp.Diff(want, res.Data.Metrics); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
 	}
@@ -66,12 +67,16 @@ func TestOverviewChangeFromExactFigures(t *testing.T) {
 	if cmpr == nil {
 		t.Fatal("no comparison")
 	}
-	wantPrev := api.Metrics{Visitors: 6, Pageviews: 11, BounceRate: 16.7, VisitDuration: 10.2}
+	// 11 pageviews in 6 visits: 1.83 a visit
+	wantPrev := api.Metrics{Visitors: 6, Visits: 6, Pageviews: 11, ViewsPerVisit: 1.83, BounceRate: 16.7, VisitDuration: 10.2}
 	if diff := cmp.Diff(wantPrev, cmpr.Metrics); diff != "" {
 		t.Errorf("previous metrics (-want +got):\n%s", diff)
 	}
-	// visitors (3-6)/6 = -50 %, pageviews (5-11)/11 = -54.5 %
-	wantChange := api.Change{Visitors: f(-50), Pageviews: f(-54.5), BounceRate: 16.7, VisitDuration: f(100)}
+	// visitors and visits (3-6)/6 = -50 %, pageviews (5-11)/11 = -54.5 %; views
+	// per visit (5/3 - 11/6) / (11/6) = -1/11 = -9.1 %, not the
+	// (1.67 - 1.83) / 1.83 = -8.7 % of the rounded figures
+	wantChange := api.Change{Visitors: f(-50), Visits: f(-50), Pageviews: f(-54.5), ViewsPerVisit: f(-9.1), BounceRate: 16.7,
+		VisitDuration: f(100)}
 	if diff := cmp.Diff(wantChange, cmpr.Change); diff != "" {
 		t.Errorf("change (-want +got):\n%s", diff)
 	}

@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,13 +148,13 @@ func TestStatsScenario(t *testing.T) {
 	h, c, site := scenarioSite(t)
 	ctx := context.Background()
 	week := client.StatsParams{SiteID: site, DateFrom: "2026-05-01", DateTo: "2026-05-07", Timezone: "UTC"}
-	series := func(pts ...[3]any) []api.TimeseriesPoint {
-		out := make([]api.TimeseriesPoint, len(pts))
-		for i, p := range pts {
-			out[i] = api.TimeseriesPoint{Date: p[0].(string), Visitors: int64(p[1].(int)), Pageviews: int64(p[2].(int))}
-		}
-		return out
+	// pt is a unit of a series: visitors and pageviews of its events; visits,
+	// views per visit, bounce rate and duration of the sessions started in it
+	pt := func(date string, visitors, visits, pageviews int64, perVisit, bounce, duration float64) api.TimeseriesPoint {
+		return api.TimeseriesPoint{Date: date, Visitors: visitors, Visits: visits, Pageviews: pageviews,
+			ViewsPerVisit: perVisit, BounceRate: bounce, VisitDuration: duration}
 	}
+	empty := func(date string) api.TimeseriesPoint { return api.TimeseriesPoint{Date: date} }
 	f := func(x float64) *float64 { return &x }
 
 	t.Run("overview in UTC with comparison", func(t *testing.T) {
@@ -164,17 +166,28 @@ func TestStatsScenario(t *testing.T) {
 		}
 		want := api.Overview{
 			// 7 visitors (alice..gina), 13 pageviews; 8 sessions, 3 bounces (bob, carol's
-			// second, gina) = 37.5 %; durations 240+0+120+0+30+1200+60+0 = 1650 / 8 = 206.25
-			Metrics: api.Metrics{Visitors: 7, Pageviews: 13, BounceRate: 37.5, VisitDuration: 206.3},
-			Timeseries: series([3]any{"2026-05-01", 0, 0}, [3]any{"2026-05-02", 1, 3}, [3]any{"2026-05-03", 2, 4},
-				[3]any{"2026-05-04", 2, 3}, [3]any{"2026-05-05", 1, 1}, [3]any{"2026-05-06", 1, 1}, [3]any{"2026-05-07", 1, 1}),
+			// second, gina) = 37.5 %; durations 240+0+120+0+30+1200+60+0 = 1650 / 8 = 206.25;
+			// the sessions' pageviews 3+1+2+1+2+2+1+1 = 13 / 8 = 1.625 a visit
+			Metrics: api.Metrics{Visitors: 7, Visits: 8, Pageviews: 13, ViewsPerVisit: 1.63, BounceRate: 37.5, VisitDuration: 206.3},
+			// a session counts on the day it started: erin's, May 4 23:50, holds her May 5 pageview
+			Timeseries: []api.TimeseriesPoint{empty("2026-05-01"),
+				pt("2026-05-02", 1, 1, 3, 3, 0, 240), // alice
+				// carol twice (2 pageviews, 120 s; a bounce) and bob (a bounce): 4 / 3, 2 of 3, 120 / 3
+				pt("2026-05-03", 2, 3, 4, 1.33, 66.7, 40),
+				pt("2026-05-04", 2, 2, 3, 2, 0, 615), // dave (2, 30 s) and erin (2, 1200 s)
+				pt("2026-05-05", 1, 0, 1, 0, 0, 0),   // erin's second pageview, of her May 4 session
+				pt("2026-05-06", 1, 1, 1, 1, 0, 60),  // frank
+				pt("2026-05-07", 1, 1, 1, 1, 100, 0), // gina
+			},
 			// previous 7 days, Apr 24..30: ivy and hank, one bouncing pageview each
 			Comparison: &api.Comparison{DateFrom: "2026-04-24", DateTo: "2026-04-30",
-				Metrics: api.Metrics{Visitors: 2, Pageviews: 2, BounceRate: 100, VisitDuration: 0},
-				Timeseries: series([3]any{"2026-04-24", 0, 0}, [3]any{"2026-04-25", 1, 1}, [3]any{"2026-04-26", 0, 0},
-					[3]any{"2026-04-27", 0, 0}, [3]any{"2026-04-28", 0, 0}, [3]any{"2026-04-29", 0, 0}, [3]any{"2026-04-30", 1, 1}),
-				// (7-2)/2 = +250 %, (13-2)/2 = +550 %, 37.5-100 = -62.5 points, duration from 0: none
-				Change: api.Change{Visitors: f(250), Pageviews: f(550), BounceRate: -62.5, VisitDuration: nil}},
+				Metrics: api.Metrics{Visitors: 2, Visits: 2, Pageviews: 2, ViewsPerVisit: 1, BounceRate: 100, VisitDuration: 0},
+				Timeseries: []api.TimeseriesPoint{empty("2026-04-24"), pt("2026-04-25", 1, 1, 1, 1, 100, 0), empty("2026-04-26"),
+					empty("2026-04-27"), empty("2026-04-28"), empty("2026-04-29"), pt("2026-04-30", 1, 1, 1, 1, 100, 0)},
+				// (7-2)/2 = +250 %, (8-2)/2 = +300 %, (13-2)/2 = +550 %, 1.625 a visit against 1 = +62.5 %,
+				// 37.5-100 = -62.5 points, duration from 0: none
+				Change: api.Change{Visitors: f(250), Visits: f(300), Pageviews: f(550), ViewsPerVisit: f(62.5), BounceRate: -62.5,
+					VisitDuration: nil}},
 		}
 		if diff := cmp.Diff(want, res.Data); diff != "" {
 			t.Errorf("overview (-want +got):\n%s", diff)
@@ -194,11 +207,12 @@ func TestStatsScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 		// New York (UTC-4): hank (Apr 30 19:30) is out, gina (May 7 19:30) in, erin's two
-		// pageviews both on May 4
-		ny := series([3]any{"2026-05-01", 0, 0}, [3]any{"2026-05-02", 1, 3}, [3]any{"2026-05-03", 2, 4},
-			[3]any{"2026-05-04", 2, 4}, [3]any{"2026-05-05", 0, 0}, [3]any{"2026-05-06", 1, 1}, [3]any{"2026-05-07", 1, 1})
+		// pageviews both on May 4; every session starts on the day it does in UTC
+		ny := []api.TimeseriesPoint{empty("2026-05-01"), pt("2026-05-02", 1, 1, 3, 3, 0, 240),
+			pt("2026-05-03", 2, 3, 4, 1.33, 66.7, 40), pt("2026-05-04", 2, 2, 4, 2, 0, 615), empty("2026-05-05"),
+			pt("2026-05-06", 1, 1, 1, 1, 0, 60), pt("2026-05-07", 1, 1, 1, 1, 100, 0)}
 		if diff := cmp.Diff(ny, res.Data.Timeseries); diff != "" || res.Meta.Timezone != "America/New_York" ||
-			res.Data.Metrics.Visitors != 7 || res.Data.Metrics.Pageviews != 13 {
+			res.Data.Metrics.Visitors != 7 || res.Data.Metrics.Pageviews != 13 || res.Data.Metrics.Visits != 8 {
 			t.Errorf("New York: %+v %s (-want +got):\n%s", res.Data.Metrics, res.Meta.Timezone, diff)
 		}
 		p.Timezone = "Asia/Tokyo"
@@ -207,13 +221,52 @@ func TestStatsScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Tokyo (UTC+9): hank is in (May 1 08:30), gina out (May 8 08:30), erin on May 5,
-		// frank's 15:00 UTC pageview is May 7 00:00
-		tokyo := series([3]any{"2026-05-01", 1, 1}, [3]any{"2026-05-02", 1, 3}, [3]any{"2026-05-03", 2, 4},
-			[3]any{"2026-05-04", 1, 2}, [3]any{"2026-05-05", 1, 2}, [3]any{"2026-05-06", 0, 0}, [3]any{"2026-05-07", 1, 1})
-		wantMetrics := api.Metrics{Visitors: 7, Pageviews: 13, BounceRate: 37.5, VisitDuration: 206.3}
+		// frank's 15:00 UTC pageview is May 7 00:00; sessions: hank, alice, carol twice,
+		// bob, dave, erin, frank, the same bounces (hank for gina) and 13 of their pageviews
+		tokyo := []api.TimeseriesPoint{pt("2026-05-01", 1, 1, 1, 1, 100, 0), pt("2026-05-02", 1, 1, 3, 3, 0, 240),
+			pt("2026-05-03", 2, 3, 4, 1.33, 66.7, 40), pt("2026-05-04", 1, 1, 2, 2, 0, 30), pt("2026-05-05", 1, 1, 2, 2, 0, 1200),
+			empty("2026-05-06"), pt("2026-05-07", 1, 1, 1, 1, 0, 60)}
+		wantMetrics := api.Metrics{Visitors: 7, Visits: 8, Pageviews: 13, ViewsPerVisit: 1.63, BounceRate: 37.5, VisitDuration: 206.3}
 		if diff := cmp.Diff(tokyo, res.Data.Timeseries); diff != "" || res.Data.Metrics != wantMetrics {
 			t.Errorf("Tokyo: %+v (-want +got):\n%s", res.Data.Metrics, diff)
 		}
+	})
+
+	t.Run("the overview card: six headline numbers, each charted alone", func(t *testing.T) {
+		w := newWebUser(t, h)
+		w.login(h.email)
+		card := "/sites/" + site + "/cards/overview?range=custom&from=2026-05-01&to=2026-05-07" // New York's week
+		body := w.expect(http.MethodGet, card, nil, http.StatusOK)
+		for _, want := range []string{`data-metric="visitors" data-value="7">7<`, `data-metric="visits" data-value="8">8<`,
+			`data-metric="pageviews" data-value="13">13<`, `data-metric="views_per_visit" data-value="1.63">1.63<`,
+			`data-metric="bounce_rate" data-value="37.5">37.5%<`, `data-metric="visit_duration" data-value="206.3">3m 26s<`,
+			"Visitors and pageviews per day",
+			`href="/sites/` + site + `/cards/overview?from=2026-05-01&amp;metric=visits&amp;range=custom&amp;to=2026-05-07" data-tab title="Chart Total visits">Total visits<`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the overview card lacks %s", want)
+			}
+		}
+		if strings.Contains(body, "aria-current") {
+			t.Error("a headline is marked as charted in the chart of visitors and pageviews")
+		}
+		body = w.expect(http.MethodGet, card+"&metric=visits", nil, http.StatusOK)
+		for _, want := range []string{"Total visits per day", `<span class="key visitors">Total visits</span>`,
+			// the chosen headline links back to the chart of visitors and pageviews
+			`href="/sites/` + site + `/cards/overview?from=2026-05-01&amp;range=custom&amp;to=2026-05-07" data-tab aria-current="true"`,
+			// May 3: carol's two visits and bob's (4 of their pageviews, 2 bounces, 120 s);
+			// May 4 in New York: dave's and erin's (4 pageviews, 30 + 1200 s)
+			`<th scope="row">2026-05-03</th><td>2</td><td>4</td><td>3</td><td>1.33</td><td>66.7%</td><td>40s</td>`,
+			`<th scope="row">2026-05-04</th><td>2</td><td>4</td><td>2</td><td>2.00</td><td>0.0%</td><td>10m 15s</td>`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the card charting visits lacks %s", want)
+			}
+		}
+		if strings.Contains(body, "Visitors and pageviews per day") {
+			t.Error("the card charting visits still charts visitors and pageviews")
+		}
+		w.expect(http.MethodGet, card+"&metric=revenue", nil, http.StatusBadRequest)
 	})
 
 	t.Run("pages", func(t *testing.T) {
@@ -489,7 +542,7 @@ func TestStatsScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 		// dave only: 2 pageviews in one 30 s session
-		if res.Data.Metrics != (api.Metrics{Visitors: 1, Pageviews: 2, BounceRate: 0, VisitDuration: 30}) {
+		if res.Data.Metrics != (api.Metrics{Visitors: 1, Visits: 1, Pageviews: 2, ViewsPerVisit: 2, BounceRate: 0, VisitDuration: 30}) {
 			t.Errorf("overview for the campaign: %+v", res.Data.Metrics)
 		}
 		pages, err := c.Pages(ctx, p)
@@ -525,8 +578,9 @@ func TestStatsScenario(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// alice (3 pageviews, 240 s) and gina (1, bounce): 120 s average, 50 % bounce
-		if res.Data.Metrics != (api.Metrics{Visitors: 2, Pageviews: 4, BounceRate: 50, VisitDuration: 120}) {
+		// alice (3 pageviews, 240 s) and gina (1, bounce): 2 visits, 4 / 2 pageviews a visit,
+		// 120 s average, 50 % bounce
+		if res.Data.Metrics != (api.Metrics{Visitors: 2, Visits: 2, Pageviews: 4, ViewsPerVisit: 2, BounceRate: 50, VisitDuration: 120}) {
 			t.Errorf("overview for Google: %+v", res.Data.Metrics)
 		}
 		pages, err := c.Pages(ctx, p)
@@ -561,9 +615,9 @@ func TestStatsScenario(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// events on /pricing: 4 pageviews by 4 visitors; those sessions last
-		// 240, 120, 30 and 60 s, none bounced
-		if res.Data.Metrics != (api.Metrics{Visitors: 4, Pageviews: 4, BounceRate: 0, VisitDuration: 112.5}) {
+		// events on /pricing: 4 pageviews by 4 visitors; the 4 sessions with one
+		// last 240, 120, 30 and 60 s, none bounced, and hold 3+2+2+1 pageviews
+		if res.Data.Metrics != (api.Metrics{Visitors: 4, Visits: 4, Pageviews: 4, ViewsPerVisit: 2, BounceRate: 0, VisitDuration: 112.5}) {
 			t.Errorf("overview of /pricing: %+v", res.Data.Metrics)
 		}
 
@@ -573,7 +627,7 @@ func TestStatsScenario(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Data.Metrics != (api.Metrics{Visitors: 1, Pageviews: 1, BounceRate: 100, VisitDuration: 0}) { // gina
+		if res.Data.Metrics != (api.Metrics{Visitors: 1, Visits: 1, Pageviews: 1, ViewsPerVisit: 1, BounceRate: 100, VisitDuration: 0}) { // gina
 			t.Errorf("overview for mobile visitors from GB: %+v", res.Data.Metrics)
 		}
 

@@ -146,8 +146,10 @@ func TestWriteCSVReports(t *testing.T) {
 		t.Errorf("no pages: %q", got)
 	}
 	var ov api.OverviewResponse
-	ov.Data.Timeseries = []api.TimeseriesPoint{{Date: "2026-05-01", Visitors: 3, Pageviews: 5}}
-	if got := write(t, ov.CSVRows()); got != "date,visitors,pageviews\r\n2026-05-01,3,5\r\n" {
+	ov.Data.Timeseries = []api.TimeseriesPoint{{Date: "2026-05-01", Visitors: 3, Visits: 4, Pageviews: 5, ViewsPerVisit: 1.25,
+		BounceRate: 25, VisitDuration: 30.5}}
+	if got := write(t, ov.CSVRows()); got != "date,visitors,visits,pageviews,views_per_visit,bounce_rate,visit_duration\r\n"+
+		"2026-05-01,3,4,5,1.25,25,30.5\r\n" {
 		t.Errorf("overview: %q", got)
 	}
 	// revenue: the breakdown when one was asked for, else the days; its

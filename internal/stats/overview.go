@@ -85,15 +85,27 @@ type periodStats struct {
 	metrics Metrics
 	series  []DayCount
 	// the sums the metrics come from, unrounded: the change compares them
-	visitors, pageviews, sessions, bounces, durationSum float64
+	visitors, pageviews float64
+	visits              visitSums
+}
+
+// visitSums are the sums the visit metrics of sessions come from.
+type visitSums struct{ sessions, bounces, durationSum, pageviews float64 }
+
+// visitSumMetrics are the metrics visitSums are read by.
+var visitSumMetrics = []Metric{SessionCount, Bounces, DurationSum, Pageviews}
+
+func visitSumsOf(vals []float64) visitSums {
+	return visitSums{sessions: vals[0], bounces: vals[1], durationSum: vals[2], pageviews: vals[3]}
 }
 
 // period computes the metrics of the inclusive dates first..last, and
-// their series by interval.
+// their series by interval: visitors and pageviews from the events, the
+// visit metrics from the sessions that started in each unit.
 func (s *Service) period(ctx context.Context, sc scope, first, last time.Time, interval string) (periodStats, error) {
 	sc.from, sc.to = sc.bounds(first, last)
 	var totals, sessions []float64
-	var daily []Row
+	var daily, visits []Row
 	err := parallel(ctx,
 		func(ctx context.Context) (err error) {
 			q := sc.query(Events, []Dimension{Bucket(interval, sc.tz)}, []Metric{Visitors, Pageviews})
@@ -102,31 +114,44 @@ func (s *Service) period(ctx context.Context, sc scope, first, last time.Time, i
 			return err
 		},
 		func(ctx context.Context) (err error) {
-			sessions, err = s.total(ctx, sc.query(Sessions, nil, []Metric{SessionCount, Bounces, DurationSum}))
+			q := sc.query(Sessions, []Dimension{Bucket(interval, sc.tz)}, visitSumMetrics)
+			q.WithTotals = true
+			visits, sessions, err = s.rowsAndTotals(ctx, q)
 			return err
 		},
 	)
 	if err != nil {
 		return periodStats{}, err
 	}
-	ps := periodStats{metrics: Metrics{
-		Visitors:      count(totals[0]),
-		Pageviews:     count(totals[1]),
-		BounceRate:    bounceRate(sessions[0], sessions[1]),
-		VisitDuration: meanSeconds(sessions[2], sessions[0]),
-	}, visitors: totals[0], pageviews: totals[1], sessions: sessions[0], bounces: sessions[1], durationSum: sessions[2]}
+	sums := visitSumsOf(sessions)
+	ps := periodStats{visitors: totals[0], pageviews: totals[1], visits: sums}
+	ps.metrics = sums.metrics(count(totals[0]), count(totals[1]))
 	byKey := map[string]Row{}
 	for _, r := range daily {
 		byKey[r.Dims[0]] = r
 	}
+	visitsByKey := map[string]visitSums{}
+	for _, r := range visits {
+		visitsByKey[r.Dims[0]] = visitSumsOf(r.Metrics)
+	}
 	for _, b := range buckets(interval, first, last, sc.from, sc.to, sc.loc) {
-		pt := DayCount{Date: b.start}
+		var visitors, pageviews int64
 		if r, ok := byKey[b.key]; ok {
-			pt.Visitors, pt.Pageviews = count(r.Metrics[0]), count(r.Metrics[1])
+			visitors, pageviews = count(r.Metrics[0]), count(r.Metrics[1])
 		}
-		ps.series = append(ps.series, pt)
+		m := visitsByKey[b.key].metrics(visitors, pageviews)
+		ps.series = append(ps.series, DayCount{Date: b.start, Visitors: m.Visitors, Visits: m.Visits, Pageviews: m.Pageviews,
+			ViewsPerVisit: m.ViewsPerVisit, BounceRate: m.BounceRate, VisitDuration: m.VisitDuration})
 	}
 	return ps, nil
+}
+
+// metrics are a period's, or a unit's, headline metrics: the visitors and
+// pageviews of its events, and the visit metrics of v.
+func (v visitSums) metrics(visitors, pageviews int64) Metrics {
+	return Metrics{Visitors: visitors, Visits: count(v.sessions), Pageviews: pageviews,
+		ViewsPerVisit: viewsPerVisit(v.pageviews, v.sessions), BounceRate: bounceRate(v.sessions, v.bounces),
+		VisitDuration: meanSeconds(v.durationSum, v.sessions)}
 }
 
 // bucket is a unit of a series: its start, and its key as Bucket's
@@ -175,10 +200,13 @@ func buckets(interval string, first, last, from, to time.Time, loc *time.Locatio
 // rounded for show: 16.67 % → 33.33 % is 16.7 points, where the rounded
 // rates would give 33.3 - 16.7 = 16.6.
 func change(cur, prev periodStats) Change {
+	c, p := cur.visits, prev.visits
 	return Change{
 		Visitors:      percentChange(cur.visitors, prev.visitors),
+		Visits:        percentChange(c.sessions, p.sessions),
 		Pageviews:     percentChange(cur.pageviews, prev.pageviews),
-		BounceRate:    round1(bounceShare(cur.sessions, cur.bounces) - bounceShare(prev.sessions, prev.bounces)),
-		VisitDuration: percentChange(ratio(cur.durationSum, cur.sessions), ratio(prev.durationSum, prev.sessions)),
+		ViewsPerVisit: percentChange(ratio(c.pageviews, c.sessions), ratio(p.pageviews, p.sessions)),
+		BounceRate:    round1(bounceShare(c.sessions, c.bounces) - bounceShare(p.sessions, p.bounces)),
+		VisitDuration: percentChange(ratio(c.durationSum, c.sessions), ratio(p.durationSum, p.sessions)),
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,11 +31,11 @@ type queryPart struct {
 //     are sessions' figures and are refused;
 //   - with visit dimensions only, the sessions are grouped, as the v1
 //     breakdowns do (sources, devices, countries…): events, which sessions
-//     do not hold, is refused, and so is a time unit other than the day
-//     (a session's day is the day it started);
+//     do not hold, is refused; a session's unit of time is the one it
+//     started in;
 //   - with no dimension or time alone, visitors, pageviews and events come
 //     from the events and the visit metrics from the sessions, as the
-//     overview has them; the sessions then have days only.
+//     overview has them.
 //
 // A filter on an event's dimension selects, for sessions, the visits with
 // such an event: by one value (is) only.
@@ -45,15 +44,12 @@ func (q *V2Query) plan() error {
 		return err
 	}
 	var event, visit bool
-	var unit string
 	for _, d := range q.dims {
 		switch d.kind {
 		case eventDim:
 			event = true
 		case visitDim:
 			visit = true
-		case timeDim:
-			unit = d.interval
 		}
 	}
 	var visitMs, eventMs []string
@@ -79,9 +75,6 @@ func (q *V2Query) plan() error {
 		if contains(q.Metrics, "events") {
 			return errs.InvalidField("metrics", "events cannot be grouped by visit dimensions (sessions do not hold events); group by event:name")
 		}
-		if unit != "" && unit != IntervalDay {
-			return errs.InvalidField("dimensions", "visit dimensions go with time:day only (a visit's day is the day it started)")
-		}
 		for _, d := range q.dims {
 			if d.dim.mutable && (contains(q.Metrics, "visitors") || contains(q.Metrics, "percentage")) {
 				return errs.InvalidField("metrics", "visitors cannot be counted by %s (a session's exit page changes as it goes on); ask for visits", d.name)
@@ -89,9 +82,6 @@ func (q *V2Query) plan() error {
 		}
 		q.parts = []queryPart{{Sessions, q.Metrics}}
 	default:
-		if len(visitMs) > 0 && unit != "" && unit != IntervalDay {
-			return errs.InvalidField("metrics", "%s is a visit's figure, counted by the day its session started: use time:day", visitMs[0])
-		}
 		if len(eventMs) > 0 {
 			q.parts = append(q.parts, queryPart{Events, eventMs})
 		}
@@ -364,7 +354,7 @@ func v2Metric(m string, q Query, vals, totals []float64) float64 {
 	case "visit_duration":
 		return meanSeconds(v(DurationSum), v(SessionCount))
 	case "views_per_visit":
-		return math.Round(ratio(v(Pageviews), v(SessionCount))*100) / 100
+		return viewsPerVisit(v(Pageviews), v(SessionCount))
 	case "percentage":
 		return percent(v(Visitors), totals[q.metricIndex(Visitors)])
 	}

@@ -51,11 +51,7 @@ func TestParseQueryBodyRefusals(t *testing.T) {
 		{"events by source", with(func(b *QueryBody) {
 			b.Dimensions, b.Metrics = []string{"visit:source"}, []string{"events"}
 		}), "metrics"},
-		{"source by week", with(func(b *QueryBody) { b.Dimensions = []string{"visit:source", "time:week"} }), "dimensions"},
 		{"visitors by exit page", with(func(b *QueryBody) { b.Dimensions = []string{"visit:exit_page"} }), "metrics"},
-		{"bounce rate by week", with(func(b *QueryBody) {
-			b.Dimensions, b.Metrics = []string{"time:week"}, []string{"bounce_rate"}
-		}), "metrics"},
 		{"filter not a list", with(func(b *QueryBody) { b.Filters = []any{"is"} }), "filters.0"},
 		{"or", with(func(b *QueryBody) { b.Filters = []any{[]any{"or", []any{}}} }), "filters.0"},
 		{"operator", with(func(b *QueryBody) {
@@ -100,6 +96,10 @@ func TestQueryPlan(t *testing.T) {
 			[]queryPart{{Events, []string{"visitors", "percentage"}}}},
 		{"sources", []string{"visitors", "bounce_rate"}, []string{"visit:source"},
 			[]queryPart{{Sessions, []string{"visitors", "bounce_rate"}}}},
+		{"sources by week", []string{"visits"}, []string{"visit:source", "time:week"},
+			[]queryPart{{Sessions, []string{"visits"}}}},
+		{"hours as the overview", []string{"visitors", "bounce_rate", "views_per_visit"}, []string{"time:hour"},
+			[]queryPart{{Events, []string{"visitors"}}, {Sessions, []string{"bounce_rate", "views_per_visit"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,27 +25,36 @@ type List[R any] struct {
 	Rows []R
 }
 
-// Metrics are the headline numbers of a period. Durations in seconds,
-// rates 0–100.
+// Metrics are the headline numbers of a period: visitors and pageviews of
+// its events; visits (sessions), views per visit, bounce rate and visit
+// duration of the sessions that started in it. Durations in seconds, rates
+// 0–100.
 type Metrics struct {
-	Visitors, Pageviews       int64
+	Visitors                  int64
+	Visits                    int64
+	Pageviews                 int64
+	ViewsPerVisit             float64
 	BounceRate, VisitDuration float64
 }
 
 // DayCount is one unit of the overview's series (a day, or its Interval):
 // Date is its first day, or for an hour the instant it starts, in the
-// range's zone.
+// range's zone; the metrics are the unit's, as Metrics are the range's.
 type DayCount struct {
-	Date                time.Time
-	Visitors, Pageviews int64
+	Date                      time.Time
+	Visitors                  int64
+	Visits                    int64
+	Pageviews                 int64
+	ViewsPerVisit             float64
+	BounceRate, VisitDuration float64
 }
 
 // Change compares a period with the previous one: the percent change of
 // each metric (nil when the previous value is 0), the bounce rate in points.
 type Change struct {
-	Visitors, Pageviews *float64
-	BounceRate          float64
-	VisitDuration       *float64
+	Visitors, Visits, Pageviews, ViewsPerVisit *float64
+	BounceRate                                 float64
+	VisitDuration                              *float64
 }
 
 // Comparison is the period of equal length before a range.

@@ -519,6 +519,12 @@ func percentChange(cur, prev float64) *float64 {
 // duration, a page's time.
 func meanSeconds(sum, n float64) float64 { return round1(ratio(sum, n)) }
 
+// viewsPerVisit is the pageviews of sessions divided by their count, with
+// two decimals.
+func viewsPerVisit(pageviews, sessions float64) float64 {
+	return math.Round(ratio(pageviews, sessions)*100) / 100
+}
+
 func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0

@@ -191,19 +191,23 @@ func Day(tz string) Dimension {
 	}, args: []any{tz}, zone: tz}
 }
 
-// Bucket groups events by the interval's unit in time zone tz: the day as
-// Day does; the week by its Monday and the month by its first day, days of
-// tz both (a rollup of whole days of tz serves them, as it serves Day);
+// Bucket groups events, or sessions by their start, by the interval's
+// unit in time zone tz: the day as Day does; the week by its Monday and
+// the month by its first day, days of tz both (a rollup of whole days of
+// tz serves them, as it serves Day);
 // the hour by its start, the instant in seconds (an hour a clock change
 // repeats is two). No rollup holds hours.
 func Bucket(interval, tz string) Dimension {
 	switch interval {
 	case IntervalHour:
-		return Dimension{Name: "hour", exprs: map[Table]string{Events: "toUInt32(toStartOfHour(ts, ?))"}, args: []any{tz}}
+		return Dimension{Name: "hour", exprs: map[Table]string{Events: "toUInt32(toStartOfHour(ts, ?))",
+			Sessions: "toUInt32(toStartOfHour(started_at, ?))"}, args: []any{tz}}
 	case IntervalWeek:
-		return Dimension{Name: "week", exprs: map[Table]string{Events: "toMonday(toDate(ts, ?))"}, args: []any{tz}, zone: tz}
+		return Dimension{Name: "week", exprs: map[Table]string{Events: "toMonday(toDate(ts, ?))",
+			Sessions: "toMonday(toDate(started_at, ?))"}, args: []any{tz}, zone: tz}
 	case IntervalMonth:
-		return Dimension{Name: "month", exprs: map[Table]string{Events: "toStartOfMonth(toDate(ts, ?))"}, args: []any{tz}, zone: tz}
+		return Dimension{Name: "month", exprs: map[Table]string{Events: "toStartOfMonth(toDate(ts, ?))",
+			Sessions: "toStartOfMonth(toDate(started_at, ?))"}, args: []any{tz}, zone: tz}
 	}
 	return Day(tz)
 }

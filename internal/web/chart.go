@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tally-analytics/tally/internal/present"
 	"github.com/tally-analytics/tally/internal/stats"
 )
 
@@ -50,20 +51,146 @@ const (
 	chartSinglePointRadius = 4
 )
 
-// chartSVG draws visitors (area and line) and pageviews (line) per unit of
-// interval, and, when given, the previous period's visitors (dashed). It is
+// chartMetric is one of the overview's headline numbers, which its chart
+// can draw alone: how it is read from a period's metrics and from a unit
+// of the series, written for people and on the axis, and compared.
+type chartMetric struct {
+	key, label string
+	of         func(stats.Metrics) float64
+	at         func(stats.DayCount) float64
+	kind       metricKind
+	// changeOf is the metric's change; bounce rates change in points
+	changeOf func(stats.Change) *float64
+}
+
+type metricKind int
+
+const (
+	countMetric    metricKind = iota
+	ratioMetric               // views per visit, two decimals
+	rateMetric                // percent, one decimal; lower is better
+	durationMetric            // seconds
+)
+
+// chartMetrics are the headline numbers in the order the card shows them,
+// Plausible's.
+var chartMetrics = []chartMetric{
+	{key: "visitors", label: "Unique visitors", kind: countMetric,
+		of: func(m stats.Metrics) float64 { return float64(m.Visitors) }, at: func(d stats.DayCount) float64 { return float64(d.Visitors) },
+		changeOf: func(c stats.Change) *float64 { return c.Visitors }},
+	{key: "visits", label: "Total visits", kind: countMetric,
+		of: func(m stats.Metrics) float64 { return float64(m.Visits) }, at: func(d stats.DayCount) float64 { return float64(d.Visits) },
+		changeOf: func(c stats.Change) *float64 { return c.Visits }},
+	{key: "pageviews", label: "Total pageviews", kind: countMetric,
+		of: func(m stats.Metrics) float64 { return float64(m.Pageviews) }, at: func(d stats.DayCount) float64 { return float64(d.Pageviews) },
+		changeOf: func(c stats.Change) *float64 { return c.Pageviews }},
+	{key: "views_per_visit", label: "Views per visit", kind: ratioMetric,
+		of: func(m stats.Metrics) float64 { return m.ViewsPerVisit }, at: func(d stats.DayCount) float64 { return d.ViewsPerVisit },
+		changeOf: func(c stats.Change) *float64 { return c.ViewsPerVisit }},
+	{key: "bounce_rate", label: "Bounce rate", kind: rateMetric,
+		of: func(m stats.Metrics) float64 { return m.BounceRate }, at: func(d stats.DayCount) float64 { return d.BounceRate }},
+	{key: "visit_duration", label: "Visit duration", kind: durationMetric,
+		of: func(m stats.Metrics) float64 { return m.VisitDuration }, at: func(d stats.DayCount) float64 { return d.VisitDuration },
+		changeOf: func(c stats.Change) *float64 { return c.VisitDuration }},
+}
+
+// chartMetricOf is the headline metric of a key.
+func chartMetricOf(key string) (chartMetric, bool) {
+	for _, m := range chartMetrics {
+		if m.key == key {
+			return m, true
+		}
+	}
+	return chartMetric{}, false
+}
+
+// show writes the metric of a period for people.
+func (m chartMetric) show(ms stats.Metrics) string { return m.format(m.of(ms)) }
+
+// raw writes it as it is (the card's data-value).
+func (m chartMetric) raw(ms stats.Metrics) string {
+	if m.kind == countMetric {
+		return strconv.FormatInt(int64(m.of(ms)), 10)
+	}
+	return rawFloat(m.of(ms))
+}
+
+func (m chartMetric) format(v float64) string {
+	switch m.kind {
+	case ratioMetric:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case rateMetric:
+		return present.Percent(v)
+	case durationMetric:
+		return present.Duration(v)
+	}
+	return present.Number(int64(v))
+}
+
+// axis writes a value of the chart's axis: counts short (1.2k).
+func (m chartMetric) axis(v float64) string {
+	switch m.kind {
+	case ratioMetric:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case rateMetric:
+		return strconv.FormatFloat(v, 'f', -1, 64) + "%"
+	case durationMetric:
+		return present.Duration(v)
+	}
+	return shortNumber(int64(v))
+}
+
+// change writes the metric's change against the previous period, and its
+// class (up, down or flat: a bounce rate that falls is up).
+func (m chartMetric) change(c stats.Change) (text, class string) {
+	if m.kind == rateMetric {
+		return present.Points(c.BounceRate), pointsClass(c.BounceRate, true)
+	}
+	v := m.changeOf(c)
+	return present.Change(v), changeClass(v)
+}
+
+// values are the metric's at each unit of a series.
+func (m chartMetric) values(points []stats.DayCount) []float64 {
+	out := make([]float64, len(points))
+	for i, p := range points {
+		out[i] = m.at(p)
+	}
+	return out
+}
+
+// chartSeries is a line of the chart, with its area below it or not.
+type chartSeries struct {
+	class string
+	vals  []float64
+	area  bool
+}
+
+// chartSVG draws the metric of key per unit of interval (an area and a
+// line), or without a key visitors (area and line) and pageviews (line);
+// and, when given, the previous period's metric (or visitors) dashed. It is
 // drawn on the server: no chart library, and it reads without JavaScript. A
 // table of the same numbers follows it for screen readers (in the card
 // template).
-func chartSVG(points, previous []stats.DayCount, interval string) template.HTML {
-	var top int64
-	for _, p := range points {
-		top = max(top, p.Visitors, p.Pageviews)
+func chartSVG(points, previous []stats.DayCount, interval, key string) template.HTML {
+	visitors, _ := chartMetricOf("visitors")
+	pageviews, _ := chartMetricOf("pageviews")
+	m, one := chartMetricOf(key)
+	title := "Visitors and pageviews"
+	series := []chartSeries{{chartVisitorsClass, visitors.values(points), true}, {chartPageviewsClass, pageviews.values(points), false}}
+	prev := visitors.values(previous)
+	if one {
+		title, series, prev = m.label, []chartSeries{{chartVisitorsClass, m.values(points), true}}, m.values(previous)
+	} else {
+		m = visitors
 	}
-	for _, p := range previous {
-		top = max(top, p.Visitors)
+	var top float64
+	for _, s := range append(series, chartSeries{vals: prev}) {
+		for _, v := range s.vals {
+			top = max(top, v)
+		}
 	}
-	scale := niceMax(top)
+	scale := niceMax(top, m.kind == countMetric)
 	n := len(points)
 	x := func(i int) float64 {
 		if n <= 1 {
@@ -71,16 +198,17 @@ func chartSVG(points, previous []stats.DayCount, interval string) template.HTML 
 		}
 		return padLeft + plotW*float64(i)/float64(n-1)
 	}
-	y := func(v int64) float64 { return padTop + plotH - plotH*float64(v)/float64(scale) }
+	y := func(v float64) float64 { return padTop + plotH - plotH*v/scale }
 
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-labelledby="chart-title" preserveAspectRatio="none">`, chartW, chartH)
-	b.WriteString(`<title id="chart-title">Visitors and pageviews per ` + intervalNames[interval] + `</title>`)
+	b.WriteString(`<title id="chart-title">` + title + ` per ` + intervalNames[interval] + `</title>`)
 	// horizontal grid with four steps
 	for i := 0; i <= 4; i++ {
-		v := scale * int64(i) / 4
+		v := scale * float64(i) / 4
 		fmt.Fprintf(&b, `<line class="%s" x1="%g" x2="%g" y1="%.1f" y2="%.1f"/>`, chartGridClass, padLeft, chartW-padRight, y(v), y(v))
-		fmt.Fprintf(&b, `<text class="%s" x="%g" y="%.1f" text-anchor="end">%s</text>`, chartAxisLabelClass, padLeft-6, y(v)+4, shortNumber(v))
+		fmt.Fprintf(&b, `<text class="%s" x="%g" y="%.1f" text-anchor="end">%s</text>`, chartAxisLabelClass, padLeft-6, y(v)+4,
+			template.HTMLEscapeString(m.axis(v)))
 	}
 	// date labels, at most maxXLabels of them
 	step := max(1, int(math.Ceil(float64(n)/maxXLabels)))
@@ -89,29 +217,34 @@ func chartSVG(points, previous []stats.DayCount, interval string) template.HTML 
 			template.HTMLEscapeString(points[i].Date.Format(axisFormats[interval])))
 	}
 	if n == 1 {
-		p := points[0]
+		// a bar a series, side by side
 		w := plotW * chartBarWidthFraction / 2
-		fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, chartVisitorsClass, x(0)-w, y(p.Visitors), w, y(0)-y(p.Visitors))
-		fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, chartPageviewsClass, x(0), y(p.Pageviews), w, y(0)-y(p.Pageviews))
+		left := x(0) - w*float64(len(series))/2
+		for i, s := range series {
+			fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"/>`, s.class, left+w*float64(i), y(s.vals[0]), w,
+				y(0)-y(s.vals[0]))
+		}
 	} else if n > 1 {
-		line := func(vals func(i int) int64, count int) string {
+		line := func(vals []float64) string {
 			var pts []string
-			for i := 0; i < count; i++ {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(vals(i))))
+			for i := 0; i < min(len(vals), n); i++ {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(vals[i])))
 			}
 			return strings.Join(pts, " ")
 		}
-		if len(previous) > 1 {
-			fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, chartPreviousClass,
-				line(func(i int) int64 { return previous[i].Visitors }, min(len(previous), n)))
+		if len(prev) > 1 {
+			fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, chartPreviousClass, line(prev))
 		}
-		visitors := line(func(i int) int64 { return points[i].Visitors }, n)
-		fmt.Fprintf(&b, `<polygon class="%s area" points="%.1f,%.1f %s %.1f,%.1f"/>`, chartVisitorsClass, x(0), y(0), visitors, x(n-1), y(0))
-		fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, chartVisitorsClass, visitors)
-		fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, chartPageviewsClass, line(func(i int) int64 { return points[i].Pageviews }, n))
+		for _, s := range series {
+			pts := line(s.vals)
+			if s.area {
+				fmt.Fprintf(&b, `<polygon class="%s area" points="%.1f,%.1f %s %.1f,%.1f"/>`, s.class, x(0), y(0), pts, x(n-1), y(0))
+			}
+			fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, s.class, pts)
+		}
 	}
 	b.WriteString(`</svg>`)
-	return template.HTML(b.String()) //nolint:gosec // built above from numbers and escaped dates only
+	return template.HTML(b.String()) //nolint:gosec // built above from numbers, fixed labels and escaped dates only
 }
 
 // sparklineSVG draws visitors per day as one small line (the sites list's
@@ -143,13 +276,18 @@ func sparklineSVG(points []stats.DayCount) template.HTML {
 	return template.HTML(b.String()) //nolint:gosec // numbers only
 }
 
-// niceMax rounds a chart's top value up to 1, 2 or 5 × a power of ten.
-func niceMax(v int64) int64 {
-	if v <= 4 {
+// niceMax rounds a chart's top value up to 1, 2 or 5 × a power of ten: at
+// least 4 for counts (whole steps of a quarter), and for other figures at
+// least 1 (a bounce rate of 0 %, a visit of 0 s).
+func niceMax(v float64, counts bool) float64 {
+	if counts && v <= 4 {
 		return 4
 	}
-	p := int64(math.Pow(10, math.Floor(math.Log10(float64(v)))))
-	for _, m := range []int64{1, 2, 5, 10} {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
 		if m*p >= v {
 			return m * p
 		}

@@ -268,15 +268,35 @@ func (s *Server) limitStats(c echo.Context, p auth.Principal, n int) error {
 }
 
 type overviewCard struct {
-	View    view
-	Data    stats.Overview
-	Chart   template.HTML
-	Compare bool
+	View      view
+	Data      stats.Overview
+	Headlines []headline
+	// Metric is the headline the chart draws ("" for visitors and
+	// pageviews); MetricLabel names it.
+	Metric, MetricLabel string
+	Chart               template.HTML
+	Compare             bool
 	// Intervals name the units of a series
 	Intervals map[string]string
 }
 
+// headline is one of the overview's headline numbers: for people and as
+// it is, its change against the previous period, and the link that draws
+// it on the chart (for the one drawn, back to visitors and pageviews).
+type headline struct {
+	Key, Label, Value, Raw string
+	Change, ChangeClass    string
+	URL                    string
+	Active                 bool
+}
+
+// overviewCard answers the overview, its chart drawing the metric asked
+// for (metric=, one of chartMetrics' keys) or visitors and pageviews.
 func (s *Server) overviewCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request) error {
+	metric := c.QueryParam("metric")
+	if _, ok := chartMetricOf(metric); !ok && metric != "" {
+		return errs.InvalidField("metric", "the chart draws visitors, visits, pageviews, views_per_visit, bounce_rate or visit_duration")
+	}
 	res, err := s.deps.Stats.Overview(ctx, p, r)
 	if err != nil {
 		return err
@@ -285,8 +305,20 @@ func (s *Server) overviewCard(c echo.Context, ctx context.Context, p auth.Princi
 	if res.Comparison != nil {
 		prev = res.Comparison.Series
 	}
-	return s.renderCard(c, "overview", overviewCard{View: v, Data: res, Compare: res.Comparison != nil,
-		Chart: chartSVG(res.Series, prev, res.Interval), Intervals: intervalNames})
+	card := overviewCard{View: v, Data: res, Compare: res.Comparison != nil, Metric: metric, Intervals: intervalNames,
+		Chart: chartSVG(res.Series, prev, res.Interval, metric)}
+	for _, m := range chartMetrics {
+		h := headline{Key: m.key, Label: m.label, Value: m.show(res.Metrics), Raw: m.raw(res.Metrics), Active: m.key == metric,
+			URL: v.cardURLWith("overview", "metric", m.key)}
+		if h.Active {
+			h.URL, card.MetricLabel = v.cardURL("overview", ""), m.label
+		}
+		if res.Comparison != nil {
+			h.Change, h.ChangeClass = m.change(res.Comparison.Change)
+		}
+		card.Headlines = append(card.Headlines, h)
+	}
+	return s.renderCard(c, "overview", card)
 }
 
 // summaryLabels say a summary's range in words.

@@ -230,8 +230,8 @@ func TestChartHasNoColours(t *testing.T) {
 		return stats.DayCount{Date: time.Date(2026, 5, d, 0, 0, 0, 0, time.UTC), Visitors: v, Pageviews: pv}
 	}
 	for name, svg := range map[string]string{
-		"one day":       string(chartSVG([]stats.DayCount{day(1, 3, 5)}, nil, stats.IntervalDay)),
-		"days compared": string(chartSVG([]stats.DayCount{day(1, 3, 5), day(2, 4, 9)}, []stats.DayCount{day(1, 1, 1), day(2, 2, 2)}, stats.IntervalDay)),
+		"one day":       string(chartSVG([]stats.DayCount{day(1, 3, 5)}, nil, stats.IntervalDay, "")),
+		"days compared": string(chartSVG([]stats.DayCount{day(1, 3, 5), day(2, 4, 9)}, []stats.DayCount{day(1, 1, 1), day(2, 2, 2)}, stats.IntervalDay, "")),
 	} {
 		if m := regexp.MustCompile(`(fill|stroke|style|color)=`).FindAllString(svg, -1); len(m) > 0 {
 			t.Errorf("%s: the chart sets %q", name, m)

@@ -56,33 +56,16 @@ type views struct {
 }
 
 var funcs = template.FuncMap{
-	"num":      present.Number,
-	"pct":      present.Percent,
-	"duration": present.Duration,
-	"money":    money.Format,
-	"major":    money.Major,
-	"change":   present.Change,
-	"changeClass": func(v *float64) string {
-		switch {
-		case v == nil || *v == 0:
-			return "flat"
-		case *v > 0:
-			return "up"
-		default:
-			return "down"
-		}
-	},
-	"pointsClass": func(v float64, lowerIsBetter bool) string {
-		if v == 0 {
-			return "flat"
-		}
-		if (v > 0) != lowerIsBetter {
-			return "up"
-		}
-		return "down"
-	},
-	"points": present.Points,
-	"raw":    rawFloat,
+	"num":         present.Number,
+	"pct":         present.Percent,
+	"duration":    present.Duration,
+	"money":       money.Format,
+	"major":       money.Major,
+	"change":      present.Change,
+	"changeClass": changeClass,
+	"pointsClass": pointsClass,
+	"points":      present.Points,
+	"raw":         rawFloat,
 	// date writes a report's date as the API does
 	"date": func(t time.Time) string { return t.Format(time.DateOnly) },
 	// seriesLabel writes a point of the overview's series
@@ -100,6 +83,30 @@ var funcs = template.FuncMap{
 
 // rawFloat writes a number exactly as the API's JSON does.
 func rawFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// changeClass is the class of a percent change: up, down or flat.
+func changeClass(v *float64) string {
+	switch {
+	case v == nil || *v == 0:
+		return "flat"
+	case *v > 0:
+		return "up"
+	default:
+		return "down"
+	}
+}
+
+// pointsClass is the class of a change in points: up when better, so a
+// rate of which lower is better is up when it falls.
+func pointsClass(v float64, lowerIsBetter bool) string {
+	if v == 0 {
+		return "flat"
+	}
+	if (v > 0) != lowerIsBetter {
+		return "up"
+	}
+	return "down"
+}
 
 // barWidth is v as a percentage of top, for the bar behind a row.
 func barWidth(v, top int64) string {

@@ -16,7 +16,8 @@ import (
 func Overview(o stats.Overview) api.OverviewResponse {
 	var res api.OverviewResponse
 	point := func(d stats.DayCount) api.TimeseriesPoint {
-		return api.TimeseriesPoint{Date: SeriesDate(d.Date, o.Interval), Visitors: d.Visitors, Pageviews: d.Pageviews}
+		return api.TimeseriesPoint{Date: SeriesDate(d.Date, o.Interval), Visitors: d.Visitors, Visits: d.Visits,
+			Pageviews: d.Pageviews, ViewsPerVisit: d.ViewsPerVisit, BounceRate: d.BounceRate, VisitDuration: d.VisitDuration}
 	}
 	res.Data = api.Overview{Metrics: api.Metrics(o.Metrics), Timeseries: each(o.Series, point)}
 	if c := o.Comparison; c != nil {

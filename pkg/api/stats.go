@@ -32,26 +32,38 @@ type BotTraffic struct {
 	Other      int64 `json:"other"`      // HTTP libraries, scanners, probes, requests no browser sends
 }
 
-// Metrics are the headline numbers. Durations in seconds; rates 0–100.
+// Metrics are the headline numbers: visitors and pageviews of the range's
+// events; visits (sessions), views per visit (pageviews ÷ visits, two
+// decimals), bounce rate and visit duration of the sessions that started in
+// it. Durations in seconds; rates 0–100.
 type Metrics struct {
 	Visitors      int64   `json:"visitors"`
+	Visits        int64   `json:"visits"`
 	Pageviews     int64   `json:"pageviews"`
+	ViewsPerVisit float64 `json:"views_per_visit"`
 	BounceRate    float64 `json:"bounce_rate"`
 	VisitDuration float64 `json:"visit_duration"`
 }
 
-// TimeseriesPoint is one day.
+// TimeseriesPoint is one unit of the series (a day, an hour, a week or a
+// month), with the metrics of that unit.
 type TimeseriesPoint struct {
-	Date      string `json:"date"`
-	Visitors  int64  `json:"visitors"`
-	Pageviews int64  `json:"pageviews"`
+	Date          string  `json:"date"`
+	Visitors      int64   `json:"visitors"`
+	Visits        int64   `json:"visits"`
+	Pageviews     int64   `json:"pageviews"`
+	ViewsPerVisit float64 `json:"views_per_visit"`
+	BounceRate    float64 `json:"bounce_rate"`
+	VisitDuration float64 `json:"visit_duration"`
 }
 
 // Change compares a period with the previous one: percent change of each
 // metric (null when the previous value is 0), bounce_rate in points.
 type Change struct {
 	Visitors      *float64 `json:"visitors"`
+	Visits        *float64 `json:"visits"`
 	Pageviews     *float64 `json:"pageviews"`
+	ViewsPerVisit *float64 `json:"views_per_visit"`
 	BounceRate    float64  `json:"bounce_rate"`
 	VisitDuration *float64 `json:"visit_duration"`
 }

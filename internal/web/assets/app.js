@@ -86,8 +86,12 @@
         var a = ev.target.closest('a[data-tab]');
         if (!a) { return; }
         ev.preventDefault();
+        var label = a.textContent;
         load(body, a.getAttribute('href')).then(function () {
-          var active = body.querySelector('a[data-tab][aria-current]');
+          // the tab now current, or else the link clicked, as it is now (a
+          // chosen chart's metric goes back to the first chart)
+          var active = body.querySelector('a[data-tab][aria-current]') ||
+            Array.prototype.filter.call(body.querySelectorAll('a[data-tab]'), function (x) { return x.textContent === label; })[0];
           if (active) { active.focus(); }
         });
       });
