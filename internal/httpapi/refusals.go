@@ -29,26 +29,35 @@ func markIngested(c echo.Context) { c.Set(ctxIngested, true) }
 // countRefusals counts, for the tracking health of the sites they name, the
 // events of an ingest request refused before they reached the ingest
 // service: a body too large or not JSON, a rate limit. The service counts
-// the rest itself. It goes on the ingest routes inside authenticate (the
-// caller is known) and outside the limits and the body limit.
-func (s *Server) countRefusals(batch bool) echo.MiddlewareFunc {
+// the rest itself. sitesOf finds the sites the request names. It goes on
+// the ingest routes inside authenticate (the caller is known) and outside
+// the limits and the body limit.
+func (s *Server) countRefusals(sitesOf func(c echo.Context) []string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			err := next(c)
 			if err == nil || c.Get(ctxIngested) != nil {
 				return err
 			}
-			body, read := c.Get(ctxBody).([]byte)
-			if !read {
-				body, _ = io.ReadAll(io.LimitReader(c.Request().Body, unreadScanLimit))
-			}
 			var caller *auth.Principal
 			if p, ok := auth.FromContext(c.Request().Context()); ok {
 				caller = &p
 			}
-			s.deps.Ingest.RefusedRequest(caller, bodySites(body, batch), err)
+			s.deps.Ingest.RefusedRequest(caller, sitesOf(c), err)
 			return err
 		}
+	}
+}
+
+// sitesInBody finds the sites of a JSON body's events (see bodySites): in
+// what was read of it, or else in its first unreadScanLimit bytes.
+func sitesInBody(batch bool) func(c echo.Context) []string {
+	return func(c echo.Context) []string {
+		body, read := c.Get(ctxBody).([]byte)
+		if !read {
+			body, _ = io.ReadAll(io.LimitReader(c.Request().Body, unreadScanLimit))
+		}
+		return bodySites(body, batch)
 	}
 }
 

@@ -148,12 +148,12 @@ func New(deps Deps) *Server {
 	// instead of 405 for a group that has middleware. So is compression
 	// (reads): the ingest routes, whose answers are a few bytes, pay for
 	// nothing of it, not even a look at Accept-Encoding.
-	ingest := []echo.MiddlewareFunc{s.authenticate, s.countRefusals(false), s.limitEvents, bodyLimit(deps.MaxEventBody)}
+	ingest := []echo.MiddlewareFunc{s.authenticate, s.countRefusals(sitesInBody(false)), s.limitEvents, bodyLimit(deps.MaxEventBody)}
 	v1.POST("/events/pageview", s.pageview, ingest...)
 	v1.POST("/events/custom", s.custom, ingest...)
 	// The batch route counts its events against the limit itself, once it
 	// knows how many there are.
-	v1.POST(strings.TrimPrefix(batchRoute, "/api/v1"), s.batch, s.authenticate, s.countRefusals(true), bodyLimit(deps.MaxBatchBody))
+	v1.POST(strings.TrimPrefix(batchRoute, "/api/v1"), s.batch, s.authenticate, s.countRefusals(sitesInBody(true)), bodyLimit(deps.MaxBatchBody))
 	s.statsRoutes(v1, s.reads(s.authenticate, s.limitStats)...)
 	s.goalRoutes(v1, s.authenticate)
 	s.funnelRoutes(v1, s.authenticate)

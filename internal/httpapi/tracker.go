@@ -16,7 +16,7 @@ import (
 func (s *Server) trackerRoutes() {
 	s.echo.GET("/js/tally.js", s.script)
 	s.echo.OPTIONS("/e", s.preflight)
-	s.echo.POST("/e", s.trackerEvent, s.cors, s.countRefusals(false), s.limitByClient, bodyLimit(s.deps.MaxEventBody))
+	s.echo.POST("/e", s.trackerEvent, s.cors, s.countRefusals(sitesInBody(false)), s.limitByClient, bodyLimit(s.deps.MaxEventBody))
 }
 
 // script serves tally.js with an ETag, cacheable for an hour: compressed
@@ -75,19 +75,29 @@ func (s *Server) trackerEvent(c echo.Context) error {
 	if err := decodeJSON(c, &req, "text/plain"); err != nil {
 		return err
 	}
+	in := ingest.Input{Pageview: req.EventName == ingest.PageviewName, SiteID: req.SiteID, URL: req.URL, Referrer: req.Referrer,
+		VisitorID: req.VisitorID, EventName: req.EventName, Props: req.Props, CheckoutSession: req.CheckoutSessionID,
+		Revenue: revenueInput(req.Revenue), HashRoutes: req.HashRoutes, ScrollDepth: string(req.ScrollDepth)}
+	if err := s.trackBrowser(c, in); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusAccepted)
+}
+
+// trackBrowser hands one event of a page (the script's, or the pixel's) to
+// the ingest service, with what the request itself tells of its sender:
+// the user agent, the client address, and whether it carried
+// Accept-Language.
+func (s *Server) trackBrowser(c echo.Context, in ingest.Input) error {
+	r := c.Request()
+	in.UserAgent, in.IPAddress = r.UserAgent(), c.RealIP()
+	in.AcceptsLanguage = r.Header.Get("Accept-Language") != ""
 	// unsigned revenue: a site takes a bounded number per hour
 	spend := func(site model.SiteID) error {
 		key := "client-revenue:" + hashed(string(site))
 		return s.checkLimit(c, limitClientRevenueName, key, ratelimit.PerHour(s.deps.Limits.ClientRevenuePerHour), 1)
 	}
-	in := ingest.Input{Pageview: req.EventName == ingest.PageviewName, SiteID: req.SiteID, URL: req.URL, Referrer: req.Referrer,
-		VisitorID: req.VisitorID, EventName: req.EventName, Props: req.Props, CheckoutSession: req.CheckoutSessionID,
-		UserAgent: c.Request().UserAgent(), IPAddress: c.RealIP(), Revenue: revenueInput(req.Revenue),
-		AcceptsLanguage: c.Request().Header.Get("Accept-Language") != "", HashRoutes: req.HashRoutes,
-		ScrollDepth: string(req.ScrollDepth)}
 	markIngested(c)
-	if _, err := s.deps.Ingest.TrackBrowser(c.Request().Context(), in, spend); err != nil {
-		return err
-	}
-	return c.NoContent(http.StatusAccepted)
+	_, err := s.deps.Ingest.TrackBrowser(r.Context(), in, spend)
+	return err
 }
