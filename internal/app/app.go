@@ -316,10 +316,11 @@ func (a *App) Handler() http.Handler {
 	})
 }
 
-// apiPath reports whether a path belongs to the API (and the tracker):
+// apiPath reports whether a path belongs to the API (and the tracker, its
+// pixel included):
 // everything else is the dashboard's.
 func apiPath(p string) bool {
-	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/js/") || p == "/e" || p == "/health" || p == "/metrics" || p == "/api"
+	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/js/") || p == "/e" || p == "/p.gif" || p == "/health" || p == "/metrics" || p == "/api"
 }
 
 // Serve runs the background work and the HTTP server on ln until ctx ends;

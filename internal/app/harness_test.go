@@ -217,6 +217,7 @@ func contractCheck(t testing.TB, next http.Handler) http.Handler {
 		doc.Servers = nil // match any host
 		openapi3filter.RegisterBodyDecoder("application/javascript", openapi3filter.FileBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.FileBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("image/gif", openapi3filter.FileBodyDecoder)
 		openAPIRouter, openAPIErr = gorillamux.NewRouter(doc)
 	})
 	if openAPIErr != nil {

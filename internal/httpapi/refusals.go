@@ -28,10 +28,11 @@ func markIngested(c echo.Context) { c.Set(ctxIngested, true) }
 
 // countRefusals counts, for the tracking health of the sites they name, the
 // events of an ingest request refused before they reached the ingest
-// service: a body too large or not JSON, a rate limit. The service counts
-// the rest itself. sitesOf finds the sites the request names. It goes on
-// the ingest routes inside authenticate (the caller is known) and outside
-// the limits and the body limit.
+// service: a body too large or not JSON, a rate limit, a parameter the
+// route does not take. The service counts the rest itself. sitesOf finds
+// the sites the request names. It goes on the ingest routes inside
+// authenticate (the caller is known) and outside the limits and the body
+// limit.
 func (s *Server) countRefusals(sitesOf func(c echo.Context) []string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -59,6 +60,14 @@ func sitesInBody(batch bool) func(c echo.Context) []string {
 		}
 		return bodySites(body, batch)
 	}
+}
+
+// sitesInQuery finds the site of an event sent in the query string.
+func sitesInQuery(c echo.Context) []string {
+	if site := c.QueryParam("site_id"); site != "" {
+		return []string{site}
+	}
+	return nil
 }
 
 // bodySites finds the site_id of each event of a JSON body, which may be

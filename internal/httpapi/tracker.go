@@ -12,11 +12,14 @@ import (
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
-// trackerRoutes serves the script and its ingestion endpoint.
+// trackerRoutes serves the script, its ingestion endpoint and the pixel.
 func (s *Server) trackerRoutes() {
 	s.echo.GET("/js/tally.js", s.script)
 	s.echo.OPTIONS("/e", s.preflight)
 	s.echo.POST("/e", s.trackerEvent, s.cors, s.countRefusals(sitesInBody(false)), s.limitByClient, bodyLimit(s.deps.MaxEventBody))
+	// the pixel shares /e's allowance per client address
+	s.echo.GET("/p.gif", s.pixel, s.countRefusals(sitesInQuery), s.limitByClient)
+	s.echo.HEAD("/p.gif", s.pixelHead)
 }
 
 // script serves tally.js with an ETag, cacheable for an hour: compressed
