@@ -251,3 +251,18 @@ func TestPixelRefusals(t *testing.T) {
 		t.Errorf("refused by reason (-want +got):\n%s", diff)
 	}
 }
+
+// The site's settings show the no-JavaScript image with the site's id,
+// under the script.
+func TestPixelSnippetInSettings(t *testing.T) {
+	h := newHarness(t)
+	w := newWebUser(t, h)
+	w.login(h.email)
+	page := w.expect(http.MethodGet, "/sites/"+string(h.siteID)+"/settings", nil, http.StatusOK)
+	want := `&lt;noscript&gt;&lt;img src=&#34;` + h.srv.URL + `/p.gif?site_id=` + string(h.siteID) +
+		`&#34; alt=&#34;&#34; referrerpolicy=&#34;no-referrer-when-downgrade&#34;&gt;&lt;/noscript&gt;`
+	script, pixel := strings.Index(page, `id="snippet"`), strings.Index(page, want)
+	if pixel < 0 || script < 0 || pixel < script {
+		t.Errorf("the settings page lacks the noscript image under the script snippet; want %s", want)
+	}
+}

@@ -133,8 +133,10 @@ type settingsPage struct {
 	CanManage bool
 	IsOwner   bool
 	Snippet   string
-	BaseURL   string
-	Notice    string
+	// PixelSnippet is the image that counts visitors who run no script.
+	PixelSnippet string
+	BaseURL      string
+	Notice       string
 	// Error and ErrorSection report a form that was refused; ErrorField
 	// names its field, when it is one.
 	Error, ErrorSection, ErrorField string
@@ -226,7 +228,9 @@ func (s *Server) settingsData(c echo.Context) (settingsPage, error) {
 	base := s.baseURL(c)
 	p := settingsPage{page: pageFor(c, "Settings · "+m.Site.Domain, "sites"), Site: m.Site, Role: m.Role,
 		CanManage: m.Role.CanWrite(), IsOwner: m.Role == model.RoleOwner, BaseURL: base,
-		Snippet:   `<script defer data-site="` + string(m.Site.ID) + `" src="` + base + `/js/tally.js"></script>`,
+		Snippet: `<script defer data-site="` + string(m.Site.ID) + `" src="` + base + `/js/tally.js"></script>`,
+		PixelSnippet: `<noscript><img src="` + base + `/p.gif?site_id=` + url.QueryEscape(string(m.Site.ID)) +
+			`" alt="" referrerpolicy="no-referrer-when-downgrade"></noscript>`,
 		Timezones: timezones, Currencies: currencies}
 	if p.Goals, err = s.deps.Goals.List(ctx, pr, m.Site.ID); err != nil {
 		return p, err
