@@ -232,15 +232,17 @@ func chartSVG(points, previous []stats.DayCount, interval, key string) template.
 			}
 			return strings.Join(pts, " ")
 		}
+		// the areas, then the previous period over them, then the lines
+		for _, s := range series {
+			if s.area {
+				fmt.Fprintf(&b, `<polygon class="%s area" points="%.1f,%.1f %s %.1f,%.1f"/>`, s.class, x(0), y(0), line(s.vals), x(n-1), y(0))
+			}
+		}
 		if len(prev) > 1 {
 			fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, chartPreviousClass, line(prev))
 		}
 		for _, s := range series {
-			pts := line(s.vals)
-			if s.area {
-				fmt.Fprintf(&b, `<polygon class="%s area" points="%.1f,%.1f %s %.1f,%.1f"/>`, s.class, x(0), y(0), pts, x(n-1), y(0))
-			}
-			fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, s.class, pts)
+			fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, s.class, line(s.vals))
 		}
 	}
 	b.WriteString(`</svg>`)
