@@ -127,8 +127,15 @@ func (m chartMetric) format(v float64) string {
 	return present.Number(int64(v))
 }
 
-// axis writes a value of the chart's axis: counts short (1.2k).
+// whole reports whether the metric's axis goes by whole units (counts,
+// seconds), which its labels write: its lines are then at whole values.
+func (m chartMetric) whole() bool { return m.kind == countMetric || m.kind == durationMetric }
+
+// axis writes a value of the chart's axis: counts short (1.2k); ratios
+// and rates without the float noise of a quarter of the top (0.15, not
+// 0.15000000000000002).
 func (m chartMetric) axis(v float64) string {
+	v = math.Round(v*1e4) / 1e4
 	switch m.kind {
 	case ratioMetric:
 		return strconv.FormatFloat(v, 'f', -1, 64)
@@ -190,7 +197,7 @@ func chartSVG(points, previous []stats.DayCount, interval, key string) template.
 			top = max(top, v)
 		}
 	}
-	scale := niceMax(top, m.kind == countMetric)
+	scale := niceMax(top, m.whole())
 	n := len(points)
 	x := func(i int) float64 {
 		if n <= 1 {
@@ -206,6 +213,10 @@ func chartSVG(points, previous []stats.DayCount, interval, key string) template.
 	// horizontal grid with four steps
 	for i := 0; i <= 4; i++ {
 		v := scale * float64(i) / 4
+		if m.whole() {
+			// 1.25 of a top of 5 is no count: the line goes at 1, as its label says
+			v = math.Floor(v)
+		}
 		fmt.Fprintf(&b, `<line class="%s" x1="%g" x2="%g" y1="%.1f" y2="%.1f"/>`, chartGridClass, padLeft, chartW-padRight, y(v), y(v))
 		fmt.Fprintf(&b, `<text class="%s" x="%g" y="%.1f" text-anchor="end">%s</text>`, chartAxisLabelClass, padLeft-6, y(v)+4,
 			template.HTMLEscapeString(m.axis(v)))
@@ -279,10 +290,10 @@ func sparklineSVG(points []stats.DayCount) template.HTML {
 }
 
 // niceMax rounds a chart's top value up to 1, 2 or 5 × a power of ten: at
-// least 4 for counts (whole steps of a quarter), and for other figures at
-// least 1 (a bounce rate of 0 %, a visit of 0 s).
-func niceMax(v float64, counts bool) float64 {
-	if counts && v <= 4 {
+// least 4 for whole units, counts and seconds (whole steps of a quarter:
+// visits of 0 s), and for other figures at least 1 (a bounce rate of 0 %).
+func niceMax(v float64, whole bool) float64 {
+	if whole && v <= 4 {
 		return 4
 	}
 	if v <= 0 {
