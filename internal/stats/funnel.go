@@ -21,7 +21,8 @@ type FunnelSource interface {
 // each step took them (median) and what they paid: one ClickHouse query (see
 // FunnelQuery) walked visitor by visitor (funnelWalk). The filters select
 // the events of matching visits, as they do for the other reports, except
-// pathname: the steps name the pages.
+// pathname: the steps name the pages. A host filter keeps the steps
+// completed on that host.
 func (s *Service) Funnel(ctx context.Context, p auth.Principal, r Request) (FunnelReport, error) {
 	var res FunnelReport
 	sc, err := s.access(ctx, p, r)

@@ -61,8 +61,9 @@ func CheckJourney(steps int, start, end string, startGiven, endGiven bool) error
 // common first (see JourneyQuery for what a path is). It reads raw
 // pageviews, which no rollup holds, on a sample of visitors from the
 // threshold of groupSampleRate on. Filters select sessions as they
-// do for the other reports; a page filter selects the sessions that viewed
-// the page (its paths are the sessions' whole paths, not that page alone).
+// do for the other reports; a page (or host) filter selects the sessions
+// that viewed the page (had an event on the host): its paths are the
+// sessions' whole paths, not that page's or host's alone.
 //
 // r.Steps is checked as it is (JourneySteps gives DefaultJourneySteps to a
 // query string without steps): a 0 is refused as the API refuses it.

@@ -95,15 +95,16 @@ func (q JourneyQuery) part(s *sqlb) {
 }
 
 // filters adds the report's filters: a session's dimensions on its
-// pageviews' rows, which carry them; a page or a prop as the sessions with
-// an event that has it (sessionsWith), since a path holds other pages.
+// pageviews' rows, which carry them; a page, a host or a prop as the
+// sessions with an event that has it (sessionsWith), since a path holds
+// other pages, on other hosts.
 func (q JourneyQuery) filters(s *sqlb) error {
 	for _, f := range q.Filters {
 		expr, ok := f.Dim.exprs[Events]
 		if !ok {
 			return fmt.Errorf("stats: %s cannot filter journeys", f.Dim.Name)
 		}
-		if f.Dim.visit || f.Dim.Name == Pathname.Name {
+		if f.Dim.visit || f.Dim.ofEvent() {
 			if f.Set != nil || f.Not {
 				return fmt.Errorf("stats: journeys take %s as one value", f.Dim.Name)
 			}

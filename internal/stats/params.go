@@ -89,8 +89,9 @@ var (
 )
 
 // FilterParams are the query parameters that filter every report: a report
-// then counts only the visits (or, for pathname, the pageviews and events of that page) that
-// match all of them.
+// then counts only the visits (or, for pathname and hostname, the pageviews
+// and events of that page or host, and the visits with one) that match all
+// of them.
 var FilterParams = []struct {
 	Param string
 	Dim   Dimension
@@ -104,6 +105,7 @@ var FilterParams = []struct {
 	{"source", Source, plain, "1 to 256 bytes"},
 	{"channel", Channel, canonicalChannel, "a channel: " + strings.Join(Channels, ", ")},
 	{"pathname", Pathname, pagePath, "a path starting with /"},
+	{"hostname", Hostname, hostName, "a host name such as blog.example.com, without scheme, path or port, of at most 253 bytes"},
 	{"country", Country, countryParam, "an ISO 3166-1 alpha-2 code such as US"},
 	{"region", Region, regionParam, "an ISO 3166-2 code such as US-CA"},
 	{"city", City, plain, "1 to 256 bytes"},
@@ -118,6 +120,17 @@ func plain(s string) (string, bool) { return s, s != "" && len(s) <= maxParamLen
 
 func pagePath(s string) (string, bool) {
 	return s, strings.HasPrefix(s, "/") && len(s) <= 1024
+}
+
+// maxHostLen is the longest host name DNS allows.
+const maxHostLen = 253
+
+// hostName reads a host name as events store it: the host of the page's
+// URL, in lower case. A scheme, a path, a port or a query would name
+// something no event's host is, and is refused rather than matched by none.
+func hostName(s string) (string, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return s, s != "" && len(s) <= maxHostLen && !strings.ContainsAny(s, "/:?#@ \t")
 }
 
 func countryParam(s string) (string, bool) {

@@ -105,6 +105,7 @@ const (
 // queryDims are the v2 dimensions tally groups by, each tally's own.
 var queryDims = map[string]queryDim{
 	"event:page":            {dim: Pathname, kind: eventDim},
+	"event:hostname":        {dim: Hostname, kind: eventDim},
 	"event:name":            {dim: EventName, kind: eventDim},
 	"event:goal":            {kind: goalDim},
 	"visit:entry_page":      {dim: EntryPage, kind: visitDim},
@@ -132,7 +133,7 @@ var queryDims = map[string]queryDim{
 // queryFilterParams are the v1 filter parameters of the v2 dimensions that
 // filter (FilterParams: their rules of values apply to is and is_not).
 var queryFilterParams = map[string]string{
-	"event:page": "pathname", "visit:source": "source", "visit:channel": "channel",
+	"event:page": "pathname", "event:hostname": "hostname", "visit:source": "source", "visit:channel": "channel",
 	"visit:utm_source": "utm_source", "visit:utm_medium": "utm_medium", "visit:utm_campaign": "utm_campaign",
 	"visit:utm_content": "utm_content", "visit:device": "device", "visit:browser": "browser",
 	"visit:browser_version": "browser_version", "visit:os": "os", "visit:os_version": "os_version",

@@ -107,8 +107,8 @@ var paymentColumns = map[string]string{
 
 // paymentFilters turns report filters into filters of the payments table,
 // on the touch of the attribution model. A payment knows the source,
-// channel, campaign, country and device of its visit, not the pages or the
-// browser.
+// channel, campaign, country and device of its visit, not the pages, their
+// hosts or the browser.
 func paymentFilters(fs []Filter, attribution string) ([]Filter, error) {
 	out := make([]Filter, 0, len(fs))
 	for _, f := range fs {

@@ -129,7 +129,7 @@ func TestRevenueSummary(t *testing.T) {
 // channel, UTM parameters, country, device) and refuses the other filters, naming
 // each, as the README says.
 func TestRevenueFilters(t *testing.T) {
-	refused := map[string]bool{"pathname": true, "region": true, "city": true, "browser": true, "os": true,
+	refused := map[string]bool{"pathname": true, "hostname": true, "region": true, "city": true, "browser": true, "os": true,
 		"browser_version": true, "os_version": true}
 	values := map[string]string{"pathname": "/a", "country": "US", "region": "US-CA", "device": "Mobile", "channel": "Email"}
 	for _, p := range FilterParams {

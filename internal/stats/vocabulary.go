@@ -125,7 +125,11 @@ func all(col string) map[Table]string {
 
 // The dimension vocabulary.
 var (
-	Pathname     = Dimension{Name: "pathname", exprs: map[Table]string{Events: "pathname"}}
+	Pathname = Dimension{Name: "pathname", exprs: map[Table]string{Events: "pathname"}}
+	// Hostname is the host of an event's page, in lower case. It is an
+	// event's, as the page is: a visit may cross hosts (the sessions
+	// table's hostname is the first event's, which is not the visit's host).
+	Hostname     = Dimension{Name: "hostname", exprs: map[Table]string{Events: "hostname"}}
 	PrevPathname = Dimension{Name: "prev_pathname", exprs: map[Table]string{Events: "prev_pathname"}}
 	EventName    = Dimension{Name: "event_name", exprs: map[Table]string{Events: "name"}}
 	// IsPageview is 1 for pageviews, 0 for custom events.
@@ -177,6 +181,14 @@ func PropValue(key string) Dimension {
 func PropFilter(key string) Dimension {
 	return Dimension{Name: PropParam(key), exprs: map[Table]string{Events: "props_values[indexOf(props_keys, ?)]"},
 		args: []any{key}, visit: true}
+}
+
+// ofEvent reports whether d is an event's own and may change within a visit
+// (the page, the host): sessions do not hold it, and a filter on it selects
+// the visits with such an event.
+func (d Dimension) ofEvent() bool {
+	_, onSessions := d.exprs[Sessions]
+	return !onSessions
 }
 
 // IsPropFilter reports whether f filters by a prop (PropFilter).
