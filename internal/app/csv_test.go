@@ -111,6 +111,7 @@ func TestCSVReportsEqualJSON(t *testing.T) {
 		{report: "overview", query: with(base, "compare", "true"), list: "data.timeseries"},
 		{report: "pages", query: base, list: "data.pages"},
 		{report: "pages", query: with(base, "limit", "2", "page", "2"), list: "data.pages"},
+		{report: "hostnames", query: base, list: "data.hostnames"},
 		{report: "sources", query: base, list: "data.sources"},
 		{report: "channels", query: base, list: "data.channels"},
 		{report: "campaigns", query: base, list: "data.campaigns"},
@@ -197,7 +198,7 @@ func TestCSVReportsEqualJSON(t *testing.T) {
 		w := newWebUser(t, h)
 		w.login(h.email)
 		view := url.Values{"range": {"custom"}, "from": {"2026-05-01"}, "to": {"2026-05-07"}}
-		all := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources", "channels", "campaigns",
+		all := []string{"overview", "pages", "entry-pages", "exit-pages", "hostnames", "journeys", "sources", "channels", "campaigns",
 			"campaigns-utm_source", "campaigns-utm_medium", "campaigns-utm_content", "devices", "browsers", "operating-systems",
 			"countries", "events", "conversions", "retention-day", "revenue", "revenue-source", "revenue-channel", "revenue-page",
 			"revenue-campaign", "revenue-country", "revenue-device"}
@@ -411,7 +412,7 @@ func checkDownload(t *testing.T, h *harness, w *webUser, site string, view url.V
 			report = r
 			aq.Set("interval", variant)
 		}
-		if report == "pages" || report == "journeys" {
+		if report == "pages" || report == "hostnames" || report == "journeys" {
 			aq.Set("limit", "1000")
 		}
 		rc, err := f.Open()

@@ -70,6 +70,7 @@ var authenticatedRoutes = []route{
 	{method: "GET", path: "/api/v1/stats/overview?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "POST", path: "/api/v2/query", body: `{"site_id":"{site}","date_range":["2026-05-01","2026-05-07"],"metrics":["visitors"],"dimensions":["visit:source"]}`, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/pages?site_id={site}&" + week, scope: model.ScopeStatsRead},
+	{method: "GET", path: "/api/v1/stats/hostnames?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/sources?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/campaigns?site_id={site}&" + week, scope: model.ScopeStatsRead},
 	{method: "GET", path: "/api/v1/stats/channels?site_id={site}&" + week, scope: model.ScopeStatsRead},

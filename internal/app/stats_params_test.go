@@ -12,7 +12,7 @@ import (
 	"github.com/tally-analytics/tally/pkg/api"
 )
 
-var statsEndpoints = []string{"overview", "pages", "sources", "channels", "entry-pages", "exit-pages", "devices", "browsers",
+var statsEndpoints = []string{"overview", "pages", "hostnames", "sources", "channels", "entry-pages", "exit-pages", "devices", "browsers",
 	"operating-systems", "countries", "regions", "cities", "events", "event-properties", "journeys", "retention"}
 
 // get calls a stats endpoint with raw query parameters.

@@ -225,7 +225,7 @@ func TestDownloadReports(t *testing.T) {
 		return out
 	}
 	r := stats.Request{SiteID: "s", Compare: true, Limit: 10, Page: 3}
-	want := []string{"overview", "pages", "entry-pages", "exit-pages", "journeys", "sources", "channels",
+	want := []string{"overview", "pages", "entry-pages", "exit-pages", "hostnames", "journeys", "sources", "channels",
 		"campaigns", "campaigns-utm_source", "campaigns-utm_medium", "campaigns-utm_content",
 		"devices", "browsers", "operating-systems", "countries", "events", "conversions", "retention-day",
 		"revenue", "revenue-source", "revenue-channel", "revenue-page", "revenue-campaign", "revenue-country", "revenue-device"}

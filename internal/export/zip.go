@@ -19,6 +19,7 @@ import (
 type Reports interface {
 	Overview(ctx context.Context, p auth.Principal, r stats.Request) (stats.Overview, error)
 	Pages(ctx context.Context, p auth.Principal, r stats.Request) (stats.Pages, error)
+	Hostnames(ctx context.Context, p auth.Principal, r stats.Request) (stats.Hostnames, error)
 	Sources(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.SourceRow], error)
 	Campaigns(ctx context.Context, p auth.Principal, r stats.Request) (stats.Campaigns, error)
 	Channels(ctx context.Context, p auth.Principal, r stats.Request) (stats.List[stats.ChannelRow], error)
@@ -69,7 +70,8 @@ func read[R any, T Table](m func(Reports, context.Context, auth.Principal, stats
 
 // Download lists the reports of a download of r's site, range and filters:
 // every report of the range, each whole (the pages report's first 1,000
-// pages, as every other list stops at 1,000 rows), the channels, campaigns
+// pages and the hostnames report's first 1,000 hosts, as every other list
+// stops at 1,000 rows), the channels, campaigns
 // by each UTM parameter, the browser's versions when r filters by a
 // browser and the system's when it filters by an operating system, regions
 // when r filters by a country and cities when it filters by a region (as
@@ -91,6 +93,7 @@ func Download(r stats.Request) []Report {
 		report("pages", read(Reports.Pages, wire.Pages), r),
 		report("entry-pages", read(Reports.EntryPages, wire.EntryPages), r),
 		report("exit-pages", read(Reports.ExitPages, wire.ExitPages), r),
+		report("hostnames", read(Reports.Hostnames, wire.Hostnames), r),
 		report("journeys", read(Reports.Journeys, wire.Journeys), journeys),
 		report("sources", read(Reports.Sources, wire.Sources), r),
 		report("channels", read(Reports.Channels, wire.Channels), r),

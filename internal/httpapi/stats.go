@@ -29,6 +29,7 @@ func (s *Server) statsRoutes(g *echo.Group, mw ...echo.MiddlewareFunc) {
 	st := s.deps.Stats
 	g.GET("/stats/overview", report(stats.Endpoint{AcceptCompare: true}, st.Overview, wire.Overview), mw...)
 	g.GET("/stats/pages", report(stats.Endpoint{AcceptPaging: true}, st.Pages, wire.Pages), mw...)
+	g.GET("/stats/hostnames", report(stats.Endpoint{AcceptPaging: true}, st.Hostnames, wire.Hostnames), mw...)
 	g.GET("/stats/sources", report(stats.Endpoint{}, st.Sources, wire.Sources), mw...)
 	g.GET("/stats/channels", report(stats.Endpoint{}, st.Channels, wire.Channels), mw...)
 	g.GET("/stats/campaigns", report(stats.Endpoint{AcceptUTMBy: true}, st.Campaigns, wire.Campaigns), mw...)

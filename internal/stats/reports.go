@@ -104,6 +104,24 @@ type Pages struct {
 	Page, Limit int
 }
 
+// HostnameRow is a row of the hostnames report: a host of the site's
+// pages, the visitors of its pageviews and their share of the report's
+// visitors, and its pageviews.
+type HostnameRow struct {
+	Hostname            string
+	Visitors, Pageviews int64
+	Percentage          float64
+}
+
+// Hostnames is one page of the hostnames report: its rows, the hosts of
+// the range (Total), and which page of the list it is.
+type Hostnames struct {
+	Meta        Meta
+	Rows        []HostnameRow
+	Total       int64
+	Page, Limit int
+}
+
 // SourceRow is a row of the sources report.
 type SourceRow struct {
 	Source, Type        string

@@ -51,6 +51,17 @@ func Pages(p stats.Pages) api.PagesResponse {
 	return res
 }
 
+// Hostnames is the body of GET /api/v1/stats/hostnames.
+func Hostnames(h stats.Hostnames) api.HostnamesResponse {
+	var res api.HostnamesResponse
+	res.Data.Hostnames = each(h.Rows, func(r stats.HostnameRow) api.HostnameRow {
+		return api.HostnameRow{Hostname: r.Hostname, Visitors: r.Visitors, Pageviews: r.Pageviews, Percentage: r.Percentage}
+	})
+	res.Data.Pagination = api.Pagination{Total: h.Total, Page: h.Page, Limit: h.Limit}
+	res.Meta = meta(h.Meta)
+	return res
+}
+
 // Sources is the body of GET /api/v1/stats/sources.
 func Sources(l stats.List[stats.SourceRow]) (res api.SourcesResponse) {
 	list(l, &res.Data.Sources, &res.Meta, func(r stats.SourceRow) api.SourceRow {

@@ -11,6 +11,9 @@ func (r OverviewResponse) CSVRows() any { return r.Data.Timeseries }
 // CSVRows is the page of the pages report.
 func (r PagesResponse) CSVRows() any { return r.Data.Pages }
 
+// CSVRows is the page of the hostnames report.
+func (r HostnamesResponse) CSVRows() any { return r.Data.Hostnames }
+
 // CSVRows is the list of sources.
 func (r SourcesResponse) CSVRows() any { return r.Data.Sources }
 

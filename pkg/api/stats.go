@@ -119,6 +119,25 @@ type PagesResponse struct {
 	Meta StatsMeta `json:"meta"`
 }
 
+// HostnameRow is a row of the hostnames report: a host of the site's
+// pages (blog.example.com), the visitors of its pageviews and their share
+// of the range's visitors of pageviews, and its pageviews.
+type HostnameRow struct {
+	Hostname   string  `json:"hostname"`
+	Visitors   int64   `json:"visitors"`
+	Pageviews  int64   `json:"pageviews"`
+	Percentage float64 `json:"percentage"`
+}
+
+// HostnamesResponse is the body of GET /api/v1/stats/hostnames.
+type HostnamesResponse struct {
+	Data struct {
+		Hostnames  []HostnameRow `json:"hostnames"`
+		Pagination Pagination    `json:"pagination"`
+	} `json:"data"`
+	Meta StatsMeta `json:"meta"`
+}
+
 // SourceRow is a row of the sources report.
 type SourceRow struct {
 	Source     string  `json:"source"`

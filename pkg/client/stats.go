@@ -28,12 +28,13 @@ type StatsParams struct {
 	Limit       int    // pages, event properties, journeys
 	Page        int    // pages
 	// Filters (every report): device, country (required by regions),
-	// region (required by cities), source, pathname, city, browser
+	// region (required by cities), source, pathname, hostname (a host of
+	// the site, blog.example.com), city, browser
 	// (required by browser versions), OS (required by OS versions), and
 	// the versions of either, and the acquisition channel ("Organic
 	// Search", "Paid Social"…: the names of the channels report).
 	Device, Country, Region, Source, Pathname, City, Browser, OS string
-	BrowserVersion, OSVersion, Channel                           string
+	BrowserVersion, OSVersion, Channel, Hostname                 string
 	// EventName filters the events report, and is the event of the
 	// event-properties report.
 	EventName string
@@ -93,6 +94,7 @@ func (p StatsParams) values() url.Values {
 	set("source", p.Source)
 	set("channel", p.Channel)
 	set("pathname", p.Pathname)
+	set("hostname", p.Hostname)
 	set("city", p.City)
 	set("browser", p.Browser)
 	set("os", p.OS)
@@ -151,6 +153,12 @@ func (c *Client) Campaigns(ctx context.Context, p StatsParams) (api.CampaignsRes
 // Social, Direct…).
 func (c *Client) Channels(ctx context.Context, p StatsParams) (api.ChannelsResponse, error) {
 	return getStats[api.ChannelsResponse](ctx, c, "channels", p)
+}
+
+// Hostnames returns a page of the hosts of the site's pageviews (its
+// domain and subdomains): visitors, pageviews and share of visitors.
+func (c *Client) Hostnames(ctx context.Context, p StatsParams) (api.HostnamesResponse, error) {
+	return getStats[api.HostnamesResponse](ctx, c, "hostnames", p)
 }
 
 // Sources returns the traffic sources.
@@ -261,7 +269,7 @@ func (c *Client) Ingestion(ctx context.Context, p StatsParams) (api.IngestionRes
 // a row per item of the report's list) to w, and returns the file name the
 // server gives it (<report>-<site_id>-<date_from>-<date_to>.csv). report
 // is the last segment of the report's path: overview, pages, entry-pages,
-// exit-pages, sources, channels, campaigns, devices, browsers, operating-systems,
+// exit-pages, hostnames, sources, channels, campaigns, devices, browsers, operating-systems,
 // countries, regions, cities, events, journeys, retention, realtime, revenue, ingestion, funnel
 // (with p.FunnelID), or conversions (the goals report).
 func (c *Client) CSV(ctx context.Context, report string, p StatsParams, w io.Writer) (string, error) {
