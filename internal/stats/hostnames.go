@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/tally-analytics/tally/internal/auth"
@@ -15,6 +16,7 @@ import (
 // other reports of raw rows do (rawScope).
 func (s *Service) Hostnames(ctx context.Context, p auth.Principal, r Request) (Hostnames, error) {
 	var res Hostnames
+	r.Limit, r.Page = cmp.Or(r.Limit, DefaultLimit), max(r.Page, 1)
 	sc, err := s.rawScope(ctx, p, r)
 	if err != nil {
 		return res, err

@@ -345,10 +345,24 @@ func (s *Server) summaryCard(c echo.Context, ctx context.Context, p auth.Princip
 	}{res, label, v.link("", ""), sparklineSVG(res.Series)})
 }
 
+// pagesCard lists the pages by its tab: the top pages, the entry or exit
+// pages, or the hosts of the pageviews (a site's domain and subdomains).
+// Each row filters the dashboard by itself.
 func (s *Server) pagesCard(c echo.Context, ctx context.Context, p auth.Principal, v view, r stats.Request, tab string) error {
 	card := tableCard{View: v, Card: "pages", Tabs: tabs(v, "pages", or(tab, "top"), [2]string{"top", "Top pages"},
-		[2]string{"entry", "Entry pages"}, [2]string{"exit", "Exit pages"})}
+		[2]string{"entry", "Entry pages"}, [2]string{"exit", "Exit pages"}, [2]string{"hostnames", "Hostnames"})}
 	switch tab {
+	case "hostnames":
+		res, err := s.deps.Stats.Hostnames(ctx, p, r)
+		if err != nil {
+			return err
+		}
+		card.Columns = []string{"Hostname", "Visitors", "Share", "Pageviews"}
+		for _, row := range res.Rows {
+			card.Rows = append(card.Rows, cardRow{Label: row.Hostname, Link: v.link("hostname", row.Hostname),
+				Cells: []cardCell{countCell("visitors", row.Visitors), pctCell("percentage", row.Percentage),
+					countCell("pageviews", row.Pageviews)}})
+		}
 	case "entry":
 		res, err := s.deps.Stats.EntryPages(ctx, p, r)
 		if err != nil {

@@ -44,7 +44,7 @@ type activeFilter struct {
 
 // filterLabels name the filter parameters for people.
 var filterLabels = map[string]string{
-	"source": "Source", "channel": "Channel", "pathname": "Page", "country": "Country", "region": "Region", "city": "City",
+	"source": "Source", "channel": "Channel", "pathname": "Page", "hostname": "Hostname", "country": "Country", "region": "Region", "city": "City",
 	"device": "Device", "browser": "Browser", "browser_version": "Browser version", "os": "OS",
 	"os_version": "OS version", "utm_source": "UTM source", "utm_medium": "UTM medium",
 	"utm_campaign": "UTM campaign", "utm_content": "UTM content",
