@@ -52,7 +52,7 @@ func (e *Enricher) enrich(ctx context.Context, d *draft) error {
 // route of a hash-routed page) and the UTM parameters from the event's URL,
 // each made safe to show (see text.go).
 func (e *Enricher) page(d *draft) {
-	d.attr.Hostname = urlText(strings.TrimPrefix(strings.ToLower(d.ev.url.Hostname()), "www."))
+	d.attr.Hostname = urlText(model.StoredHost(d.ev.url.Hostname()))
 	d.pathname = pathnameOf(d.ev)
 	utm := func(i int) string { return truncateUTF8(PlainText(strings.TrimSpace(d.ev.params[i])), maxUTMLen) }
 	d.attr.UTMSource, d.attr.UTMMedium, d.attr.UTMCampaign = utm(paramUTMSource), utm(paramUTMMedium), utm(paramUTMCampaign)

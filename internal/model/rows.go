@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -17,6 +18,7 @@ const (
 // it (never personal data): it is fixed when a session starts and copied onto
 // every event and session row of that session.
 type Attribution struct {
+	// Hostname is the host of the event's URL (StoredHost).
 	Hostname       string `json:"hn,omitempty"`
 	Referrer       string `json:"rf,omitempty"` // referrer host + path, no query string
 	ReferrerSource string `json:"rs,omitempty"`
@@ -36,6 +38,11 @@ type Attribution struct {
 	RegionName     string `json:"rn,omitempty"`
 	City           string `json:"ci,omitempty"`
 }
+
+// StoredHost is a URL's host as events store it, and as the hostname
+// filter compares it: in lower case, without a leading "www." (the site's
+// own host, as its domain names it).
+func StoredHost(host string) string { return strings.TrimPrefix(strings.ToLower(host), "www.") }
 
 // PageviewName is the name of pageview events; custom events may not use it.
 const PageviewName = "pageview"

@@ -13,12 +13,15 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 )
 
-// A hostname filter is a host name in lower case: anything with a scheme,
-// a path, a port, or longer than DNS allows is refused, naming hostname.
+// A hostname filter is a host as events store it: in lower case and
+// punycode, without "www."; anything with a scheme, a path, a port, or
+// longer than DNS allows is refused, naming hostname.
 func TestHostnameFilterValue(t *testing.T) {
 	for in, want := range map[string]string{
 		"blog.example.com": "blog.example.com", " Blog.Example.COM ": "blog.example.com", "localhost": "localhost",
-		"xn--bcher-kva.example": "xn--bcher-kva.example", strings.Repeat("a", 253): strings.Repeat("a", 253),
+		"xn--bcher-kva.example": "xn--bcher-kva.example", "bücher.example": "xn--bcher-kva.example",
+		"www.Example.com": "example.com", "example.com.": "example.com", "127.0.0.1": "127.0.0.1",
+		strings.Repeat("a.", 126) + "a": strings.Repeat("a.", 126) + "a",
 	} {
 		fs, err := ParseFilters(url.Values{"hostname": {in}})
 		if err != nil {
@@ -30,7 +33,7 @@ func TestHostnameFilterValue(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "  ", "https://x", "x/y", "x:80", "[::1]", "x?y", "a b", "user@x",
-		strings.Repeat("a", 254)} {
+		strings.Repeat("a.", 126) + "ab", strings.Repeat("a", 300)} {
 		_, err := ParseFilters(url.Values{"hostname": {in}})
 		var e *errs.Error
 		if !errors.As(err, &e) || e.Kind != errs.Invalid || e.Field != "hostname" {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
 )
@@ -105,7 +106,7 @@ var FilterParams = []struct {
 	{"source", Source, plain, "1 to 256 bytes"},
 	{"channel", Channel, canonicalChannel, "a channel: " + strings.Join(Channels, ", ")},
 	{"pathname", Pathname, pagePath, "a path starting with /"},
-	{"hostname", Hostname, hostName, "a host name such as blog.example.com, without scheme, path or port, of at most 253 bytes"},
+	{"hostname", Hostname, hostName, "a host name such as blog.example.com, without scheme, path or port"},
 	{"country", Country, countryParam, "an ISO 3166-1 alpha-2 code such as US"},
 	{"region", Region, regionParam, "an ISO 3166-2 code such as US-CA"},
 	{"city", City, plain, "1 to 256 bytes"},
@@ -122,15 +123,17 @@ func pagePath(s string) (string, bool) {
 	return s, strings.HasPrefix(s, "/") && len(s) <= 1024
 }
 
-// maxHostLen is the longest host name DNS allows.
-const maxHostLen = 253
-
-// hostName reads a host name as events store it: the host of the page's
-// URL, in lower case. A scheme, a path, a port or a query would name
-// something no event's host is, and is refused rather than matched by none.
+// hostName reads a host name as events store it (model.StoredHost): a
+// bare host by the rule of a site's domain (accounts.NormalizeDomain: lower
+// case, punycode; no scheme, path or port), without a leading "www.".
+// Anything else names no event's host, and is refused rather than matched
+// by none.
 func hostName(s string) (string, bool) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	return s, s != "" && len(s) <= maxHostLen && !strings.ContainsAny(s, "/:?#@ \t")
+	d, err := accounts.NormalizeDomain(s)
+	if err != nil {
+		return "", false
+	}
+	return model.StoredHost(d), true
 }
 
 func countryParam(s string) (string, bool) {
