@@ -149,7 +149,7 @@ func (e *Enricher) source(d *draft) {
 
 // internal reports whether a referrer is the site itself (or the page's own host).
 func (e *Enricher) internal(d *draft, r *url.URL) bool {
-	host := strings.TrimPrefix(strings.ToLower(r.Hostname()), "www.")
+	host := model.StoredHost(r.Hostname())
 	return host == d.attr.Hostname || OnDomain(host, d.site.Domain)
 }
 
