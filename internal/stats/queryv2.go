@@ -140,10 +140,11 @@ func filterFits(f Filter, t Table, index int) error {
 
 // raw reports whether q reads what no rollup holds, and so samples from
 // the lower threshold as the v1 reports of these do (rawScope): the
-// channel and the versions.
+// channel, the versions and the host.
 func (q V2Query) raw() bool {
 	for _, d := range q.dims {
-		if d.dim.Name == Channel.Name || d.dim.Name == BrowserVersion.Name || d.dim.Name == OSVersion.Name {
+		switch d.dim.Name {
+		case Channel.Name, BrowserVersion.Name, OSVersion.Name, Hostname.Name:
 			return true
 		}
 	}
