@@ -177,6 +177,18 @@ func TestEnrich(t *testing.T) {
 			want:     model.Attribution{Hostname: "example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
 		},
 		{
+			name:     "a fully qualified host, in upper case, is stored as the site's domain names it",
+			ev:       event{url: mustURL("https://WWW.Blog.Example.com./a")},
+			wantPath: "/a",
+			want:     model.Attribution{Hostname: "blog.example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
+			name:     "an internationalised host is stored in punycode, as browsers send it",
+			ev:       event{url: mustURL("https://Bücher.example.com/a")},
+			wantPath: "/a",
+			want:     model.Attribution{Hostname: "xn--bcher-kva.example.com", ReferrerSource: "Direct / None", SourceType: "direct"},
+		},
+		{
 			name:    "bot",
 			ev:      event{url: mustURL("https://example.com/"), userAgent: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"},
 			wantBot: true,

@@ -133,3 +133,18 @@ func TestQueryV2Hostname(t *testing.T) {
 		t.Errorf("visits by a host's part: %v", err)
 	}
 }
+
+// The filter names a host as ingestion stored it, whichever form of the
+// host the event's URL and the filter's value were given in.
+func TestHostnameFilterMatchesStoredHost(t *testing.T) {
+	for _, host := range []string{"example.com", "Blog.Example.com", "example.com.", "www.example.com.",
+		"bücher.example.com", "Bücher.Example.com.", "xn--bcher-kva.example.com"} {
+		fs, err := ParseFilters(url.Values{"hostname": {host}})
+		if err != nil {
+			t.Fatalf("%q: %v", host, err)
+		}
+		if got, stored := fs[0].Value, model.StoredHost(host); got != stored {
+			t.Errorf("%q: the filter reads %q, an event of it is stored %q", host, got, stored)
+		}
+	}
+}
