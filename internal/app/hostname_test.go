@@ -148,7 +148,10 @@ func TestHostnames(t *testing.T) {
 
 	// The blog's pages: / of ann and eve, /post of ann and ben; a page's
 	// bounce rate is that of the selected visits entering on it: / ann's
-	// (on example.com) and eve's, /post ben's.
+	// (on example.com) and eve's, /post ben's. Its time is that of the
+	// stays on the blog's page: /post ann's 60 s (then the blog's /), /
+	// none (ann's last page, eve's bounce; ann's 60 s on / were on
+	// example.com, though her next pageview is on the blog).
 	pages, err := c.Pages(ctx, blog)
 	if err != nil {
 		t.Fatal(err)
@@ -156,13 +159,13 @@ func TestHostnames(t *testing.T) {
 	type pageRow struct {
 		Path                string
 		Pageviews, Visitors int64
-		BounceRate          float64
+		BounceRate, Time    float64
 	}
 	var gotPages []pageRow
 	for _, pg := range pages.Data.Pages {
-		gotPages = append(gotPages, pageRow{pg.Pathname, pg.Pageviews, pg.Visitors, pg.BounceRate})
+		gotPages = append(gotPages, pageRow{pg.Pathname, pg.Pageviews, pg.Visitors, pg.BounceRate, pg.AvgTimeOnPage})
 	}
-	if diff := cmp.Diff([]pageRow{{"/", 2, 2, 50}, {"/post", 2, 2, 0}}, gotPages); diff != "" {
+	if diff := cmp.Diff([]pageRow{{"/", 2, 2, 50, 0}, {"/post", 2, 2, 0, 60}}, gotPages); diff != "" {
 		t.Errorf("the blog's pages (-want +got):\n%s", diff)
 	}
 	// Its sources: the visits of ann and eve from Google (4 pageviews, eve's

@@ -103,6 +103,7 @@ func (s *Service) pageList(ctx context.Context, sc scope, limit, offset int) (pa
 	q.Limit, q.Offset = limit, offset
 	timesQ := sc.query(Events, []Dimension{PrevPathname}, []Metric{TimeOnPrevSum, EventCount}, isPageview, NotEq(PrevPathname, ""))
 	timesQ.Order, timesQ.Limit = []Order{ByMetric(EventCount), ByDimension(PrevPathname)}, perPageRows
+	timesQ.Filters = stayFilters(timesQ)
 	var page Result
 	var times []Row
 	err := parallel(ctx,
@@ -121,6 +122,23 @@ func (s *Service) pageList(ctx context.Context, sc scope, limit, offset int) (pa
 		list.pages = append(list.pages, f)
 	}
 	return list, nil
+}
+
+// stayFilters are the filters of q, a query of stays (the time a pageview
+// row carries for the page before it, prev_pathname), with a host filter
+// on the host of the page left rather than that of the row: a visit that
+// crosses hosts leaves a page of one on a pageview of the other.
+func stayFilters(q Query) []Filter {
+	out := make([]Filter, len(q.Filters))
+	for i, f := range q.Filters {
+		out[i] = f
+		if f.Dim.Name == Hostname.Name && f.Plain() {
+			// a stay's page may have been viewed before the range, in a
+			// session that started up to sessionSpan before it
+			out[i] = Eq(leftOnHost(q.Site, q.From.Add(-sessionSpan), q.To, f.Value), 1)
+		}
+	}
+	return out
 }
 
 // planRollup plans reading sc from the rollups; ok is false when it cannot:

@@ -183,6 +183,17 @@ func PropFilter(key string) Dimension {
 		args: []any{key}, visit: true}
 }
 
+// leftOnHost is 1 for a pageview whose time_on_prev is of a pageview on
+// host, 0 for the others: that previous pageview is the session's pageview
+// of prev_pathname time_on_prev seconds before it, looked up among the
+// pageviews on host of [from, to) (session, page and time).
+func leftOnHost(site model.SiteID, from, to time.Time, host any) Dimension {
+	return Dimension{Name: "left_on_host", exprs: map[Table]string{
+		Events: "((session_id, prev_pathname, ts - time_on_prev) IN (SELECT session_id, pathname, ts FROM events" +
+			" WHERE site_key = cityHash64(?) AND " + timeRange(Events) + " AND is_pageview = 1 AND hostname = ?))",
+	}, args: append(append([]any{string(site)}, timeArgs(Events, from, to)...), host)}
+}
+
 // ofEvent reports whether d is an event's own and may change within a visit
 // (the page, the host): sessions do not hold it, and a filter on it selects
 // the visits with such an event.
