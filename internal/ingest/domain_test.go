@@ -19,6 +19,11 @@ func TestOnDomain(t *testing.T) {
 		{"example.org", "example.com", false},
 		{"", "example.com", false},
 		{"example.com", "", false},
+		// an internationalised host, as the Events API may send it, on the
+		// domain kept in punycode
+		{"Bücher.example.", "xn--bcher-kva.example", true},
+		{"shop.bücher.example", "xn--bcher-kva.example", true},
+		{"bücher.example", "xn--bcher-kvb.example", false},
 	} {
 		if got := OnDomain(tc.host, tc.domain); got != tc.want {
 			t.Errorf("OnDomain(%q, %q) = %v, want %v", tc.host, tc.domain, got, tc.want)

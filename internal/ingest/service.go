@@ -204,11 +204,11 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllow
 	return s.acceptOne(ctx, &site, &ev)
 }
 
-// OnDomain reports whether host is domain or one of its subdomains ("www."
-// ignored on both sides).
+// OnDomain reports whether host is domain or one of its subdomains, both
+// read as events store a host (model.StoredHost: "www." ignored on both
+// sides, an internationalised name in punycode as the domain is kept).
 func OnDomain(host, domain string) bool {
-	host = strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(host), "."), "www.")
-	domain = strings.TrimPrefix(strings.ToLower(domain), "www.")
+	host, domain = model.StoredHost(host), model.StoredHost(domain)
 	return domain != "" && (host == domain || strings.HasSuffix(host, "."+domain))
 }
 
