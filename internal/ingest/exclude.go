@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -17,8 +16,7 @@ func excluded(site *model.Site, ev *event) bool {
 	if site.Shield == nil {
 		return false
 	}
-	host := strings.ToLower(strings.TrimSuffix(ev.url.Hostname(), "."))
-	return site.Shield.Excludes(pathnameOf(ev), host, ev.ip)
+	return site.Shield.Excludes(pathnameOf(ev), model.URLHost(ev.url.Hostname()), ev.ip)
 }
 
 // exclude answers an excluded event as a stored one would be answered — an

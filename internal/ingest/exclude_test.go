@@ -113,6 +113,31 @@ func TestExcludedHashRoutes(t *testing.T) {
 	}
 }
 
+// A host is matched as the excluded hosts are kept: in lower case and
+// punycode, without the trailing dot of a fully qualified name.
+func TestExcludedHostsAsKept(t *testing.T) {
+	site := model.Site{ID: "s1", Exclusions: model.Exclusions{Hosts: []string{"bücher.example.com", "*.staging.example.com"}}}
+	site.Shield = exclusions.Compile(site.Exclusions)
+	for _, tc := range []struct {
+		url  string
+		want bool
+	}{
+		{"https://Bücher.Example.com./x", true},
+		{"https://xn--bcher-kva.example.com/", true},
+		{"https://shop.bücher.example.com/", false},
+		{"https://PR-7.Staging.example.com./", true},
+		{"https://example.com/", false},
+	} {
+		ev, err := validate(Input{Pageview: true, SiteID: "s1", URL: tc.url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := excluded(&site, &ev); got != tc.want {
+			t.Errorf("%s: excluded %v, want %v", tc.url, got, tc.want)
+		}
+	}
+}
+
 // The check costs a site without exclusions nothing, and one with them no
 // allocation for an event that does not match.
 func TestExclusionCheckAllocatesNothing(t *testing.T) {

@@ -41,21 +41,24 @@ type Attribution struct {
 	City           string `json:"ci,omitempty"`
 }
 
-// StoredHost is a URL's host as events store it, and as the hostname
-// filter compares it: in lower case, an internationalised name in punycode
-// (as browsers send it, and as a site's domain is kept), without the
-// trailing dot of a fully qualified name or a leading "www." (the site's
-// own host, as its domain names it). A name punycode cannot spell is kept
-// in lower case.
-func StoredHost(host string) string {
+// URLHost is a URL's host as tally compares hosts: in lower case, an
+// internationalised name in punycode (as browsers send it, and as a site's
+// domain and its excluded hosts are kept), without the trailing dot of a
+// fully qualified name. A name punycode cannot spell is kept in lower case.
+func URLHost(host string) string {
 	h := strings.TrimSuffix(strings.ToLower(host), ".")
 	if strings.IndexFunc(h, func(r rune) bool { return r > 127 }) >= 0 {
 		if ascii, err := idna.Lookup.ToASCII(h); err == nil {
 			h = ascii
 		}
 	}
-	return strings.TrimPrefix(h, "www.")
+	return h
 }
+
+// StoredHost is a URL's host as events store it, and as the hostname
+// filter compares it: URLHost without a leading "www." (the site's own
+// host, as its domain names it).
+func StoredHost(host string) string { return strings.TrimPrefix(URLHost(host), "www.") }
 
 // PageviewName is the name of pageview events; custom events may not use it.
 const PageviewName = "pageview"
