@@ -168,6 +168,20 @@ func TestHostnames(t *testing.T) {
 	if diff := cmp.Diff([]pageRow{{"/", 2, 2, 50, 0}, {"/post", 2, 2, 0, 60}}, gotPages); diff != "" {
 		t.Errorf("the blog's pages (-want +got):\n%s", diff)
 	}
+	// A page's time under a page filter is that of its stays: / ann's 60 s
+	// on example.com (then the blog's /post) and cat's 60 s (then
+	// /pricing); under the blog's host too, none (ann's last page, eve's
+	// bounce).
+	for _, tc := range []struct {
+		host string
+		want float64
+	}{{"", 60}, {"example.com", 60}, {"blog.example.com", 0}} {
+		home := p
+		home.Pathname, home.Hostname = "/", tc.host
+		if res, err := c.Pages(ctx, home); err != nil || len(res.Data.Pages) != 1 || res.Data.Pages[0].AvgTimeOnPage != tc.want {
+			t.Errorf("the time on / of host %q: %+v, %v; want %v s", tc.host, res.Data.Pages, err, tc.want)
+		}
+	}
 	// Its sources: the visits of ann and eve from Google (4 pageviews, eve's
 	// a bounce), ben's direct.
 	sources, err := c.Sources(ctx, blog)

@@ -152,12 +152,13 @@ func TestHostnameFilterMatchesStoredHost(t *testing.T) {
 // A stay's time is on the pageview after it, maybe on another host: the
 // pages' times under a host filter keep the pageviews whose previous
 // pageview (of the session, that page, the time before) was on the host,
-// from a session's span before the range; the other filters stay.
+// from a session's span before the range; a page filter keeps the stays
+// of the page; the other filters stay.
 func TestHostnameFilterStays(t *testing.T) {
 	from := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	to := from.AddDate(0, 0, 7)
 	q := Query{Table: Events, Site: "s1", From: from, To: to, Dimensions: []Dimension{PrevPathname},
-		Metrics: []Metric{TimeOnPrevSum, EventCount}, Filters: []Filter{Eq(Hostname, "blog.example.com"), Eq(Country, "DE")}}
+		Metrics: []Metric{TimeOnPrevSum, EventCount}, Filters: []Filter{Eq(Hostname, "blog.example.com"), Eq(Country, "DE"), Eq(Pathname, "/a")}}
 	q.Filters = stayFilters(q)
 	sql, args, err := q.Build()
 	if err != nil {
@@ -165,7 +166,7 @@ func TestHostnameFilterStays(t *testing.T) {
 	}
 	want := " AND ((session_id, prev_pathname, ts - time_on_prev) IN (SELECT session_id, pathname, ts FROM events" +
 		" WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ?"
-	if !strings.Contains(sql, want) || !strings.Contains(sql, " AND is_pageview = 1 AND hostname = ?)) = ? AND country_code = ?") {
+	if !strings.Contains(sql, want) || !strings.Contains(sql, " AND is_pageview = 1 AND hostname = ?)) = ? AND country_code = ? AND prev_pathname = ?") {
 		t.Fatalf("stays: %s", sql)
 	}
 	if diff := cmp.Diff([]any{"s1", from.Add(-sessionSpan), to}, args[5:8]); diff != "" {

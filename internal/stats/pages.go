@@ -125,14 +125,18 @@ func (s *Service) pageList(ctx context.Context, sc scope, limit, offset int) (pa
 }
 
 // stayFilters are the filters of q, a query of stays (the time a pageview
-// row carries for the page before it, prev_pathname), with a host filter
-// on the host of the page left rather than that of the row: a visit that
-// crosses hosts leaves a page of one on a pageview of the other.
+// row carries for the page before it, prev_pathname), with a page or host
+// filter on the page left rather than on the row's: the stays of /pricing
+// are on the pageviews after it, and a visit that crosses hosts leaves a
+// page of one on a pageview of the other.
 func stayFilters(q Query) []Filter {
 	out := make([]Filter, len(q.Filters))
 	for i, f := range q.Filters {
 		out[i] = f
-		if f.Dim.Name == Hostname.Name && f.Plain() {
+		switch {
+		case f.Dim.Name == Pathname.Name:
+			out[i].Dim = PrevPathname
+		case f.Dim.Name == Hostname.Name && f.Plain():
 			// a stay's page may have been viewed before the range, in a
 			// session that started up to sessionSpan before it
 			out[i] = Eq(leftOnHost(q.Site, q.From.Add(-sessionSpan), q.To, f.Value), 1)
