@@ -172,4 +172,10 @@ func TestHostnameFilterStays(t *testing.T) {
 	if diff := cmp.Diff([]any{"s1", from.Add(-sessionSpan), to}, args[5:8]); diff != "" {
 		t.Errorf("the pageviews left (-want +got):\n%s\n%v", diff, args)
 	}
+	// on a sample, the pageviews left are looked up among its visitors'
+	q.Filters, q.SamplePercent = []Filter{Eq(Hostname, "blog.example.com")}, 10
+	q.Filters = stayFilters(q)
+	if sql, _, _ := q.Build(); strings.Count(sql, " FROM events SAMPLE 10/100 WHERE ") != 2 {
+		t.Errorf("sampled stays: %s", sql)
+	}
 }

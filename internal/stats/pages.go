@@ -139,7 +139,11 @@ func stayFilters(q Query) []Filter {
 		case f.Dim.Name == Hostname.Name && f.Plain():
 			// a stay's page may have been viewed before the range, in a
 			// session that started up to sessionSpan before it
-			out[i] = Eq(leftOnHost(q.Site, q.From.Add(-sessionSpan), q.To, f.Value), 1)
+			sample := 0
+			if q.sampled() {
+				sample = q.SamplePercent
+			}
+			out[i] = Eq(leftOnHost(q.Site, q.From.Add(-sessionSpan), q.To, f.Value, sample), 1)
 		}
 	}
 	return out

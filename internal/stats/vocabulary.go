@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/model"
@@ -186,10 +187,17 @@ func PropFilter(key string) Dimension {
 // leftOnHost is 1 for a pageview whose time_on_prev is of a pageview on
 // host, 0 for the others: that previous pageview is the session's pageview
 // of prev_pathname time_on_prev seconds before it, looked up among the
-// pageviews on host of [from, to) (session, page and time).
-func leftOnHost(site model.SiteID, from, to time.Time, host any) Dimension {
+// pageviews on host of [from, to) (session, page and time), of the same
+// sample of visitors as the query (sample 1..99; else all), whose visits
+// alone it can hold.
+func leftOnHost(site model.SiteID, from, to time.Time, host any, sample int) Dimension {
+	events := "events"
+	if sample > 0 && sample < 100 {
+		// SAMPLE takes only a literal: an int the service computed itself
+		events += " SAMPLE " + strconv.Itoa(sample) + "/100"
+	}
 	return Dimension{Name: "left_on_host", exprs: map[Table]string{
-		Events: "((session_id, prev_pathname, ts - time_on_prev) IN (SELECT session_id, pathname, ts FROM events" +
+		Events: "((session_id, prev_pathname, ts - time_on_prev) IN (SELECT session_id, pathname, ts FROM " + events +
 			" WHERE site_key = cityHash64(?) AND " + timeRange(Events) + " AND is_pageview = 1 AND hostname = ?))",
 	}, args: append(append([]any{string(site)}, timeArgs(Events, from, to)...), host)}
 }
