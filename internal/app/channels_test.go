@@ -145,16 +145,7 @@ func TestChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type pageCells struct {
-		Path                string
-		Pageviews, Visitors int64
-		BounceRate, Time    float64
-	}
-	var gotPages []pageCells
-	for _, pg := range pages.Data.Pages {
-		gotPages = append(gotPages, pageCells{pg.Pathname, pg.Pageviews, pg.Visitors, pg.BounceRate, pg.AvgTimeOnPage})
-	}
-	if diff := cmp.Diff([]pageCells{{"/", 2, 2, 50, 90}, {"/about", 1, 1, 0, 0}}, gotPages); diff != "" {
+	if diff := cmp.Diff([]pageCells{{"/", 2, 2, 50, 90}, {"/about", 1, 1, 0, 0}}, pageCellsOf(pages.Data.Pages)); diff != "" {
 		t.Errorf("pages of Direct (-want +got):\n%s", diff)
 	}
 
@@ -242,4 +233,20 @@ func TestChannels(t *testing.T) {
 	if !strings.Contains(filtered, `<tr data-row="Google">`) || strings.Contains(filtered, `<tr data-row="Direct / None">`) {
 		t.Errorf("the sources card filtered by Paid Search:\n%s", filtered)
 	}
+}
+
+// pageCells are a pages report row's figures but its scroll depth: a
+// row's page, pageviews, visitors, bounce rate and time on page.
+type pageCells struct {
+	Path                string
+	Pageviews, Visitors int64
+	BounceRate, Time    float64
+}
+
+func pageCellsOf(pages []api.Page) []pageCells {
+	out := make([]pageCells, 0, len(pages))
+	for _, pg := range pages {
+		out = append(out, pageCells{pg.Pathname, pg.Pageviews, pg.Visitors, pg.BounceRate, pg.AvgTimeOnPage})
+	}
+	return out
 }

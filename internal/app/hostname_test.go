@@ -156,16 +156,7 @@ func TestHostnames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type pageRow struct {
-		Path                string
-		Pageviews, Visitors int64
-		BounceRate, Time    float64
-	}
-	var gotPages []pageRow
-	for _, pg := range pages.Data.Pages {
-		gotPages = append(gotPages, pageRow{pg.Pathname, pg.Pageviews, pg.Visitors, pg.BounceRate, pg.AvgTimeOnPage})
-	}
-	if diff := cmp.Diff([]pageRow{{"/", 2, 2, 50, 0}, {"/post", 2, 2, 0, 60}}, gotPages); diff != "" {
+	if diff := cmp.Diff([]pageCells{{"/", 2, 2, 50, 0}, {"/post", 2, 2, 0, 60}}, pageCellsOf(pages.Data.Pages)); diff != "" {
 		t.Errorf("the blog's pages (-want +got):\n%s", diff)
 	}
 	// A page's time under a page filter is that of its stays: / ann's 60 s
