@@ -139,10 +139,7 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 		table = eventsByPath
 	}
 	s.add(" AS e, toInt64(0) AS net FROM " + table)
-	if q.SamplePercent > 0 && q.SamplePercent < 100 {
-		// SAMPLE takes only a literal: an int the service computed itself
-		s.add(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
-	}
+	s.add(sampleClause(q.SamplePercent))
 	end := q.To.Add(q.Window).UTC()
 	s.add(" WHERE site_key = cityHash64(?)", string(q.Site))
 	if !byPath {

@@ -3,7 +3,6 @@ package stats
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/model"
@@ -60,10 +59,7 @@ func (q JourneyQuery) Build() (string, []any, error) {
 	// never "", which the first page is compared with)
 	s.add(" AS path FROM (SELECT visitor_id, arrayFilter((p, prev) -> p != prev, ps, arrayPushFront(arrayPopBack(ps), '')) AS c" +
 		" FROM (SELECT visitor_id, arraySort((p, t) -> (t, p), groupArray(pathname), groupArray(ts)) AS ps FROM events")
-	if q.SamplePercent > 0 && q.SamplePercent < 100 {
-		// SAMPLE takes only a literal: an int the service computed itself
-		s.add(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
-	}
+	s.add(sampleClause(q.SamplePercent))
 	s.add(" WHERE site_key = cityHash64(?) AND "+timeRange(Events), append([]any{string(q.Site)}, timeArgs(Events, q.From, q.To)...)...)
 	// by name, which the sort key holds after the day (the funnel's
 	// pageviews do the same)

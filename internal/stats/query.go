@@ -108,9 +108,7 @@ func (q Query) Build() (string, []any, error) {
 	b.WriteString("SELECT " + strings.Join(sel, ", ") + " FROM " + string(q.Table))
 	args = append(args, selArgs...)
 	if q.sampled() {
-		// SAMPLE takes only a literal: the one number written into the SQL,
-		// an int the service computed itself.
-		b.WriteString(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
+		b.WriteString(sampleClause(q.SamplePercent))
 	}
 	// site_key is cityHash64(site_id), stored: a number compares far faster
 	b.WriteString(" WHERE site_key = cityHash64(?) AND " + timeRange(q.Table))
@@ -153,9 +151,7 @@ func (q Query) scrollDepths(paths []string) (string, []any) {
 	var b strings.Builder
 	b.WriteString("SELECT pathname AS d0, toFloat64(avg(depth)) AS m0, toFloat64(count()) AS m1 FROM (" +
 		"SELECT pathname, visitor_id, max(scroll_depth) AS depth FROM " + string(Engagements))
-	if q.SamplePercent > 0 && q.SamplePercent < 100 {
-		b.WriteString(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
-	}
+	b.WriteString(sampleClause(q.SamplePercent))
 	b.WriteString(" WHERE site_key = cityHash64(?) AND " + timeRange(Engagements) + " AND pathname IN ?")
 	args := append(append([]any{string(q.Site)}, timeArgs(Engagements, q.From, q.To)...), Set(paths))
 	if len(q.Filters) > 0 {
@@ -230,6 +226,16 @@ func (f Filter) condition(expr string) (string, []any) {
 const sessionSpan = 24 * time.Hour
 
 // sampled reports whether the query reads a sample.
+// sampleClause is the SAMPLE clause of a read of percent of the visitors
+// (1 to 99), or "" for all of them. SAMPLE takes only a literal: the one
+// number written into the SQL, an int the service computed itself.
+func sampleClause(percent int) string {
+	if percent <= 0 || percent >= 100 {
+		return ""
+	}
+	return " SAMPLE " + strconv.Itoa(percent) + "/100"
+}
+
 func (q Query) sampled() bool {
 	if q.SamplePercent <= 0 || q.SamplePercent >= 100 || (q.Table != Events && q.Table != Sessions) {
 		return false

@@ -114,3 +114,12 @@ func TestBuildRejects(t *testing.T) {
 		}
 	}
 }
+
+// A sampled read names its share as a literal; a whole one has no clause.
+func TestSampleClause(t *testing.T) {
+	for percent, want := range map[int]string{0: "", -5: "", 100: "", 150: "", 1: " SAMPLE 1/100", 10: " SAMPLE 10/100", 99: " SAMPLE 99/100"} {
+		if got := sampleClause(percent); got != want {
+			t.Errorf("sampleClause(%d) = %q, want %q", percent, got, want)
+		}
+	}
+}

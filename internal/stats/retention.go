@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -189,10 +188,7 @@ func (q RetentionQuery) Build() (string, []any, error) {
 	b.WriteString("SELECT toString(c) AS d0, toString(p) AS d1, toFloat64(count()) AS m0 FROM (" +
 		"SELECT visitor_id, min(p) AS c, groupArray(p) AS ps FROM (" +
 		"SELECT visitor_id, " + unit.exprs[Events] + " AS p FROM events")
-	if q.SamplePercent > 0 && q.SamplePercent < 100 {
-		// SAMPLE takes only a literal: an int the service computed itself
-		b.WriteString(" SAMPLE " + strconv.Itoa(q.SamplePercent) + "/100")
-	}
+	b.WriteString(sampleClause(q.SamplePercent))
 	b.WriteString(" WHERE site_key = cityHash64(?) AND " + timeRange(Events) + " AND " + knownVisitor + " AND stable_visitor = 1")
 	args = append(append(args, string(q.Site)), timeArgs(Events, q.From, q.To)...)
 	args = filterConditions(&b, args, Events, q.Site, q.From, q.To, q.Filters)

@@ -2,7 +2,6 @@ package stats
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/tally-analytics/tally/internal/model"
@@ -191,11 +190,7 @@ func PropFilter(key string) Dimension {
 // sample of visitors as the query (sample 1..99; else all), whose visits
 // alone it can hold.
 func leftOnHost(site model.SiteID, from, to time.Time, host any, sample int) Dimension {
-	events := "events"
-	if sample > 0 && sample < 100 {
-		// SAMPLE takes only a literal: an int the service computed itself
-		events += " SAMPLE " + strconv.Itoa(sample) + "/100"
-	}
+	events := "events" + sampleClause(sample)
 	return Dimension{Name: "left_on_host", exprs: map[Table]string{
 		Events: "((session_id, prev_pathname, ts - time_on_prev) IN (SELECT session_id, pathname, ts FROM " + events +
 			" WHERE site_key = cityHash64(?) AND " + timeRange(Events) + " AND is_pageview = 1 AND hostname = ?))",
