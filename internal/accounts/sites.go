@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/bojanz/currency"
-	"golang.org/x/net/idna"
 
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
@@ -65,22 +64,17 @@ func ValidateSite(domain, timezone, baseCurrency string) (model.Site, error) {
 // NormalizeDomain lowercases a site domain and checks that it is a bare host
 // name (no scheme, port or path) such as example.com or blog.example.com.
 func NormalizeDomain(domain string) (string, error) {
-	d := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(domain)), ".")
+	// read as tally reads every host (model.URLHost): an internationalised
+	// name as browsers send it, in punycode (bücher.example →
+	// xn--bcher-kva.example); one punycode cannot spell keeps letters the
+	// labels' check below refuses
+	d := model.URLHost(strings.TrimSpace(domain))
 	bad := errs.InvalidField("domain", "must be a host name such as example.com, without scheme or path")
 	if d == "" || len(d) > 253 || strings.ContainsAny(d, "/:@ ") {
 		return "", bad
 	}
 	if net.ParseIP(d) != nil || d == "localhost" {
 		return d, nil
-	}
-	if strings.IndexFunc(d, func(r rune) bool { return r > 127 }) >= 0 {
-		// an internationalised name is kept as browsers send it: in
-		// punycode (bücher.example → xn--bcher-kva.example)
-		ascii, err := idna.Lookup.ToASCII(d)
-		if err != nil {
-			return "", bad
-		}
-		d = ascii
 	}
 	for _, label := range strings.Split(d, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
