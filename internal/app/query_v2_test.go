@@ -369,6 +369,23 @@ func TestQueryV2(t *testing.T) {
 		agg("a prop", []any{[]any{"is", "event:props:plan", []string{"pro"}}}, []string{"visitors", "pageviews", "visits"}, 1, 2, 1)
 		agg("an event", []any{[]any{"is", "event:name", []string{"Signup"}}}, []string{"visitors", "events"}, 1, 1)
 		agg("source contains", []any{[]any{"contains", "visit:source", []string{"oog", "News"}}}, []string{"visitors", "visits"}, 3, 3)
+		// negations, patterns and logical filters: "direct" is no Google, and
+		// 18.16's ClickHouse must not read (?i)^GOOGLE$ as a text to find
+		agg("source contains_not", []any{[]any{"contains_not", "visit:source", []string{"oog"}}}, vp, 3, 4)
+		agg("source matches, any case", []any{[]any{"matches", "visit:source", []string{"(?i)^GOOGLE$"}}}, vp, 2, 4)
+		agg("page matches_not", []any{[]any{"matches_not", "event:page", []string{"^/blog/"}}}, vp, 3, 5)
+		agg("not", []any{[]any{"not", []any{"is", "visit:country", []string{"GB"}}}}, vp, 2, 2)
+		agg("or of one dimension", []any{[]any{"or", []any{[]any{"is", "visit:source", []string{"Google"}},
+			[]any{"is", "visit:source", []string{"Hacker News"}}}}}, vp, 3, 5)
+		agg("and with a not", []any{[]any{"and", []any{[]any{"is", "visit:country", []string{"GB"}},
+			[]any{"not", []any{"contains", "event:page", []string{"pricing"}}}}}}, vp, 3, 4)
+		// an event's dimension selects the visits with such an event: cat's
+		// and dan's (who bounced) for a page containing blog; ann's, cat's
+		// and eve's for /pricing or /blog/b
+		agg("a page's part selects its visits", []any{[]any{"contains", "event:page", []string{"blog"}}},
+			[]string{"visitors", "visits", "bounce_rate"}, 2, 2, 50)
+		agg("pages by pattern select their visits", []any{[]any{"matches", "event:page", []string{"^/pricing$", "^/blog/b$"}}},
+			[]string{"visitors", "visits", "bounce_rate"}, 3, 3, 0)
 		t.Run("page contains, by page", func(t *testing.T) {
 			results(t, api.QueryRequest{Metrics: []string{"visitors"}, Dimensions: []string{"event:page"},
 				Filters: []any{[]any{"contains", "event:page", []string{"blog"}}}},
@@ -503,7 +520,9 @@ func TestQueryV2Refusals(t *testing.T) {
 		{"conversion rate without goals", q(`,"metrics":["visitors","conversion_rate"],"dimensions":["event:page"]`), "metrics"},
 		{"group conversion rate", q(`,"metrics":["group_conversion_rate"],"dimensions":["event:goal"]`), "metrics"},
 		{"hours of a month", `{"site_id":"` + site + `","date_range":"month","metrics":["visitors"],"dimensions":["time:hour"]}`, "dimensions"},
-		{"or", q(`,"metrics":["visitors"],"filters":[["or",[["is","visit:os",["iOS"]]]]]`), "filters.0"},
+		{"or across dimensions", q(`,"metrics":["visitors"],"filters":[["or",[["is","visit:os",["iOS"]],["is","visit:country",["DE"]]]]]`), "filters.0"},
+		{"not a pattern", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["matches","event:page",["(?<n>x)"]]]`), "filters.1"},
+		{"a page matches_not with visits", q(`,"metrics":["visits"],"filters":[["matches_not","event:page",["^/$"]]]`), "filters.0"},
 		{"a bad country", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["is","visit:country",["Germany"]]]`), "filters.1"},
 		{"a page is_not with visits", q(`,"metrics":["visits"],"filters":[["is_not","event:page",["/"]]]`), "filters.0"},
 		{"order by what is not asked", q(`,"metrics":["visitors"],"order_by":[["pageviews","desc"]]`), "order_by.0"},

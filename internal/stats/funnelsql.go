@@ -184,14 +184,8 @@ func (q FunnelQuery) events(s *sqlb, pageviews bool, steps []int) error {
 		if !ok {
 			return fmt.Errorf("stats: %s cannot filter a funnel", f.Dim.Name)
 		}
-		switch {
-		case f.Set != nil:
-			s.add(" AND "+expr+" IN ?", append(append([]any{}, f.Dim.args...), f.Set)...)
-		case f.Not:
-			s.add(" AND "+expr+" != ?", append(append([]any{}, f.Dim.args...), f.Value)...)
-		default:
-			s.add(" AND "+expr+" = ?", append(append([]any{}, f.Dim.args...), f.Value)...)
-		}
+		cond, args := f.condition(expr)
+		s.add(" AND "+cond, args...)
 	}
 	s.add(" AND e % 256 != 0")
 	return nil

@@ -128,9 +128,9 @@ func TestQueryV2Hostname(t *testing.T) {
 		t.Errorf("a bad host: %v", err)
 	}
 	_, err = ParseQueryBody(QueryBody{SiteID: "s1", DateRange: "day", Metrics: []string{"bounce_rate"},
-		Filters: []any{[]any{"contains", "event:hostname", []any{"blog"}}}})
+		Filters: []any{[]any{"contains_not", "event:hostname", []any{"blog"}}}})
 	if !errors.As(err, &e) || e.Field != "filters.0" {
-		t.Errorf("visits by a host's part: %v", err)
+		t.Errorf("visits without a host's part: %v", err)
 	}
 }
 

@@ -15,16 +15,22 @@ import (
 	"github.com/tally-analytics/tally/internal/model"
 )
 
-// Filter restricts a query to rows whose dimension equals (or differs from)
-// a value, is one of a set of values, or contains one of a set of texts.
+// Filter restricts a query to rows whose dimension equals a value, is one
+// of a set of values, contains one of a set of texts or matches one of a
+// set of regular expressions — or, with Not, to the other rows.
 type Filter struct {
 	Dim   Dimension
 	Value any
-	Not   bool
-	Set   Set // for In
+	// Not keeps the rows the filter would not: d != v, or d contains (or
+	// matches) none of the texts.
+	Not bool
+	Set Set // for In
 	// Contains keeps rows whose dimension contains one of these texts
 	// (case-sensitive substrings).
 	Contains []string
+	// Matches keeps rows whose dimension matches one of these regular
+	// expressions (RE2 syntax, anywhere in the value: CheckPattern).
+	Matches []string
 }
 
 // Set is a list of values a dimension may take ("x IN ?"). The store sends
@@ -47,9 +53,20 @@ func Contain(d Dimension, vs []string) Filter {
 	return Filter{Dim: d, Contains: append([]string{}, vs...)}
 }
 
-// Plain reports whether f is an equality with one value (Eq): the only
-// filter an event's dimension can be when it selects visits (sessionsWith).
-func (f Filter) Plain() bool { return !f.Not && f.Set == nil && f.Contains == nil }
+// Match keeps rows where d matches one of the patterns (which must not be
+// empty, each passing CheckPattern).
+func Match(d Dimension, patterns []string) Filter {
+	return Filter{Dim: d, Matches: append([]string{}, patterns...)}
+}
+
+// Negate is f keeping the rows f does not (NotEq for an Eq).
+func (f Filter) Negate() Filter {
+	f.Not = !f.Not
+	return f
+}
+
+// Plain reports whether f is an equality with one value (Eq).
+func (f Filter) Plain() bool { return !f.Not && f.Set == nil && f.Contains == nil && f.Matches == nil }
 
 // Order sorts by a metric (descending) or a dimension (ascending).
 type Order struct {
@@ -166,12 +183,14 @@ func (q Query) scrollDepths(paths []string) (string, []any) {
 }
 
 // sessionsWith is the condition that a row is of a session with an event
-// of [from, to) that f keeps (f filters an event's dimension by a value),
-// and its arguments.
+// of [from, to) that f keeps (f filters an event's dimension and is not
+// negated: "a session without such an event" is not what a negation of an
+// event's dimension says), and its arguments.
 func sessionsWith(site model.SiteID, from, to time.Time, f Filter) (string, []any) {
-	args := append(append([]any{string(site)}, timeArgs(Events, from, to)...), f.Dim.args...)
+	cond, condArgs := f.condition(f.Dim.exprs[Events])
+	args := append(append([]any{string(site)}, timeArgs(Events, from, to)...), condArgs...)
 	return "session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND " + timeRange(Events) +
-		" AND " + f.Dim.exprs[Events] + " = ?)", append(args, f.Value)
+		" AND " + cond + ")", args
 }
 
 // tail ends a query of q grouped by group: totals, the groups of sessions
@@ -200,26 +219,38 @@ func (q Query) tail(b *strings.Builder, group []string, sign string, args []any)
 
 // condition is f on expr, the expression of its dimension on the table read.
 func (f Filter) condition(expr string) (string, []any) {
-	if f.Contains != nil {
-		// position() is in ClickHouse 18.16 and current releases alike;
-		// the dimension's own arguments repeat with each of its uses
-		var parts []string
-		var args []any
-		for _, v := range f.Contains {
-			parts = append(parts, "position("+expr+", ?) > 0")
-			args = append(append(args, f.Dim.args...), v)
-		}
-		return "(" + strings.Join(parts, " OR ") + ")", args
-	}
+	var cond string
 	args := append([]any(nil), f.Dim.args...)
 	switch {
+	case f.Contains != nil || f.Matches != nil:
+		// position() and match() are in ClickHouse 18.16 and current
+		// releases alike; the dimension's own arguments repeat with each
+		// of its uses
+		test, texts := "position(%s, ?) > 0", f.Contains
+		if f.Matches != nil {
+			test, texts = "match(%s, ?)", f.Matches
+		}
+		var parts []string
+		args = nil
+		for _, v := range texts {
+			if f.Matches != nil {
+				v = matchPattern(v)
+			}
+			parts = append(parts, fmt.Sprintf(test, expr))
+			args = append(append(args, f.Dim.args...), v)
+		}
+		cond = "(" + strings.Join(parts, " OR ") + ")"
 	case f.Set != nil:
-		return expr + " IN ?", append(args, f.Set)
+		cond, args = expr+" IN ?", append(args, f.Set)
 	case f.Not:
 		return expr + " != ?", append(args, f.Value)
 	default:
 		return expr + " = ?", append(args, f.Value)
 	}
+	if f.Not {
+		cond = "NOT (" + cond + ")"
+	}
+	return cond, args
 }
 
 // sessionSpan is the longest a session lasts (the session rule's maximum).
@@ -278,7 +309,7 @@ func (q Query) check() error {
 		if _, ok := f.Dim.exprs[q.Table]; ok {
 			continue
 		}
-		if _, onEvents := f.Dim.exprs[Events]; !onEvents || q.Table != Sessions || !f.Plain() {
+		if _, onEvents := f.Dim.exprs[Events]; !onEvents || q.Table != Sessions || f.Not {
 			return fmt.Errorf("stats: %s cannot filter %s", f.Dim.Name, q.Table)
 		}
 	}
@@ -296,8 +327,8 @@ func (q Query) check() error {
 		}
 	}
 	for _, f := range q.Filters {
-		if f.Set != nil && len(f.Set) == 0 || f.Contains != nil && len(f.Contains) == 0 {
-			return errors.New("stats: an In or Contain filter needs at least one value")
+		if f.Set != nil && len(f.Set) == 0 || f.Contains != nil && len(f.Contains) == 0 || f.Matches != nil && len(f.Matches) == 0 {
+			return errors.New("stats: an In, Contain or Match filter needs at least one value")
 		}
 		if f.Dim.visit && !f.Plain() {
 			return fmt.Errorf("stats: %s selects visits by one value only", f.Dim.Name)

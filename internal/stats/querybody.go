@@ -330,59 +330,162 @@ func parseQueryDims(names []string) ([]queryDim, error) {
 }
 
 // parseFilters reads the filters, all of which apply (AND): each
-// [operator, dimension, [values]] with is, is_not or contains. Values
-// are checked by the rule of the v1 filter of the dimension. ["is",
-// "segment", [id]] applies a saved segment, as segment= does in v1.
+// [operator, dimension, [values]] (filterOps), or a logical filter that
+// comes down to such filters (readFilter). Values are checked by the rule
+// of the v1 filter of the dimension. ["is", "segment", [id]] applies a
+// saved segment, as segment= does in v1.
 func (q *V2Query) parseFilters(raw []any) ([]queryFilter, error) {
 	var out []queryFilter
 	props := 0
 	for i, r := range raw {
 		field := fmt.Sprintf("filters.%d", i)
-		f, ok := r.([]any)
-		if !ok || len(f) == 0 {
-			return nil, errs.InvalidField(field, "a filter is [operator, dimension, [values]]")
-		}
-		op, _ := f[0].(string)
-		if op == "and" || op == "or" || op == "not" {
-			return nil, errs.InvalidField(field, "%s is not supported: filters is a list that applies together (and)", op)
-		}
-		if op != "is" && op != "is_not" && op != "contains" {
-			return nil, errs.InvalidField(field, "the operator must be is, is_not or contains")
-		}
-		if len(f) != 3 {
-			return nil, errs.InvalidField(field, "a filter is [operator, dimension, [values]]")
-		}
-		name, _ := f[1].(string)
-		values, err := filterValues(f[2], field)
+		leaves, err := readFilter(r, field, 0)
 		if err != nil {
 			return nil, err
 		}
-		if name == SegmentParam {
-			if op != "is" || len(values) != 1 || q.Segment != "" {
-				return nil, errs.InvalidField(field, "a query applies one segment: [\"is\", \"segment\", [id]]")
+		for _, l := range leaves {
+			if l.name == SegmentParam {
+				if l.op != "is" || len(l.values) != 1 || q.Segment != "" {
+					return nil, errs.InvalidField(field, "a query applies one segment: [\"is\", \"segment\", [id]]")
+				}
+				q.Segment, q.segmentField = model.SegmentID(strings.TrimSpace(l.values[0])), field
+				continue
 			}
-			q.Segment, q.segmentField = model.SegmentID(strings.TrimSpace(values[0])), field
-			continue
-		}
-		filters, err := queryFilterOf(op, name, values, field)
-		if err != nil {
-			return nil, err
-		}
-		if filters[0].Dim.visit {
-			if props++; props > MaxPropFilters {
-				return nil, errs.InvalidField(field, "at most %d prop filters", MaxPropFilters)
+			filters, err := queryFilterOf(l.op, l.name, l.values, field)
+			if err != nil {
+				return nil, err
 			}
+			if filters[0].Dim.visit {
+				if props++; props > MaxPropFilters {
+					return nil, errs.InvalidField(field, "at most %d prop filters", MaxPropFilters)
+				}
+			}
+			out = append(out, queryFilter{index: i, filters: filters})
 		}
-		out = append(out, queryFilter{index: i, filters: filters})
 	}
 	return out, nil
 }
 
-// filterValues reads a filter's values: a list of 1 to 100 texts.
+// filterOps are the operators of a filter on a dimension, each with its
+// negation.
+var filterOps = map[string]string{
+	"is": "is_not", "is_not": "is", "contains": "contains_not", "contains_not": "contains",
+	"matches": "matches_not", "matches_not": "matches",
+}
+
+// maxFilterDepth bounds how deep logical filters nest.
+const maxFilterDepth = 8
+
+// filterLeaf is a filter on one dimension: [op, name, values].
+type filterLeaf struct {
+	op, name string
+	values   []string
+}
+
+// readFilter reads a filter of the body into filters on one dimension
+// each, all of which apply: [op, dimension, [values]] is one; ["and",
+// [filters]] is its filters' together; ["or", [filters]] is one, when its
+// filters are of one dimension with one operator that selects (is,
+// contains or matches: their values together); ["not", filter] is one, the
+// negation of a filter that is one (is_not for is: not of an or is then
+// none of its values). What comes down to no such list — an or across
+// dimensions, a not of an and — is a 400: tally's reports apply filters
+// together, dimension by dimension.
+func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
+	f, ok := raw.([]any)
+	if !ok || len(f) == 0 {
+		return nil, errs.InvalidField(field, "a filter is [operator, dimension, [values]], [\"and\" or \"or\", [filters]] or [\"not\", filter]")
+	}
+	if depth > maxFilterDepth {
+		return nil, errs.InvalidField(field, "logical filters nest at most %d deep", maxFilterDepth)
+	}
+	op, _ := f[0].(string)
+	switch op {
+	case "and", "or":
+		list, ok := []any(nil), len(f) == 2
+		if ok {
+			list, ok = f[1].([]any)
+		}
+		if !ok || len(list) == 0 {
+			return nil, errs.InvalidField(field, "%s is [%q, [filters]] with at least one filter", op, op)
+		}
+		var out []filterLeaf
+		for _, sub := range list {
+			leaves, err := readFilter(sub, field, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if op == "or" && len(leaves) != 1 {
+				return nil, errs.InvalidField(field, "an or joins filters of one dimension; tally cannot join an and or a segment into it")
+			}
+			out = append(out, leaves...)
+		}
+		if op == "and" {
+			return out, nil
+		}
+		return orOf(out, field)
+	case "not":
+		if len(f) != 2 {
+			return nil, errs.InvalidField(field, "not is [\"not\", filter]")
+		}
+		leaves, err := readFilter(f[1], field, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(leaves) != 1 || leaves[0].name == SegmentParam {
+			return nil, errs.InvalidField(field, "not takes a filter of one dimension; tally cannot negate an and or a segment")
+		}
+		leaves[0].op = filterOps[leaves[0].op]
+		return leaves, nil
+	case "has_done", "has_not_done":
+		return nil, errs.InvalidField(field, "%s is not supported: a filter on an event's dimension already selects the visits with such an event when the query counts visits", op)
+	}
+	if _, ok := filterOps[op]; !ok {
+		return nil, errs.InvalidField(field, "the operator must be is, is_not, contains, contains_not, matches, matches_not, and, or or not")
+	}
+	if len(f) == 4 {
+		return nil, errs.InvalidField(field, "modifiers (such as case_sensitive) are not supported: contains is case-sensitive, and a pattern of matches may start with (?i)")
+	}
+	if len(f) != 3 {
+		return nil, errs.InvalidField(field, "a filter is [operator, dimension, [values]]")
+	}
+	name, _ := f[1].(string)
+	values, err := filterValues(f[2], field)
+	if err != nil {
+		return nil, err
+	}
+	return []filterLeaf{{op: op, name: name, values: values}}, nil
+}
+
+// orOf is the one filter an or of leaves is: one dimension, one operator
+// that selects, their values together.
+func orOf(leaves []filterLeaf, field string) ([]filterLeaf, error) {
+	out := filterLeaf{op: leaves[0].op, name: leaves[0].name}
+	for _, l := range leaves {
+		if l.name != out.name || l.op != out.op || l.name == SegmentParam {
+			return nil, errs.InvalidField(field, "an or joins filters of one dimension with one operator; tally cannot join %s %s and %s %s",
+				out.name, out.op, l.name, l.op)
+		}
+		if l.op != "is" && l.op != "contains" && l.op != "matches" {
+			return nil, errs.InvalidField(field, "an or joins filters of is, contains or matches; use not of an or for none of the values")
+		}
+		out.values = append(out.values, l.values...)
+	}
+	if len(out.values) > maxFilterValues {
+		return nil, errs.InvalidField(field, "a filter has at most %d values, an or's together", maxFilterValues)
+	}
+	return []filterLeaf{out}, nil
+}
+
+// maxFilterValues bounds the values of a filter.
+const maxFilterValues = 100
+
+// filterValues reads a filter's values: a list of 1 to maxFilterValues
+// texts.
 func filterValues(v any, field string) ([]string, error) {
 	list, ok := v.([]any)
-	if !ok || len(list) == 0 || len(list) > 100 {
-		return nil, errs.InvalidField(field, "the values are a list of 1 to 100 texts")
+	if !ok || len(list) == 0 || len(list) > maxFilterValues {
+		return nil, errs.InvalidField(field, "the values are a list of 1 to %d texts", maxFilterValues)
 	}
 	out := make([]string, len(list))
 	for i, x := range list {
@@ -417,7 +520,7 @@ func queryFilterOf(op, name string, values []string, field string) ([]Filter, er
 		for _, p := range FilterParams {
 			if p.Param == param {
 				dim = p.Dim
-				if op != "contains" {
+				if op == "is" || op == "is_not" {
 					for i, v := range values {
 						clean, valid := p.parse(v)
 						if !valid {
@@ -433,16 +536,30 @@ func queryFilterOf(op, name string, values []string, field string) ([]Filter, er
 	} else {
 		return nil, errs.InvalidField(field, "tally cannot filter by %q", name)
 	}
-	switch {
-	case op == "contains":
+	if op == "matches" || op == "matches_not" {
+		for _, v := range values {
+			if err := CheckPattern(v); err != nil {
+				return nil, errs.InvalidField(field, "%q is not a pattern tally can match (RE2's syntax): %v", v, err)
+			}
+		}
+	}
+	switch op {
+	case "contains":
 		return []Filter{Contain(dim, values)}, nil
-	case op == "is_not":
+	case "contains_not":
+		return []Filter{Contain(dim, values).Negate()}, nil
+	case "matches":
+		return []Filter{Match(dim, values)}, nil
+	case "matches_not":
+		return []Filter{Match(dim, values).Negate()}, nil
+	case "is_not":
 		out := make([]Filter, len(values))
 		for i, v := range values {
 			out[i] = NotEq(dim, v)
 		}
 		return out, nil
-	case len(values) == 1:
+	}
+	if len(values) == 1 {
 		return []Filter{Eq(dim, values[0])}, nil
 	}
 	return []Filter{In(dim, values)}, nil

@@ -132,8 +132,9 @@ func filterFits(f Filter, t Table, index int) error {
 	if _, ok := f.Dim.exprs[t]; ok && !f.Dim.visit {
 		return nil
 	}
-	if !f.Plain() {
-		return errs.InvalidField(field, "an event's dimension selects visits by one value (is) when the query counts visits")
+	if f.Not {
+		return errs.InvalidField(field, "an event's dimension selects the visits with such an event when the query counts visits: "+
+			"it takes is, contains or matches, not their negations")
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package stats
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,8 +57,51 @@ func TestParseQueryBodyRefusals(t *testing.T) {
 		{"filter not a list", with(func(b *QueryBody) { b.Filters = []any{"is"} }), "filters.0"},
 		{"or", with(func(b *QueryBody) { b.Filters = []any{[]any{"or", []any{}}} }), "filters.0"},
 		{"operator", with(func(b *QueryBody) {
-			b.Filters = []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"matches", "visit:os", []any{"iOS"}}}
+			b.Filters = []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"matches_wildcard", "visit:os", []any{"iOS*"}}}
 		}), "filters.1"},
+		{"or across dimensions", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"or", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"is", "visit:country", []any{"DE"}}}}}
+		}), "filters.0"},
+		{"or of two operators", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"or", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"contains", "visit:os", []any{"Mac"}}}}}
+		}), "filters.0"},
+		{"or of negations", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"or", []any{[]any{"is_not", "visit:os", []any{"iOS"}}, []any{"is_not", "visit:os", []any{"Linux"}}}}}
+		}), "filters.0"},
+		{"or of an and", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"or", []any{[]any{"and", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"is", "visit:os", []any{"Linux"}}}}}}}
+		}), "filters.0"},
+		{"not of an and", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"not", []any{"and", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"is", "visit:country", []any{"DE"}}}}}}
+		}), "filters.0"},
+		{"not of a segment", with(func(b *QueryBody) { b.Filters = []any{[]any{"not", []any{"is", "segment", []any{"x"}}}} }), "filters.0"},
+		{"not of two", with(func(b *QueryBody) { b.Filters = []any{[]any{"not", []any{"is", "visit:os", []any{"iOS"}}, []any{}}} }), "filters.0"},
+		{"has_done", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"has_done", []any{"is", "event:name", []any{"Signup"}}}}
+		}), "filters.0"},
+		{"modifiers", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"contains", "event:page", []any{"Blog"}, map[string]any{"case_sensitive": false}}}
+		}), "filters.0"},
+		{"too deep", with(func(b *QueryBody) {
+			var f any = []any{"is", "visit:os", []any{"iOS"}}
+			for range maxFilterDepth + 1 {
+				f = []any{"not", f}
+			}
+			b.Filters = []any{[]any{"is", "visit:os", []any{"iOS"}}, f}
+		}), "filters.1"},
+		{"an or of over 100 values", with(func(b *QueryBody) {
+			vs := make([]any, 60)
+			for i := range vs {
+				vs[i] = fmt.Sprintf("/p%d", i)
+			}
+			b.Filters = []any{[]any{"or", []any{[]any{"is", "event:page", vs}, []any{"is", "event:page", vs}}}}
+		}), "filters.0"},
+		{"not a pattern", with(func(b *QueryBody) { b.Filters = []any{[]any{"matches", "event:page", []any{"/blog/("}}} }), "filters.0"},
+		{"a named group", with(func(b *QueryBody) { b.Filters = []any{[]any{"matches", "event:page", []any{"(?<y>\\d+)"}}} }), "filters.0"},
+		{"a pattern too large", with(func(b *QueryBody) { b.Filters = []any{[]any{"matches_not", "event:page", []any{"\\pL{100}"}}} }), "filters.0"},
+		{"page contains_not with visits", with(func(b *QueryBody) {
+			b.Metrics, b.Filters = []string{"visits"}, []any{[]any{"contains_not", "event:page", []any{"/blog"}}}
+		}), "filters.0"},
 		{"values", with(func(b *QueryBody) { b.Filters = []any{[]any{"is", "visit:os", "iOS"}} }), "filters.0"},
 		{"bad country", with(func(b *QueryBody) { b.Filters = []any{[]any{"is", "visit:country", []any{"Germany"}}} }), "filters.0"},
 		{"unfilterable", with(func(b *QueryBody) { b.Filters = []any{[]any{"is", "visit:entry_page", []any{"/"}}} }), "filters.0"},
@@ -195,5 +240,106 @@ func TestQuerySortAndLabels(t *testing.T) {
 	want := [][]string{{"ZZ", "Desktop"}, {"DE", "Desktop"}, {"DE", "Mobile"}, {"US", "Mobile"}}
 	if diff := cmp.Diff(want, dims); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
+
+// A negated filter, a pattern, and an event's dimension selecting visits
+// by a filter other than one value.
+func TestNegatedAndMatchFilters(t *testing.T) {
+	from := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	to := from.AddDate(0, 0, 1)
+	q := Query{Table: Events, Site: "s1", From: from, To: to, Metrics: []Metric{EventCount},
+		Filters: []Filter{Contain(Pathname, []string{"/blog", "/docs"}).Negate(), Match(Source, []string{"(?i)google"}),
+			Match(Pathname, []string{`\.html$`}).Negate()}}
+	sql, args, err := q.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "SELECT toFloat64(count()) AS m0 FROM events WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND " +
+		"toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND NOT ((position(pathname, ?) > 0 OR position(pathname, ?) > 0)) AND " +
+		"(match(referrer_source, ?)) AND NOT ((match(pathname, ?)))"
+	if sql != want {
+		t.Errorf("sql:\n%s\nwant\n%s", sql, want)
+	}
+	wantArgs := []any{"s1", from, to, from, to, "/blog", "/docs", "(?:(?i)google)", `(?:\.html$)`}
+	if diff := cmp.Diff(wantArgs, args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+
+	// visits: the sessions with a pageview whose page contains /blog
+	q = Query{Table: Sessions, Site: "s1", From: from, To: to, Metrics: []Metric{SessionCount},
+		Filters: []Filter{Contain(Pathname, []string{"/blog"})}}
+	sql, args, err = q.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sql, " AND session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND "+
+		"toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND (position(pathname, ?) > 0))") || args[len(args)-1] != "/blog" {
+		t.Errorf("visits with a page containing /blog:\n%s\n%v", sql, args)
+	}
+	q.Filters = []Filter{Contain(Pathname, []string{"/blog"}).Negate()}
+	if _, _, err := q.Build(); err == nil {
+		t.Error("a negated page filter selected visits")
+	}
+}
+
+// and, or and not come down to filters on one dimension each.
+func TestLogicalFilters(t *testing.T) {
+	is := func(dim string, vs ...any) []any { return []any{"is", dim, vs} }
+	op := func(op string, fs ...any) []any { return []any{op, fs} }
+	tests := []struct {
+		name   string
+		filter any
+		want   []Filter
+	}{
+		{"and, nested", op("and", is("visit:os", "iOS"), op("and", is("visit:country", "de"))),
+			[]Filter{Eq(OS, "iOS"), Eq(Country, "DE")}},
+		{"or of one dimension", op("or", is("visit:country", "de"), is("visit:country", "FR", "gb")),
+			[]Filter{In(Country, []string{"DE", "FR", "GB"})}},
+		{"or of one", op("or", is("visit:os", "iOS")), []Filter{Eq(OS, "iOS")}},
+		{"or of patterns", op("or", []any{"matches", "event:page", []any{"^/a"}}, []any{"matches", "event:page", []any{"^/b"}}),
+			[]Filter{Match(Pathname, []string{"^/a", "^/b"})}},
+		{"not", []any{"not", is("visit:os", "iOS")}, []Filter{NotEq(OS, "iOS")}},
+		{"not of an or: none of them", []any{"not", op("or", is("visit:country", "de"), is("visit:country", "fr"))},
+			[]Filter{NotEq(Country, "DE"), NotEq(Country, "FR")}},
+		{"not of contains", []any{"not", []any{"contains", "event:page", []any{"blog"}}},
+			[]Filter{Contain(Pathname, []string{"blog"}).Negate()}},
+		{"not of not", []any{"not", []any{"not", []any{"contains_not", "event:page", []any{"blog"}}}},
+			[]Filter{Contain(Pathname, []string{"blog"}).Negate()}},
+		{"not of matches_not", []any{"not", []any{"matches_not", "visit:source", []any{"(?i)google"}}},
+			[]Filter{Match(Source, []string{"(?i)google"})}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := ParseQueryBody(QueryBody{SiteID: "s1", DateRange: "7d", Metrics: []string{"visitors"},
+				Filters: []any{is("visit:device", "mobile"), tt.filter}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Filter
+			for i, qf := range q.filters {
+				if want := min(i, 1); qf.index != want {
+					t.Errorf("filter %d names filters.%d, want filters.%d", i, qf.index, want)
+				}
+				got = append(got, qf.filters...)
+			}
+			want := append([]Filter{Eq(Device, "Mobile")}, tt.want...)
+			if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b Dimension) bool { return a.Name == b.Name })); diff != "" {
+				t.Errorf("filters (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckPattern(t *testing.T) {
+	for _, p := range []string{`^/blog/[^/]+$`, `(?i)google|bing`, `\.html$`, `[a-z]{500}`, `\pL+`, `\Q/a.b\E`} {
+		if err := CheckPattern(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	for _, p := range []string{`/blog/(`, `a{1001}`, `(?<y>\d+)`, `(?P<y>\d{4})`, `\pL{40}`, `\C`, `a**`, `(?z)a`} {
+		if err := CheckPattern(p); err == nil {
+			t.Errorf("%s was taken", p)
+		}
 	}
 }
