@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -347,6 +349,42 @@ func TestQueryV2(t *testing.T) {
 		}
 	})
 
+	// include.time_labels: every unit the range touches, rows or none (a
+	// week from its Monday, a month from its first, as the rows label them)
+	t.Run("time labels", func(t *testing.T) {
+		labels := func(name string, dim string, dates []string, want []string) {
+			t.Run(name, func(t *testing.T) {
+				res := run(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{dim}, DateRange: dates,
+					Include: &api.QueryInclude{TimeLabels: true}})
+				if diff := cmp.Diff(want, res.Meta.TimeLabels); diff != "" {
+					t.Errorf("time labels (-want +got):\n%s", diff)
+				}
+				if !res.Query.Include.TimeLabels {
+					t.Error("the echo does not say time_labels")
+				}
+				for _, r := range res.Results {
+					if !slices.Contains(want, r.Dimensions[0]) {
+						t.Errorf("row %v is of no label", r.Dimensions)
+					}
+				}
+			})
+		}
+		// rows on Jun 1 to 4 only
+		labels("days", "time:day", queryWeek, []string{"2026-06-01", "2026-06-02", "2026-06-03", "2026-06-04", "2026-06-05",
+			"2026-06-06", "2026-06-07"})
+		labels("weeks", "time:week", []string{"2026-06-03", "2026-06-10"}, []string{"2026-06-01", "2026-06-08"})
+		labels("months", "time:month", []string{"2026-05-15", "2026-07-01"}, []string{"2026-05-01", "2026-06-01", "2026-07-01"})
+		var hours []string
+		for h := range 24 {
+			hours = append(hours, fmt.Sprintf("2026-06-01 %02d:00:00", h))
+		}
+		labels("hours", "time:hour", []string{"2026-06-01", "2026-06-01"}, hours)
+		res := run(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"time:day"}})
+		if res.Meta.TimeLabels != nil || res.Query.Include.TimeLabels {
+			t.Errorf("labels not asked for: %v", res.Meta.TimeLabels)
+		}
+	})
+
 	t.Run("by hour", func(t *testing.T) {
 		results(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"time:hour"}, DateRange: []string{"2026-06-01", "2026-06-01"}},
 			[]row{{Metrics: []float64{2}, Dimensions: []string{"2026-06-01 10:00:00"}}, {Metrics: []float64{1}, Dimensions: []string{"2026-06-01 12:00:00"}}})
@@ -520,6 +558,7 @@ func TestQueryV2Refusals(t *testing.T) {
 		{"conversion rate without goals", q(`,"metrics":["visitors","conversion_rate"],"dimensions":["event:page"]`), "metrics"},
 		{"group conversion rate", q(`,"metrics":["group_conversion_rate"],"dimensions":["event:goal"]`), "metrics"},
 		{"hours of a month", `{"site_id":"` + site + `","date_range":"month","metrics":["visitors"],"dimensions":["time:hour"]}`, "dimensions"},
+		{"time labels without time", q(`,"metrics":["visitors"],"dimensions":["visit:os"],"include":{"time_labels":true}`), "include.time_labels"},
 		{"or across dimensions", q(`,"metrics":["visitors"],"filters":[["or",[["is","visit:os",["iOS"]],["is","visit:country",["DE"]]]]]`), "filters.0"},
 		{"not a pattern", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["matches","event:page",["(?<n>x)"]]]`), "filters.1"},
 		{"a page matches_not with visits", q(`,"metrics":["visits"],"filters":[["matches_not","event:page",["^/$"]]]`), "filters.0"},

@@ -31,7 +31,7 @@ func (s *Server) query(c echo.Context) error {
 		body.Limit, body.Offset = p.Limit, p.Offset
 	}
 	if req.Include != nil {
-		body.TotalRows = req.Include.TotalRows
+		body.TotalRows, body.TimeLabels = req.Include.TotalRows, req.Include.TimeLabels
 	}
 	q, err := stats.ParseQueryBody(body)
 	if err != nil {

@@ -23,6 +23,7 @@ type QueryBody struct {
 	Limit      *int
 	Offset     *int
 	TotalRows  bool
+	TimeLabels bool
 }
 
 // Limits of a v2 query.
@@ -51,6 +52,9 @@ type V2Query struct {
 	Limit       int
 	Offset      int
 	TotalRows   bool
+	// TimeLabels asks for every unit of the time dimension in the range
+	// (V2Result.TimeLabels).
+	TimeLabels bool
 	// DimNames and RawFilters are the dimensions and filters as given,
 	// echoed in the answer.
 	DimNames   []string
@@ -171,7 +175,8 @@ func lookupDim(name string) (queryDim, bool) {
 // field (site_id, date_range, metrics, dimensions, filters.N, order_by.N,
 // pagination.limit…). Whether the site and the range fit is Service.Query's.
 func ParseQueryBody(b QueryBody) (V2Query, error) {
-	q := V2Query{Site: model.SiteID(strings.TrimSpace(b.SiteID)), TotalRows: b.TotalRows, RawFilters: b.Filters}
+	q := V2Query{Site: model.SiteID(strings.TrimSpace(b.SiteID)), TotalRows: b.TotalRows, TimeLabels: b.TimeLabels,
+		RawFilters: b.Filters}
 	if q.Site == "" {
 		return q, errs.InvalidField("site_id", "site_id is required")
 	}
@@ -189,6 +194,9 @@ func ParseQueryBody(b QueryBody) (V2Query, error) {
 		return q, err
 	}
 	q.DimNames = b.Dimensions
+	if q.TimeLabels && q.timeIndex() < 0 {
+		return q, errs.InvalidField("include.time_labels", "time labels need a time dimension (time:hour, time:day, time:week or time:month)")
+	}
 	if q.filters, err = q.parseFilters(b.Filters); err != nil {
 		return q, err
 	}

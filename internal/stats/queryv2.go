@@ -159,9 +159,12 @@ type V2Result struct {
 	Query     V2Query
 	Rows      []Row
 	TotalRows int
-	From, To  time.Time
-	Timezone  string
-	Sampled   bool
+	// TimeLabels are the labels of every unit of the time dimension the
+	// range touches, rows or none, when the query asked for them.
+	TimeLabels []string
+	From, To   time.Time
+	Timezone   string
+	Sampled    bool
 	// Order is the order applied (the query's, else the default).
 	Order []QueryOrder
 }
@@ -225,6 +228,12 @@ func (s *Service) Query(ctx context.Context, p auth.Principal, q V2Query) (V2Res
 	}
 	for i := range res.Rows {
 		res.Rows[i].Dims = q.labels(res.Rows[i].Dims, sc.loc)
+	}
+	if q.TimeLabels {
+		d := q.dims[q.timeIndex()]
+		for _, b := range buckets(d.interval, first, last, sc.from, sc.to, sc.loc) {
+			res.TimeLabels = append(res.TimeLabels, d.label(b.key, sc.loc))
+		}
 	}
 	return res, nil
 }
@@ -447,16 +456,31 @@ func compare[T int64 | float64](a, b T) int {
 func (q V2Query) labels(vals []string, loc *time.Location) []string {
 	out := make([]string, len(vals))
 	for i, v := range vals {
-		d := q.dims[i]
-		switch {
-		case d.interval == IntervalHour:
-			sec, _ := strconv.ParseInt(v, 10, 64)
-			out[i] = time.Unix(sec, 0).In(loc).Format(time.DateTime)
-		case v == "" && d.empty != "":
-			out[i] = d.empty
-		default:
-			out[i] = v
-		}
+		out[i] = q.dims[i].label(v, loc)
 	}
 	return out
+}
+
+// label is a value of d as the answer shows it: an hour (the instant it
+// starts, in Unix seconds) as its local time, an empty value as d's label
+// of none.
+func (d queryDim) label(v string, loc *time.Location) string {
+	switch {
+	case d.interval == IntervalHour:
+		sec, _ := strconv.ParseInt(v, 10, 64)
+		return time.Unix(sec, 0).In(loc).Format(time.DateTime)
+	case v == "" && d.empty != "":
+		return d.empty
+	}
+	return v
+}
+
+// timeIndex is the index of q's time dimension, or -1.
+func (q V2Query) timeIndex() int {
+	for i, d := range q.dims {
+		if d.kind == timeDim {
+			return i
+		}
+	}
+	return -1
 }

@@ -20,7 +20,10 @@ func Query(r stats.V2Result) api.QueryResponse {
 			DateRange:  []string{r.From.Format(time.RFC3339), r.To.Add(-time.Second).Format(time.RFC3339)},
 			OrderBy:    each(r.Order, func(o stats.QueryOrder) []string { return []string{o.Key, direction(o.Desc)} }),
 			Pagination: api.QueryPageEcho{Limit: q.Limit, Offset: q.Offset},
-			Include:    api.QueryIncludeEcho{TotalRows: q.TotalRows}},
+			Include:    api.QueryIncludeEcho{TotalRows: q.TotalRows, TimeLabels: q.TimeLabels}},
+	}
+	if q.TimeLabels {
+		res.Meta.TimeLabels = append([]string{}, r.TimeLabels...)
 	}
 	if q.TotalRows {
 		n := r.TotalRows

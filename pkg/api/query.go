@@ -38,6 +38,10 @@ type QueryPagination struct {
 type QueryInclude struct {
 	// TotalRows adds meta.total_rows, the rows of every page.
 	TotalRows bool `json:"total_rows,omitempty"`
+	// TimeLabels adds meta.time_labels, every unit of the time dimension
+	// in the range (rows leave out the empty ones); it needs a time
+	// dimension.
+	TimeLabels bool `json:"time_labels,omitempty"`
 }
 
 // QueryResponse is the answer of POST /api/v2/query.
@@ -62,6 +66,9 @@ type QueryMeta struct {
 	Timezone string `json:"timezone"`
 	// TotalRows is the rows of every page, when include.total_rows asked.
 	TotalRows *int `json:"total_rows,omitempty"`
+	// TimeLabels is every unit of the time dimension the range touches,
+	// as the rows label them, when include.time_labels asked.
+	TimeLabels []string `json:"time_labels,omitempty"`
 }
 
 // QueryEcho is the query as understood: the date range as the first and
@@ -86,5 +93,6 @@ type QueryPageEcho struct {
 
 // QueryIncludeEcho is the extras applied.
 type QueryIncludeEcho struct {
-	TotalRows bool `json:"total_rows"`
+	TotalRows  bool `json:"total_rows"`
+	TimeLabels bool `json:"time_labels"`
 }
