@@ -424,6 +424,24 @@ func TestQueryV2(t *testing.T) {
 			[]string{"visitors", "visits", "bounce_rate"}, 2, 2, 50)
 		agg("pages by pattern select their visits", []any{[]any{"matches", "event:page", []string{"^/pricing$", "^/blog/b$"}}},
 			[]string{"visitors", "visits", "bounce_rate"}, 3, 3, 0)
+		// has_done and has_not_done keep the visits with (without) such an
+		// event, and all their events: ann signed up, on a visit of 2
+		// pageviews; the four others did not (ben and dan bounced)
+		signup := []any{"is", "event:name", []string{"Signup"}}
+		agg("has_done", []any{[]any{"has_done", signup}}, []string{"visitors", "pageviews", "visits"}, 1, 2, 1)
+		agg("has_not_done", []any{[]any{"has_not_done", signup}}, []string{"visitors", "pageviews", "visits", "bounce_rate"}, 4, 6, 4, 50)
+		agg("not of has_done", []any{[]any{"not", []any{"has_done", []any{"contains", "event:page", []string{"blog"}}}}},
+			[]string{"visitors", "pageviews", "visits"}, 3, 5, 3)
+		// cat's and dan's visits have a page that is neither / nor /pricing
+		agg("has_done of is_not", []any{[]any{"has_done", []any{"is_not", "event:page", []string{"/", "/pricing"}}}}, vp, 2, 3)
+		t.Run("has_done, by page and by source", func(t *testing.T) {
+			results(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"event:page"},
+				Filters: []any{[]any{"has_done", signup}}},
+				[]row{{Metrics: []float64{1}, Dimensions: []string{"/"}}, {Metrics: []float64{1}, Dimensions: []string{"/pricing"}}})
+			results(t, api.QueryRequest{Metrics: []string{"visits"}, Dimensions: []string{"visit:source"},
+				Filters: []any{[]any{"has_done", signup}}},
+				[]row{{Metrics: []float64{1}, Dimensions: []string{"Google"}}})
+		})
 		t.Run("page contains, by page", func(t *testing.T) {
 			results(t, api.QueryRequest{Metrics: []string{"visitors"}, Dimensions: []string{"event:page"},
 				Filters: []any{[]any{"contains", "event:page", []string{"blog"}}}},

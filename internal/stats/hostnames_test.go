@@ -118,7 +118,7 @@ func TestQueryV2Hostname(t *testing.T) {
 	if diff := cmp.Diff([]queryPart{{Events, []string{"visitors", "pageviews"}}}, q.parts, cmp.AllowUnexported(queryPart{})); diff != "" {
 		t.Errorf("parts (-want +got):\n%s", diff)
 	}
-	if got := q.filters[0].filters[0]; got.Dim.Name != "hostname" || got.Value != "app.example.com" || !got.Not {
+	if got := q.filters[0].filter; got.Dim.Name != "hostname" || got.Value != "app.example.com" || !got.Not {
 		t.Errorf("filter %+v", got)
 	}
 	_, err = ParseQueryBody(QueryBody{SiteID: "s1", DateRange: "day", Metrics: []string{"bounce_rate"},

@@ -31,6 +31,10 @@ type Filter struct {
 	// Matches keeps rows whose dimension matches one of these regular
 	// expressions (RE2 syntax, anywhere in the value: CheckPattern).
 	Matches []string
+	// Visits keeps the rows of the visits with an event the rest of f
+	// keeps (of an events' dimension), or with Without of the visits with
+	// none: a visit's other events too, and for sessions the visits.
+	Visits, Without bool
 }
 
 // Set is a list of values a dimension may take ("x IN ?"). The store sends
@@ -65,7 +69,14 @@ func (f Filter) Negate() Filter {
 	return f
 }
 
-// Plain reports whether f is an equality with one value (Eq).
+// OfVisits is f keeping the visits with an event f keeps (Plausible's
+// has_done), or with none when without (has_not_done).
+func (f Filter) OfVisits(without bool) Filter {
+	f.Visits, f.Without = true, without
+	return f
+}
+
+// Plain reports whether f's test is an equality with one value (Eq).
 func (f Filter) Plain() bool { return !f.Not && f.Set == nil && f.Contains == nil && f.Matches == nil }
 
 // Order sorts by a metric (descending) or a dimension (ascending).
@@ -141,6 +152,23 @@ func (q Query) Build() (string, []any, error) {
 func filterConditions(b *strings.Builder, args []any, t Table, site model.SiteID, from, to time.Time, filters []Filter) []any {
 	for _, f := range filters {
 		expr, ok := f.Dim.exprs[t]
+		if f.Visits {
+			// a visit's events are at most sessionSpan apart: of events,
+			// those of visits that started before from are read back
+			lo := from
+			if t != Sessions {
+				lo = from.Add(-sessionSpan)
+			}
+			test := f
+			test.Visits, test.Without = false, false
+			cond, condArgs := sessionsWith(site, lo, to.Add(sessionSpan), test)
+			if f.Without {
+				cond = "NOT (" + cond + ")"
+			}
+			b.WriteString(" AND " + cond)
+			args = append(args, condArgs...)
+			continue
+		}
 		if !ok || f.Dim.visit {
 			// an events-only dimension (the page) filtering sessions, or a
 			// prop filtering either: the sessions with such an event; a
@@ -306,7 +334,10 @@ func (q Query) check() error {
 		mutable = mutable || d.mutable
 	}
 	for _, f := range q.Filters {
-		if _, ok := f.Dim.exprs[q.Table]; ok {
+		if _, onEvents := f.Dim.exprs[Events]; f.Visits && !onEvents {
+			return fmt.Errorf("stats: %s is no event's dimension to select visits by", f.Dim.Name)
+		}
+		if _, ok := f.Dim.exprs[q.Table]; ok || f.Visits {
 			continue
 		}
 		if _, onEvents := f.Dim.exprs[Events]; !onEvents || q.Table != Sessions || f.Not {

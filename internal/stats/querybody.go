@@ -75,11 +75,11 @@ type QueryOrder struct {
 	Desc bool
 }
 
-// queryFilter is a parsed filter (is_not of several values is one
-// Filter a value) and the index it had in the body.
+// queryFilter is a parsed filter on one dimension and the index it had in
+// the body (a logical filter may give several).
 type queryFilter struct {
-	index   int
-	filters []Filter
+	index  int
+	filter Filter
 }
 
 // queryDim is a dimension of the v2 vocabulary: tally's Dimension, its
@@ -359,16 +359,23 @@ func (q *V2Query) parseFilters(raw []any) ([]queryFilter, error) {
 				q.Segment, q.segmentField = model.SegmentID(strings.TrimSpace(l.values[0])), field
 				continue
 			}
-			filters, err := queryFilterOf(l.op, l.name, l.values, field)
+			f, err := queryFilterOf(l.op, l.name, l.values, field)
 			if err != nil {
 				return nil, err
 			}
-			if filters[0].Dim.visit {
+			if l.visits != "" {
+				if _, ok := f.Dim.exprs[Events]; !ok || !l.ofEvent() {
+					return nil, errs.InvalidField(field, "%s takes a filter on an event's dimension (event:page, event:hostname, "+
+						"event:name, event:props:<key>), not %s", l.visits, l.name)
+				}
+				f = f.OfVisits(l.visits == "has_not_done")
+			}
+			if f.Dim.visit {
 				if props++; props > MaxPropFilters {
 					return nil, errs.InvalidField(field, "at most %d prop filters", MaxPropFilters)
 				}
 			}
-			out = append(out, queryFilter{index: i, filters: filters})
+			out = append(out, queryFilter{index: i, filter: f})
 		}
 	}
 	return out, nil
@@ -384,10 +391,18 @@ var filterOps = map[string]string{
 // maxFilterDepth bounds how deep logical filters nest.
 const maxFilterDepth = 8
 
-// filterLeaf is a filter on one dimension: [op, name, values].
+// filterLeaf is a filter on one dimension: [op, name, values], of the
+// visits with (has_done) or without (has_not_done) such an event when
+// visits says so.
 type filterLeaf struct {
 	op, name string
 	values   []string
+	visits   string
+}
+
+// ofEvent reports whether l is on an event's own dimension.
+func (l filterLeaf) ofEvent() bool {
+	return strings.HasPrefix(l.name, "event:") && l.name != "event:goal"
 }
 
 // readFilter reads a filter of the body into filters on one dimension
@@ -396,13 +411,16 @@ type filterLeaf struct {
 // filters are of one dimension with one operator that selects (is,
 // contains or matches: their values together); ["not", filter] is one, the
 // negation of a filter that is one (is_not for is: not of an or is then
-// none of its values). What comes down to no such list — an or across
-// dimensions, a not of an and — is a 400: tally's reports apply filters
-// together, dimension by dimension.
+// none of its values; has_not_done for has_done); ["has_done", filter] and
+// ["has_not_done", filter] are one, of an event's dimension, keeping the
+// visits with (without) such an event. What comes down to no such list —
+// an or across dimensions, a not of an and — is a 400: tally's reports
+// apply filters together, dimension by dimension.
 func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 	f, ok := raw.([]any)
 	if !ok || len(f) == 0 {
-		return nil, errs.InvalidField(field, "a filter is [operator, dimension, [values]], [\"and\" or \"or\", [filters]] or [\"not\", filter]")
+		return nil, errs.InvalidField(field, "a filter is [operator, dimension, [values]], [\"and\" or \"or\", [filters]], "+
+			"[\"not\", filter] or [\"has_done\" or \"has_not_done\", filter]")
 	}
 	if depth > maxFilterDepth {
 		return nil, errs.InvalidField(field, "logical filters nest at most %d deep", maxFilterDepth)
@@ -443,13 +461,32 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 		if len(leaves) != 1 || leaves[0].name == SegmentParam {
 			return nil, errs.InvalidField(field, "not takes a filter of one dimension; tally cannot negate an and or a segment")
 		}
-		leaves[0].op = filterOps[leaves[0].op]
+		switch l := &leaves[0]; l.visits {
+		case "":
+			l.op = filterOps[l.op]
+		case "has_done":
+			l.visits = "has_not_done"
+		default:
+			l.visits = "has_done"
+		}
 		return leaves, nil
 	case "has_done", "has_not_done":
-		return nil, errs.InvalidField(field, "%s is not supported: a filter on an event's dimension already selects the visits with such an event when the query counts visits", op)
+		if len(f) != 2 {
+			return nil, errs.InvalidField(field, "%s is [%q, filter]", op, op)
+		}
+		leaves, err := readFilter(f[1], field, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(leaves) != 1 || leaves[0].visits != "" || !leaves[0].ofEvent() {
+			return nil, errs.InvalidField(field, "%s takes one filter on an event's dimension (event:page, event:hostname, "+
+				"event:name, event:props:<key>)", op)
+		}
+		leaves[0].visits = op
+		return leaves, nil
 	}
 	if _, ok := filterOps[op]; !ok {
-		return nil, errs.InvalidField(field, "the operator must be is, is_not, contains, contains_not, matches, matches_not, and, or or not")
+		return nil, errs.InvalidField(field, "the operator must be is, is_not, contains, contains_not, matches, matches_not, and, or, not, has_done or has_not_done")
 	}
 	if len(f) == 4 {
 		return nil, errs.InvalidField(field, "modifiers (such as case_sensitive) are not supported: contains is case-sensitive, and a pattern of matches may start with (?i)")
@@ -468,9 +505,9 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 // orOf is the one filter an or of leaves is: one dimension, one operator
 // that selects, their values together.
 func orOf(leaves []filterLeaf, field string) ([]filterLeaf, error) {
-	out := filterLeaf{op: leaves[0].op, name: leaves[0].name}
+	out := filterLeaf{op: leaves[0].op, name: leaves[0].name, visits: leaves[0].visits}
 	for _, l := range leaves {
-		if l.name != out.name || l.op != out.op || l.name == SegmentParam {
+		if l.name != out.name || l.op != out.op || l.visits != out.visits || l.name == SegmentParam {
 			return nil, errs.InvalidField(field, "an or joins filters of one dimension with one operator; tally cannot join %s %s and %s %s",
 				out.name, out.op, l.name, l.op)
 		}
@@ -506,20 +543,19 @@ func filterValues(v any, field string) ([]string, error) {
 	return out, nil
 }
 
-// queryFilterOf is the filters of op on the dimension named name: is_not
-// of several values is one NotEq a value, all of which apply.
-func queryFilterOf(op, name string, values []string, field string) ([]Filter, error) {
+// queryFilterOf is the filter of op on the dimension named name.
+func queryFilterOf(op, name string, values []string, field string) (Filter, error) {
 	if key, ok := strings.CutPrefix(name, propDimPrefix); ok {
 		if !model.PropKeyFits(key) {
-			return nil, errs.InvalidField(field, "a prop key is 1 to %d characters", model.MaxPropKeyLen)
+			return Filter{}, errs.InvalidField(field, "a prop key is 1 to %d characters", model.MaxPropKeyLen)
 		}
 		if op != "is" || len(values) != 1 {
-			return nil, errs.InvalidField(field, "a prop filters visits by one value: [\"is\", %q, [value]]", name)
+			return Filter{}, errs.InvalidField(field, "a prop filters visits by one value: [\"is\", %q, [value]]", name)
 		}
 		if utf8.RuneCountInString(values[0]) > model.MaxPropValueLen {
-			return nil, errs.InvalidField(field, "a prop value is 1 to %d characters", model.MaxPropValueLen)
+			return Filter{}, errs.InvalidField(field, "a prop value is 1 to %d characters", model.MaxPropValueLen)
 		}
-		return []Filter{Eq(PropFilter(key), values[0])}, nil
+		return Eq(PropFilter(key), values[0]), nil
 	}
 	var dim Dimension
 	if name == "event:name" {
@@ -532,7 +568,7 @@ func queryFilterOf(op, name string, values []string, field string) ([]Filter, er
 					for i, v := range values {
 						clean, valid := p.parse(v)
 						if !valid {
-							return nil, errs.InvalidField(field, "a value of %s must be %s", name, p.rule)
+							return Filter{}, errs.InvalidField(field, "a value of %s must be %s", name, p.rule)
 						}
 						values[i] = clean
 					}
@@ -540,37 +576,32 @@ func queryFilterOf(op, name string, values []string, field string) ([]Filter, er
 			}
 		}
 	} else if name == "event:goal" {
-		return nil, errs.InvalidField(field, "tally cannot filter by event:goal; group by it (dimensions [\"event:goal\"])")
+		return Filter{}, errs.InvalidField(field, "tally cannot filter by event:goal; group by it (dimensions [\"event:goal\"])")
 	} else {
-		return nil, errs.InvalidField(field, "tally cannot filter by %q", name)
+		return Filter{}, errs.InvalidField(field, "tally cannot filter by %q", name)
 	}
 	if op == "matches" || op == "matches_not" {
 		for _, v := range values {
 			if err := CheckPattern(v); err != nil {
-				return nil, errs.InvalidField(field, "%q is not a pattern tally can match (RE2's syntax): %v", v, err)
+				return Filter{}, errs.InvalidField(field, "%q is not a pattern tally can match (RE2's syntax): %v", v, err)
 			}
 		}
 	}
-	switch op {
-	case "contains":
-		return []Filter{Contain(dim, values)}, nil
-	case "contains_not":
-		return []Filter{Contain(dim, values).Negate()}, nil
-	case "matches":
-		return []Filter{Match(dim, values)}, nil
-	case "matches_not":
-		return []Filter{Match(dim, values).Negate()}, nil
-	case "is_not":
-		out := make([]Filter, len(values))
-		for i, v := range values {
-			out[i] = NotEq(dim, v)
-		}
-		return out, nil
+	var f Filter
+	switch {
+	case op == "contains" || op == "contains_not":
+		f = Contain(dim, values)
+	case op == "matches" || op == "matches_not":
+		f = Match(dim, values)
+	case len(values) == 1:
+		f = Eq(dim, values[0])
+	default:
+		f = In(dim, values)
 	}
-	if len(values) == 1 {
-		return []Filter{Eq(dim, values[0])}, nil
+	if strings.HasSuffix(op, "_not") {
+		f = f.Negate()
 	}
-	return []Filter{In(dim, values)}, nil
+	return f, nil
 }
 
 func parseQueryOrder(raw [][]string, metrics, dims []string) ([]QueryOrder, error) {

@@ -38,7 +38,7 @@ type queryPart struct {
 //     overview has them.
 //
 // A filter on an event's dimension selects, for sessions, the visits with
-// such an event: by one value (is) only.
+// such an event: by is, contains or matches, not their negations.
 func (q *V2Query) plan() error {
 	if err := q.planGoals(); q.goals || err != nil {
 		return err
@@ -91,10 +91,8 @@ func (q *V2Query) plan() error {
 	}
 	for _, part := range q.parts {
 		for _, qf := range q.filters {
-			for _, f := range qf.filters {
-				if err := filterFits(f, part.table, qf.index); err != nil {
-					return err
-				}
+			if err := filterFits(qf.filter, part.table, qf.index); err != nil {
+				return err
 			}
 		}
 	}
@@ -129,7 +127,7 @@ func (q *V2Query) planGoals() error {
 // as a 400 naming the filter).
 func filterFits(f Filter, t Table, index int) error {
 	field := fmt.Sprintf("filters.%d", index)
-	if _, ok := f.Dim.exprs[t]; ok && !f.Dim.visit {
+	if _, ok := f.Dim.exprs[t]; ok && !f.Dim.visit || f.Visits {
 		return nil
 	}
 	if f.Not {
@@ -174,7 +172,7 @@ type V2Result struct {
 func (s *Service) Query(ctx context.Context, p auth.Principal, q V2Query) (V2Result, error) {
 	r := Request{SiteID: q.Site, Segment: q.Segment}
 	for _, qf := range q.filters {
-		r.Filters = append(r.Filters, qf.filters...)
+		r.Filters = append(r.Filters, qf.filter)
 	}
 	sc, err := s.access(ctx, p, r)
 	var e *errs.Error

@@ -76,8 +76,21 @@ func TestParseQueryBodyRefusals(t *testing.T) {
 		}), "filters.0"},
 		{"not of a segment", with(func(b *QueryBody) { b.Filters = []any{[]any{"not", []any{"is", "segment", []any{"x"}}}} }), "filters.0"},
 		{"not of two", with(func(b *QueryBody) { b.Filters = []any{[]any{"not", []any{"is", "visit:os", []any{"iOS"}}, []any{}}} }), "filters.0"},
-		{"has_done", with(func(b *QueryBody) {
-			b.Filters = []any{[]any{"has_done", []any{"is", "event:name", []any{"Signup"}}}}
+		{"has_done of a visit's dimension", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"has_done", []any{"is", "visit:country", []any{"DE"}}}}
+		}), "filters.0"},
+		{"has_done of has_done", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"has_done", []any{"has_done", []any{"is", "event:name", []any{"Signup"}}}}}
+		}), "filters.0"},
+		{"has_done of an and", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"has_done", []any{"and", []any{[]any{"is", "event:name", []any{"Signup"}},
+				[]any{"is", "event:page", []any{"/"}}}}}}
+		}), "filters.0"},
+		{"or of has_done and is", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"or", []any{[]any{"has_done", []any{"is", "event:page", []any{"/a"}}}, []any{"is", "event:page", []any{"/b"}}}}}
+		}), "filters.0"},
+		{"has_done of a goal", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"has_done", []any{"is", "event:goal", []any{"Signup"}}}}
 		}), "filters.0"},
 		{"modifiers", with(func(b *QueryBody) {
 			b.Filters = []any{[]any{"contains", "event:page", []any{"Blog"}, map[string]any{"case_sensitive": false}}}
@@ -281,6 +294,36 @@ func TestNegatedAndMatchFilters(t *testing.T) {
 	if _, _, err := q.Build(); err == nil {
 		t.Error("a negated page filter selected visits")
 	}
+
+	// has_not_done on events: the events of visits without a Signup, read
+	// from a day before the range (a visit that started then) to a day after
+	q = Query{Table: Events, Site: "s1", From: from, To: to, Metrics: []Metric{EventCount},
+		Filters: []Filter{Eq(EventName, "Signup").OfVisits(true)}}
+	sql, args, err = q.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "SELECT toFloat64(count()) AS m0 FROM events WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND " +
+		"toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND NOT (session_id IN (SELECT session_id FROM events " +
+		"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND name = ?))"
+	if sql != want {
+		t.Errorf("sql:\n%s\nwant\n%s", sql, want)
+	}
+	lo, hi := from.Add(-24*time.Hour), to.Add(24*time.Hour)
+	wantArgs = []any{"s1", from, to, from, to, "s1", lo, hi, lo, hi, "Signup"}
+	if diff := cmp.Diff(wantArgs, args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	// no rollup holds a visit's events; the events' rollup holds their name
+	q = Query{Table: Events, Site: "s1", From: from, To: to, Metrics: []Metric{EventCount}, Filters: []Filter{Eq(EventName, "Signup")},
+		Rollups: true}
+	if _, rolled := q.rollupPlan(); !rolled {
+		t.Error("the Signups read no rollup")
+	}
+	q.Filters = []Filter{Eq(EventName, "Signup").OfVisits(false)}
+	if _, rolled := q.rollupPlan(); rolled {
+		t.Error("has_done read a rollup")
+	}
 }
 
 // and, or and not come down to filters on one dimension each.
@@ -301,13 +344,19 @@ func TestLogicalFilters(t *testing.T) {
 			[]Filter{Match(Pathname, []string{"^/a", "^/b"})}},
 		{"not", []any{"not", is("visit:os", "iOS")}, []Filter{NotEq(OS, "iOS")}},
 		{"not of an or: none of them", []any{"not", op("or", is("visit:country", "de"), is("visit:country", "fr"))},
-			[]Filter{NotEq(Country, "DE"), NotEq(Country, "FR")}},
+			[]Filter{In(Country, []string{"DE", "FR"}).Negate()}},
 		{"not of contains", []any{"not", []any{"contains", "event:page", []any{"blog"}}},
 			[]Filter{Contain(Pathname, []string{"blog"}).Negate()}},
 		{"not of not", []any{"not", []any{"not", []any{"contains_not", "event:page", []any{"blog"}}}},
 			[]Filter{Contain(Pathname, []string{"blog"}).Negate()}},
 		{"not of matches_not", []any{"not", []any{"matches_not", "visit:source", []any{"(?i)google"}}},
 			[]Filter{Match(Source, []string{"(?i)google"})}},
+		{"has_done", []any{"has_done", is("event:name", "Signup")}, []Filter{Eq(EventName, "Signup").OfVisits(false)}},
+		{"has_not_done of an or", []any{"has_not_done", op("or", is("event:page", "/a"), is("event:page", "/b"))},
+			[]Filter{In(Pathname, []string{"/a", "/b"}).OfVisits(true)}},
+		{"not of has_done", []any{"not", []any{"has_done", []any{"is_not", "event:page", []any{"/"}}}},
+			[]Filter{NotEq(Pathname, "/").OfVisits(true)}},
+		{"has_done of a prop", []any{"has_done", is("event:props:plan", "pro")}, []Filter{Eq(PropFilter("plan"), "pro").OfVisits(false)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -321,7 +370,7 @@ func TestLogicalFilters(t *testing.T) {
 				if want := min(i, 1); qf.index != want {
 					t.Errorf("filter %d names filters.%d, want filters.%d", i, qf.index, want)
 				}
-				got = append(got, qf.filters...)
+				got = append(got, qf.filter)
 			}
 			want := append([]Filter{Eq(Device, "Mobile")}, tt.want...)
 			if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b Dimension) bool { return a.Name == b.Name })); diff != "" {

@@ -162,7 +162,7 @@ func (r rollup) holds(q Query) bool {
 		}
 	}
 	for _, f := range q.Filters {
-		if !r.hasDim(f.Dim) {
+		if f.Visits || !r.hasDim(f.Dim) {
 			return false
 		}
 	}
