@@ -413,6 +413,9 @@ func TestQueryV2(t *testing.T) {
 		agg("source matches, any case", []any{[]any{"matches", "visit:source", []string{"(?i)^GOOGLE$"}}}, vp, 2, 4)
 		agg("page matches_not", []any{[]any{"matches_not", "event:page", []string{"^/blog/"}}}, vp, 3, 5)
 		agg("not", []any{[]any{"not", []any{"is", "visit:country", []string{"GB"}}}}, vp, 2, 2)
+		// page patterns as goals': /blog/* is cat's two pages and dan's one
+		agg("page matches_wildcard", []any{[]any{"matches_wildcard", "event:page", []string{"/blog/*"}}}, vp, 2, 3)
+		agg("page matches_wildcard_not", []any{[]any{"matches_wildcard_not", "event:page", []string{"/blog/**", "/pric*"}}}, vp, 3, 3)
 		agg("or of one dimension", []any{[]any{"or", []any{[]any{"is", "visit:source", []string{"Google"}},
 			[]any{"is", "visit:source", []string{"Hacker News"}}}}}, vp, 3, 5)
 		agg("and with a not", []any{[]any{"and", []any{[]any{"is", "visit:country", []string{"GB"}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
+	"github.com/tally-analytics/tally/internal/pagepattern"
 )
 
 // QueryBody is a query of the Plausible-compatible Stats API v2 (POST
@@ -386,6 +387,7 @@ func (q *V2Query) parseFilters(raw []any) ([]queryFilter, error) {
 var filterOps = map[string]string{
 	"is": "is_not", "is_not": "is", "contains": "contains_not", "contains_not": "contains",
 	"matches": "matches_not", "matches_not": "matches",
+	"matches_wildcard": "matches_wildcard_not", "matches_wildcard_not": "matches_wildcard",
 }
 
 // maxFilterDepth bounds how deep logical filters nest.
@@ -486,7 +488,8 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 		return leaves, nil
 	}
 	if _, ok := filterOps[op]; !ok {
-		return nil, errs.InvalidField(field, "the operator must be is, is_not, contains, contains_not, matches, matches_not, and, or, not, has_done or has_not_done")
+		return nil, errs.InvalidField(field, "the operator must be is, is_not, contains, contains_not, matches, matches_not, "+
+			"matches_wildcard, matches_wildcard_not, and, or, not, has_done or has_not_done")
 	}
 	if len(f) == 4 {
 		return nil, errs.InvalidField(field, "modifiers (such as case_sensitive) are not supported: contains is case-sensitive, and a pattern of matches may start with (?i)")
@@ -511,8 +514,9 @@ func orOf(leaves []filterLeaf, field string) ([]filterLeaf, error) {
 			return nil, errs.InvalidField(field, "an or joins filters of one dimension with one operator; tally cannot join %s %s and %s %s",
 				out.name, out.op, l.name, l.op)
 		}
-		if l.op != "is" && l.op != "contains" && l.op != "matches" {
-			return nil, errs.InvalidField(field, "an or joins filters of is, contains or matches; use not of an or for none of the values")
+		if strings.HasSuffix(l.op, "_not") {
+			return nil, errs.InvalidField(field, "an or joins filters of is, contains or matches (or matches_wildcard); "+
+				"use not of an or for none of the values")
 		}
 		out.values = append(out.values, l.values...)
 	}
@@ -580,6 +584,18 @@ func queryFilterOf(op, name string, values []string, field string) (Filter, erro
 	} else {
 		return Filter{}, errs.InvalidField(field, "tally cannot filter by %q", name)
 	}
+	if strings.HasPrefix(op, "matches_wildcard") {
+		if name != "event:page" {
+			return Filter{}, errs.InvalidField(field, "%s takes event:page (a page pattern); use matches on %s", op, name)
+		}
+		for i, v := range values {
+			pat, err := pagepattern.Parse(v)
+			if err != nil {
+				return Filter{}, errs.InvalidField(field, "a page pattern %s", err)
+			}
+			values[i] = pat.Regexp()
+		}
+	}
 	if op == "matches" || op == "matches_not" {
 		for _, v := range values {
 			if err := CheckPattern(v); err != nil {
@@ -591,7 +607,7 @@ func queryFilterOf(op, name string, values []string, field string) (Filter, erro
 	switch {
 	case op == "contains" || op == "contains_not":
 		f = Contain(dim, values)
-	case op == "matches" || op == "matches_not":
+	case strings.HasPrefix(op, "matches"):
 		f = Match(dim, values)
 	case len(values) == 1:
 		f = Eq(dim, values[0])

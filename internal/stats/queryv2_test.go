@@ -109,6 +109,12 @@ func TestParseQueryBodyRefusals(t *testing.T) {
 			}
 			b.Filters = []any{[]any{"or", []any{[]any{"is", "event:page", vs}, []any{"is", "event:page", vs}}}}
 		}), "filters.0"},
+		{"a wildcard off the page", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"matches_wildcard", "visit:source", []any{"Goo*"}}}
+		}), "filters.0"},
+		{"not a page pattern", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"matches_wildcard_not", "event:page", []any{"blog/**"}}}
+		}), "filters.0"},
 		{"not a pattern", with(func(b *QueryBody) { b.Filters = []any{[]any{"matches", "event:page", []any{"/blog/("}}} }), "filters.0"},
 		{"a named group", with(func(b *QueryBody) { b.Filters = []any{[]any{"matches", "event:page", []any{"(?<y>\\d+)"}}} }), "filters.0"},
 		{"a pattern too large", with(func(b *QueryBody) { b.Filters = []any{[]any{"matches_not", "event:page", []any{"\\pL{100}"}}} }), "filters.0"},
@@ -352,6 +358,11 @@ func TestLogicalFilters(t *testing.T) {
 		{"not of matches_not", []any{"not", []any{"matches_not", "visit:source", []any{"(?i)google"}}},
 			[]Filter{Match(Source, []string{"(?i)google"})}},
 		{"has_done", []any{"has_done", is("event:name", "Signup")}, []Filter{Eq(EventName, "Signup").OfVisits(false)}},
+		// a page pattern is the goals' (* one segment, ** any depth), matched
+		{"matches_wildcard", []any{"matches_wildcard", "event:page", []any{"/blog/*", "/docs/**"}},
+			[]Filter{Match(Pathname, []string{`^/blog/[^/#]+(#|$)`, `^/docs/[^#]*(#|$)`})}},
+		{"not of matches_wildcard", []any{"not", []any{"matches_wildcard", "event:page", []any{"/"}}},
+			[]Filter{Match(Pathname, []string{`^/(#|$)`}).Negate()}},
 		{"has_not_done of an or", []any{"has_not_done", op("or", is("event:page", "/a"), is("event:page", "/b"))},
 			[]Filter{In(Pathname, []string{"/a", "/b"}).OfVisits(true)}},
 		{"not of has_done", []any{"not", []any{"has_done", []any{"is_not", "event:page", []any{"/"}}}},
