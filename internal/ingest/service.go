@@ -170,7 +170,7 @@ func (s *Service) TrackBrowser(ctx context.Context, in Input, spend RevenueAllow
 		return "", s.refused(accounts.InvalidSite(), 1)
 	}
 	if err != nil {
-		return "", s.refused(errs.E(errs.Unavailable, "service_unavailable", "cannot check the site now").Wrap(err), 1)
+		return "", s.refused(unavailable("cannot check the site now", err), 1)
 	}
 	if !OnDomain(ev.url.Hostname(), site.Domain) {
 		err := errs.InvalidField("url", "the page is not on the site's domain")
@@ -308,7 +308,7 @@ func (s *Service) prepare(ctx context.Context, it *accepted) error {
 	it.id = id.String()
 	*it.d = draft{ev: &it.ev, at: s.now().UTC().Truncate(time.Second), site: it.site}
 	if err := s.enricher.enrich(ctx, it.d); err != nil {
-		return s.refusedAt(it.site.ID, "", errs.E(errs.Unavailable, "service_unavailable", "cannot accept events now").Wrap(err), 1)
+		return s.refusedAt(it.site.ID, "", unavailable("cannot accept events now", err), 1)
 	}
 	d, ev := it.d, it.ev
 	switch {
@@ -363,6 +363,15 @@ func (s *Service) refusedFor(p *auth.Principal, site string, err error, n int) e
 func (s *Service) refusedAt(site model.SiteID, reason string, err error, n int) error {
 	s.countAt(site, reason, err, n)
 	return s.refused(err, n)
+}
+
+// unavailable is the 503 of an event refused only for now, saying msg:
+// like every answer of a store that is down it says when to retry, the
+// cause kept for the log.
+func unavailable(msg string, err error) *errs.Error {
+	e := errs.StoreDown(err)
+	e.Message = msg
+	return e
 }
 
 // refused counts n events refused with err in the metrics, and returns err.
