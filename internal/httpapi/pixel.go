@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,16 +76,54 @@ func pixelInput(r *http.Request) (ingest.Input, error) {
 			}
 		}
 	}
-	name := ingest.PageviewName
-	if q.Has("event_name") {
-		name = q.Get("event_name")
+	p, err := pixelParams(r.URL.RawQuery)
+	if err != nil {
+		return ingest.Input{}, err
 	}
-	in := ingest.Input{Pageview: name == ingest.PageviewName, SiteID: q.Get("site_id"), URL: q.Get("url"),
-		Referrer: q.Get("referrer"), EventName: name}
+	name, named := p["event_name"]
+	if !named {
+		name = ingest.PageviewName
+	}
+	in := ingest.Input{Pageview: name == ingest.PageviewName, SiteID: p["site_id"], URL: p["url"], Referrer: p["referrer"], EventName: name}
 	if in.URL == "" {
 		in.URL = r.Referer()
 	}
 	return in, nil
+}
+
+// pixelRead are the query parameters the pixel reads.
+var pixelRead = []string{"site_id", "url", "referrer", "event_name"}
+
+// pixelParams reads the parameters of pixelRead from a raw query string.
+// url.Values drops a pair it cannot decode (a bad escape, a ';') without a
+// word, and keeps a parameter's first value: an event_name lost so would
+// record a pageview, a url lost so the Referer's page. So each is read
+// here at most once, and one that cannot be decoded is a 400 naming it —
+// but for the referrer, dropped as one that is no URL is.
+func pixelParams(raw string) (map[string]string, error) {
+	p := make(map[string]string, len(pixelRead))
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(k)
+		if err != nil || !slices.Contains(pixelRead, key) {
+			continue // a parameter the pixel does not read
+		}
+		if _, twice := p[key]; twice {
+			return nil, errs.InvalidField(key, "%s is given twice: give it once", key)
+		}
+		value, err := url.QueryUnescape(v)
+		if err != nil || strings.Contains(v, ";") {
+			if key == "referrer" {
+				value = ""
+			} else {
+				return nil, errs.InvalidField(key, "%s is not a percent-encoded value (a bad %%-escape, or a ';')", key)
+			}
+		}
+		p[key] = value
+	}
+	return p, nil
 }
 
 // paramBase is a query parameter's name without a key: props[plan] and

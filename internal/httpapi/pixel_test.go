@@ -119,3 +119,55 @@ func TestPixelHead(t *testing.T) {
 		t.Errorf("HEAD handed %d events to the service and counted %d refusals", len(rec.got), len(rec.refused))
 	}
 }
+
+// A parameter the pixel reads that cannot be read as one value — given
+// twice, or with a bad escape or a ';', which url.Values would drop — is a
+// 400 naming it: dropped, an event_name would record a pageview and a url
+// the Referer's page. Nothing reaches the service.
+func TestPixelUnreadableParameters(t *testing.T) {
+	page := "url=https%3A%2F%2Fexample.com%2Fa"
+	for query, field := range map[string]string{
+		"site_id=s1&" + page + "&event_name=Sign%zzup":          "event_name",
+		"site_id=s1&url=https%3A%2F%2Fexample.com%2F%zz":        "url",
+		"site_id=s1&url=https://example.com/a;b":                "url",
+		"site_id=s1;x&" + page:                                  "site_id",
+		"site_id=s1&" + page + "&event_name=A&event_name=B":     "event_name",
+		"site_id=s1&" + page + "&url=https%3A%2F%2Fevil.net%2F": "url",
+		"site_id=s1&site_id=s2&" + page:                         "site_id",
+		"site_id=s1&" + page + "&referrer=a&referrer=b":         "referrer",
+		"site_id=s1&" + page + "&event_name=&event_name=A":      "event_name",
+	} {
+		w, rec := pixelRequest(t, http.MethodGet, query, "Referer", "https://example.com/b")
+		var body struct {
+			Error struct{ Code, Field string }
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != http.StatusBadRequest ||
+			body.Error.Code != "invalid_request" || body.Error.Field != field {
+			t.Errorf("%s: %d %q, want 400 naming %s", query, w.Code, w.Body.Bytes(), field)
+		}
+		if len(rec.got) != 0 || len(rec.refused) != 1 {
+			t.Errorf("%s: handed %d events to the service, counted %d refusals; want 0 and 1", query, len(rec.got), len(rec.refused))
+		}
+	}
+}
+
+// A referrer the pixel cannot decode is dropped, as one that is no URL
+// is, and the event counts; so do parameters it does not read, however
+// written.
+func TestPixelDropsUnreadableReferrer(t *testing.T) {
+	for _, query := range []string{
+		"site_id=s1&url=https%3A%2F%2Fexample.com%2Fa&referrer=https%3A%2F%2Fnews.example.org%2F%zz",
+		"site_id=s1&url=https%3A%2F%2Fexample.com%2Fa&referrer=https://news.example.org/a;b",
+		"site_id=s1&url=https%3A%2F%2Fexample.com%2Fa&cb=1&cb=2&x%zz=1&amp;y=2",
+	} {
+		w, rec := pixelRequest(t, http.MethodGet, query)
+		if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), pixelGIF) || len(rec.got) != 1 {
+			t.Fatalf("%s: %d %q, %d events; want the image and 1", query, w.Code, w.Body.Bytes(), len(rec.got))
+		}
+		want := ingest.Input{Pageview: true, SiteID: "s1", URL: "https://example.com/a", EventName: "pageview",
+			UserAgent: "Mozilla/5.0", IPAddress: "192.0.2.1", AcceptsLanguage: true}
+		if diff := cmp.Diff(want, rec.got[0]); diff != "" {
+			t.Errorf("%s: input (-want +got):\n%s", query, diff)
+		}
+	}
+}
