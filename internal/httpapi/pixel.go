@@ -68,14 +68,6 @@ func pixelHeaders(h http.Header) {
 // the page is the request's Referer, which the ingest service then holds
 // to the site's domain as it would the url.
 func pixelInput(r *http.Request) (ingest.Input, error) {
-	q := r.URL.Query()
-	for _, refused := range pixelRefused { // in this order: one answer for one request
-		for name := range q {
-			if paramBase(name) == refused {
-				return ingest.Input{}, errs.InvalidField(refused, "the pixel takes no %s: send such events from tally.js (POST /e)", refused)
-			}
-		}
-	}
 	p, err := pixelParams(r.URL.RawQuery)
 	if err != nil {
 		return ingest.Input{}, err
@@ -94,36 +86,53 @@ func pixelInput(r *http.Request) (ingest.Input, error) {
 // pixelRead are the query parameters the pixel reads.
 var pixelRead = []string{"site_id", "url", "referrer", "event_name"}
 
-// pixelParams reads the parameters of pixelRead from a raw query string.
-// url.Values drops a pair it cannot decode (a bad escape, a ';') without a
-// word, and keeps a parameter's first value: an event_name lost so would
-// record a pageview, a url lost so the Referer's page. So each is read
-// here at most once, and one that cannot be decoded is a 400 naming it —
-// but for the referrer, dropped as one that is no URL is.
+// pixelParams reads the parameters of pixelRead from a raw query string,
+// and refuses those of pixelRefused. url.Values drops a pair it cannot
+// decode (a bad escape, a ';') without a word, and keeps a parameter's
+// first value: props=%zz would pass, an event_name lost so would record a
+// pageview, a url lost so the Referer's page. So a parameter is known here
+// by its name alone, each of pixelRead is read at most once, and one whose
+// value cannot be decoded is a 400 naming it — but for the referrer,
+// dropped as one that is no URL is.
 func pixelParams(raw string) (map[string]string, error) {
 	p := make(map[string]string, len(pixelRead))
+	var refused uint // bit i: a parameter named pixelRefused[i]
+	var unread error // the first parameter of pixelRead that cannot be read
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
 		k, v, _ := strings.Cut(pair, "=")
 		key, err := url.QueryUnescape(k)
-		if err != nil || !slices.Contains(pixelRead, key) {
-			continue // a parameter the pixel does not read
+		if err != nil {
+			continue // no name: a parameter the pixel does not read
+		}
+		if i := slices.Index(pixelRefused, paramBase(key)); i >= 0 {
+			refused |= 1 << i
+			continue
+		}
+		if unread != nil || !slices.Contains(pixelRead, key) {
+			continue
 		}
 		if _, twice := p[key]; twice {
-			return nil, errs.InvalidField(key, "%s is given twice: give it once", key)
+			unread = errs.InvalidField(key, "%s is given twice: give it once", key)
+			continue
 		}
 		value, err := url.QueryUnescape(v)
-		if err != nil || strings.Contains(v, ";") {
-			if key == "referrer" {
-				value = ""
-			} else {
-				return nil, errs.InvalidField(key, "%s is not a percent-encoded value (a bad %%-escape, or a ';')", key)
-			}
+		switch {
+		case err == nil && !strings.Contains(v, ";"):
+		case key == "referrer":
+			value = "" // dropped, as one that is no URL is
+		default:
+			unread = errs.InvalidField(key, "%s is not a percent-encoded value (a bad %%-escape, or a ';')", key)
 		}
 		p[key] = value
 	}
-	return p, nil
+	for i, name := range pixelRefused { // in this order: one answer for one request
+		if refused&(1<<i) != 0 {
+			return nil, errs.InvalidField(name, "the pixel takes no %s: send such events from tally.js (POST /e)", name)
+		}
+	}
+	return p, unread
 }
 
 // paramBase is a query parameter's name without a key: props[plan] and

@@ -92,6 +92,12 @@ func TestPixelRefusesScriptFields(t *testing.T) {
 		"revenue%5Bamount%5D=": "revenue",
 		"scroll_depth=50":      "scroll_depth",
 		"visitor_id=abc":       "visitor_id",
+		// named, with a value url.Values cannot decode
+		"props=%zz":          "props",
+		"revenue=1;2":        "revenue",
+		"hash_routes%5B=%zz": "hash_routes",
+		// before a parameter the pixel reads given twice
+		"url=https%3A%2F%2Fexample.com%2F&checkout_session_id=cs_1": "checkout_session_id",
 	} {
 		w, rec := pixelRequest(t, http.MethodGet, "site_id=s1&url=https%3A%2F%2Fexample.com%2F&"+query)
 		var body struct {
