@@ -115,3 +115,40 @@ func serveOnce(s *Server, method, path string) *httptest.ResponseRecorder {
 	s.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 	return rec
 }
+
+// FuzzPixelQuery loads the pixel with arbitrary query strings and Referers:
+// the answer is always the image or a 4xx with the error envelope, never
+// a 5xx or a panic.
+func FuzzPixelQuery(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"site_id=s&url=https%3A%2F%2Fexample.com%2F&referrer=https%3A%2F%2Fgoogle.com%2F&event_name=Open", ""},
+		{"site_id=s", "https://example.com/a"},
+		{"site_id=s&url=%zz&url=x;y&props%5Bplan%5D=pro", "android-app://com.google.android.gm/"},
+		{"site_id=%FF&event_name=%00&referrer=%FF", "\xff"},
+		{"&&=&site_id&url", ""},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	s := New(Deps{Auth: stubAuth{}, Ingest: validating{}, Stats: struct{ Stats }{}, Goals: struct{ Goals }{},
+		Limiter: allowAll{}, Log: discardLog(), MaxEventBody: 64 << 10})
+	f.Fuzz(func(t *testing.T, query, referer string) {
+		req := httptest.NewRequest(http.MethodGet, "/p.gif", nil)
+		req.URL.RawQuery = query
+		req.Header.Set("Referer", referer)
+		req.Header.Set("User-Agent", "Mozilla/5.0")
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		switch {
+		case rec.Code == http.StatusOK:
+			if !bytes.Equal(rec.Body.Bytes(), pixelGIF) {
+				t.Fatalf("200 without the image: %q", rec.Body)
+			}
+		case rec.Code >= 400 && rec.Code < 500:
+			if !bytes.Contains(rec.Body.Bytes(), []byte(`"error":{"code":`)) {
+				t.Fatalf("%d without the error envelope: %s", rec.Code, rec.Body)
+			}
+		default:
+			t.Fatalf("status %d for ?%q (Referer %q): %s", rec.Code, query, referer, rec.Body)
+		}
+	})
+}
