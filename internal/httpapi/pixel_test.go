@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image/gif"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -175,5 +176,20 @@ func TestPixelDropsUnreadableReferrer(t *testing.T) {
 		if diff := cmp.Diff(want, rec.got[0]); diff != "" {
 			t.Errorf("%s: input (-want +got):\n%s", query, diff)
 		}
+	}
+}
+
+// The image is what the README says it is: a 43-byte GIF of one pixel,
+// transparent.
+func TestPixelGIF(t *testing.T) {
+	g, err := gif.DecodeAll(bytes.NewReader(pixelGIF))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pixelGIF) != 43 || len(g.Image) != 1 || g.Config.Width != 1 || g.Config.Height != 1 {
+		t.Fatalf("%d bytes, %d frames of %dx%d; want 43 bytes, 1 frame of 1x1", len(pixelGIF), len(g.Image), g.Config.Width, g.Config.Height)
+	}
+	if _, _, _, alpha := g.Image[0].At(0, 0).RGBA(); alpha != 0 {
+		t.Errorf("the pixel's alpha is %d, want 0 (transparent)", alpha)
 	}
 }
