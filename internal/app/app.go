@@ -184,7 +184,7 @@ func (a *App) build(ctx context.Context) (err error) {
 	a.Passwords = passwords.NewService(a.PG, hasher, check, a.revocations, a.now, log, passwords.WithTokens(tokens),
 		passwords.WithSecondFactor(a.TwoFactor), passwords.WithMail(a.resetMail()))
 	a.Accounts = accounts.NewService(a.PG, hasher, a.revocations, cfg.KeyEnvironment(), a.now)
-	access := accounts.NewAccess(a.PG, a.revocations, a.now, exclusions.Compile)
+	access := accounts.NewAccess(a.PG, a.revocations, a.now, exclusions.Compile, accounts.CountingLookups(a.Metrics.CountSiteLookup))
 	a.Deleter = accounts.NewDeleter(a.PG, a.now, log, a.CH, sessions)
 	a.Revenue = revenue.NewService(a.PG, a.CH, a.Buffer, a.now, log)
 	rev.Service = a.Revenue

@@ -1,8 +1,9 @@
 // Package metrics holds tally's Prometheus collectors in one registry of its
 // own (no package globals) and serves them in the text exposition format at
 // GET /metrics: ingest outcomes, the write buffer (WAL size, flush lag),
-// ClickHouse insert and query latencies, rate-limit rejections and HTTP
-// request latencies, plus the Go runtime and process collectors.
+// ClickHouse insert and query latencies, rate-limit rejections, lookups of
+// sites that reached Postgres and HTTP request latencies, plus the Go
+// runtime and process collectors.
 //
 // Every method is safe on a nil *Metrics, so a component built without
 // metrics (a unit test, a CLI command) needs no stand-in.
@@ -37,6 +38,7 @@ type Metrics struct {
 	clickhouse  *prometheus.HistogramVec
 	http        *prometheus.HistogramVec
 	flush       *prometheus.HistogramVec
+	siteLookups *prometheus.CounterVec
 }
 
 // New makes the collectors and registers them with the Go runtime and
@@ -72,8 +74,12 @@ func New() *Metrics {
 				"events, sessions, bot_events, engagements: the inserts, retries and lookups included; revenue; commit), by step.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"step"}),
+		siteLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tally_site_lookups_total",
+			Help: "Lookups of a site by id that reached Postgres (no cache of this instance answered them), by result (found, missing, error).",
+		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.events, m.rateLimited, m.limiterDown, m.clickhouse, m.http, m.flush,
+	m.reg.MustRegister(m.events, m.rateLimited, m.limiterDown, m.clickhouse, m.http, m.flush, m.siteLookups,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -105,6 +111,15 @@ func (m *Metrics) LimiterUnavailable() {
 		return
 	}
 	m.limiterDown.Inc()
+}
+
+// CountSiteLookup counts a lookup of a site by id that reached Postgres,
+// by its result (found, missing, error).
+func (m *Metrics) CountSiteLookup(result string) {
+	if m == nil {
+		return
+	}
+	m.siteLookups.WithLabelValues(result).Inc()
 }
 
 // ObserveClickHouse records the latency of a ClickHouse call.
