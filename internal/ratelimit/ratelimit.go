@@ -36,6 +36,9 @@
 // Attempts, beside the Limiter, bounds failures rather than requests (the
 // codes tried for an account's second factor), exactly: one Redis call per
 // attempt, for operations too rare and too guarded for a lease.
+//
+// Local, by the Limiter's rule but in memory, limits what costs one
+// instance alone, on that instance: no Redis at all.
 package ratelimit
 
 import (
