@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/ratelimit"
 )
@@ -95,6 +97,36 @@ func (s *Server) countFailure(c echo.Context, kind string, err error) error {
 	s.fails.until[key] = refusal{until: now.Add(res.RetryAfter), full: now.Add(res.ResetAfter), limit: res.Limit}
 	s.fails.mu.Unlock()
 	return tooManyFailures(res.RetryAfter)
+}
+
+// webhookSiteMissesPerMinute bounds, per client address and instance, the webhooks
+// to sites that no cache of the instance knows (found or missing) and that
+// Postgres then finds no site for: 60 a minute, a burst of 60 and then one
+// a second. Past it a webhook whose site the caches do not answer is
+// refused unlooked-up; one whose site they answer still passes.
+//
+// The failures per address and site (failKey) cannot bound these: each
+// made-up site_id is a count of its own. A bound per address alone can,
+// and a provider's addresses, which deliver every site's webhooks, stay
+// far from it: a site looked up and found gives its lookup back, and a
+// deleted site still delivered to costs one lookup a minute (the cache of
+// missing sites, accounts.missingSites).
+const webhookSiteMissesPerMinute = 60
+
+// siteLookups is the client address's budget of lookups of webhooks'
+// sites (see webhookSiteMissesPerMinute). Its refusal is the failures' own 429: the
+// unknown sites it bounds are answered as bad signatures.
+func (s *Server) siteLookups(c echo.Context) accounts.LookupBudget {
+	return func(context.Context) (func(), error) {
+		key := hashed(clientOf(c.RealIP()))
+		res := s.siteMisses.Take(key)
+		if !res.Allowed {
+			s.deps.Metrics.RateLimited(limitWebhookSitesName)
+			SetLimitHeaders(c.Response().Header(), res)
+			return nil, tooManyFailures(res.RetryAfter)
+		}
+		return func() { s.siteMisses.GiveBack(key) }, nil
+	}
 }
 
 func tooManyFailures(retry time.Duration) error {

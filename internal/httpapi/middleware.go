@@ -132,6 +132,8 @@ const (
 	limitExportsName       = "exports"
 	// limitWebhooksName: signed webhook deliveries, per site.
 	limitWebhooksName = "webhooks"
+	// limitWebhookSitesName: webhooks to unknown sites, per address.
+	limitWebhookSitesName = "webhook_sites"
 )
 
 // KeyedLimit is a limit and the key it counts under.

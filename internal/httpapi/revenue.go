@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/errs"
 	"github.com/tally-analytics/tally/internal/model"
@@ -84,11 +85,23 @@ func (s *Server) webhook(c echo.Context) error {
 	spend := func(site model.SiteID) error {
 		return s.checkLimit(c, limitWebhooksName, "webhooks:"+hashed(string(site)), ratelimit.PerHour(s.deps.Limits.WebhooksPerHour), 1)
 	}
-	res, err := s.deps.Revenue.Webhook(c.Request().Context(), s.deps.SiteLookup, c.Param("provider"),
+	sites := sitesWithin{s.deps.SiteLookup, s.siteLookups(c)}
+	res, err := s.deps.Revenue.Webhook(c.Request().Context(), sites, c.Param("provider"),
 		model.SiteID(c.QueryParam("site_id")), c.Request().Header, body, spend)
 	if err != nil {
 		return s.countFailure(c, failSignature, err)
 	}
 	return c.JSON(http.StatusOK, api.WebhookResponse{Received: res.Received, Ignored: res.Ignored, Reason: res.Reason,
 		PaymentID: res.PaymentID, Duplicate: res.Duplicate})
+}
+
+// sitesWithin finds a webhook's site within its client address's budget of
+// lookups (see siteLookups).
+type sitesWithin struct {
+	sites  WebhookSites
+	budget accounts.LookupBudget
+}
+
+func (w sitesWithin) Site(ctx context.Context, id model.SiteID) (model.Site, error) {
+	return w.sites.SiteWithin(ctx, id, w.budget)
 }

@@ -14,11 +14,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/auth"
 	"github.com/tally-analytics/tally/internal/ingest"
 	"github.com/tally-analytics/tally/internal/metrics"
 	"github.com/tally-analytics/tally/internal/model"
 	"github.com/tally-analytics/tally/internal/outage"
+	"github.com/tally-analytics/tally/internal/ratelimit"
 	"github.com/tally-analytics/tally/internal/revenue"
 )
 
@@ -62,7 +64,7 @@ type Deps struct {
 	PublicURL string
 	// Sites and SiteLookup find sites for the payment and webhook routes.
 	Sites      revenue.Sites
-	SiteLookup revenue.SiteLookup
+	SiteLookup WebhookSites
 	Limiter    RateLimiter
 	Log        *slog.Logger
 	// MaxEventBody limits event request bodies (bytes); MaxBatchBody, batch
@@ -80,6 +82,15 @@ type Deps struct {
 	// MetricsToken, when set, is the bearer token GET /metrics requires;
 	// without it /metrics answers loopback clients only.
 	MetricsToken string
+	// Now is the clock of the bounds this instance keeps in memory (the
+	// lookups of webhooks' unknown sites); nil is time.Now.
+	Now func() time.Time
+}
+
+// WebhookSites finds webhooks' sites (accounts.Access): from its caches,
+// else from the store once budget allows it.
+type WebhookSites interface {
+	SiteWithin(ctx context.Context, id model.SiteID, budget accounts.LookupBudget) (model.Site, error)
 }
 
 // Limits are the rate limits of the API.
@@ -115,6 +126,8 @@ type Server struct {
 	// outages are logged once per interval, not once per request
 	unavailable, limiterDown *outage.Reporter
 	fails                    failGuard
+	// siteMisses bounds each client address's webhooks to unknown sites
+	siteMisses *ratelimit.Local
 	// gz compresses the answers of the routes that read (reads)
 	gz *Compressor
 }
@@ -126,7 +139,11 @@ const maxBody = 1 << 20
 func New(deps Deps) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
 	s := &Server{deps: deps, echo: e, gz: NewCompressor(),
+		siteMisses:  ratelimit.NewLocal(ratelimit.PerMinute(webhookSiteMissesPerMinute), maxBlockedAddresses, deps.Now),
 		unavailable: outage.New(deps.Log, "api: answering 503: a store is unavailable or the event buffer is full", 0),
 		limiterDown: outage.New(deps.Log, "api: rate limits unavailable (Redis); requests pass unlimited", 0)}
 	e.HTTPErrorHandler = s.handleError
