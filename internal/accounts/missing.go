@@ -28,9 +28,11 @@ const (
 // to happen, the new site would be unknown to this instance for at most
 // missingSiteTTL.
 //
-// The cache is bounded by count (maxMissingSites); when it is full, the ids
-// asked for again and again (a deleted site still delivered to) are the
-// ones it keeps, before ids asked for once (made up).
+// The cache is bounded by count (maxMissingSites; a burst of adds may pass
+// it until the cache's upkeep, which runs as it is written to, catches up).
+// When it is full, its eviction (otter's W-TinyLFU) favours the ids asked
+// for again and again (a deleted site still delivered to) over ids asked
+// for once (made up).
 type missingSites struct {
 	ids *otter.Cache[model.SiteID, struct{}]
 }
