@@ -385,6 +385,29 @@ func TestQueryV2(t *testing.T) {
 		}
 	})
 
+	// time on page, as the pages report has it: / was left after 60 s
+	// (ann) and 30 s (eve), /blog/a after 180 s (cat); the last pages of
+	// visits were left at no known time
+	t.Run("time on page", func(t *testing.T) {
+		results(t, api.QueryRequest{Metrics: []string{"pageviews", "time_on_page", "scroll_depth"}, Dimensions: []string{"event:page"}},
+			[]row{{Metrics: []float64{3, 45, 0}, Dimensions: []string{"/"}}, {Metrics: []float64{2, 180, 0}, Dimensions: []string{"/blog/a"}},
+				{Metrics: []float64{2, 0, 0}, Dimensions: []string{"/pricing"}}, {Metrics: []float64{1, 0, 0}, Dimensions: []string{"/blog/b"}}})
+		// alone, ordered by it; under a page filter its stays, as the pages
+		// report reads them
+		results(t, api.QueryRequest{Metrics: []string{"time_on_page"}, Dimensions: []string{"event:page"},
+			Filters: []any{[]any{"contains", "event:page", []string{"blog"}}}, OrderBy: [][]string{{"time_on_page", "asc"}}},
+			[]row{{Metrics: []float64{0}, Dimensions: []string{"/blog/b"}}, {Metrics: []float64{180}, Dimensions: []string{"/blog/a"}}})
+		pages, err := c.Pages(ctx, v1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pg := range pages.Data.Pages {
+			if pg.Pathname == "/" && pg.AvgTimeOnPage != 45 {
+				t.Errorf("the pages report's time on / is %v, v2's 45", pg.AvgTimeOnPage)
+			}
+		}
+	})
+
 	t.Run("by hour", func(t *testing.T) {
 		results(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"time:hour"}, DateRange: []string{"2026-06-01", "2026-06-01"}},
 			[]row{{Metrics: []float64{2}, Dimensions: []string{"2026-06-01 10:00:00"}}, {Metrics: []float64{1}, Dimensions: []string{"2026-06-01 12:00:00"}}})
@@ -579,6 +602,8 @@ func TestQueryV2Refusals(t *testing.T) {
 		{"conversion rate without goals", q(`,"metrics":["visitors","conversion_rate"],"dimensions":["event:page"]`), "metrics"},
 		{"group conversion rate", q(`,"metrics":["group_conversion_rate"],"dimensions":["event:goal"]`), "metrics"},
 		{"hours of a month", `{"site_id":"` + site + `","date_range":"month","metrics":["visitors"],"dimensions":["time:hour"]}`, "dimensions"},
+		{"time on page without pages", q(`,"metrics":["time_on_page"]`), "metrics"},
+		{"scroll depth by page and source", q(`,"metrics":["scroll_depth"],"dimensions":["event:page","visit:source"]`), "metrics"},
 		{"time labels without time", q(`,"metrics":["visitors"],"dimensions":["visit:os"],"include":{"time_labels":true}`), "include.time_labels"},
 		{"or across dimensions", q(`,"metrics":["visitors"],"filters":[["or",[["is","visit:os",["iOS"]],["is","visit:country",["DE"]]]]]`), "filters.0"},
 		{"not a pattern", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["matches","event:page",["(?<n>x)"]]]`), "filters.1"},

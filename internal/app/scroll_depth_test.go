@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tally-analytics/tally/pkg/api"
 	"github.com/tally-analytics/tally/pkg/client"
 )
@@ -90,6 +92,28 @@ func TestScrollDepth(t *testing.T) {
 	// direct: v2's /a only
 	p.Source = "Direct / None"
 	check("direct", depths(p), map[string]int64{"/a": 20})
+
+	// the query API v2 has them by event:page: /a's 3 visitors (v2's custom
+	// event on it too) at 50 %, /b's one at 100 %; from Google, v1 and v3
+	// on /a at 80 %
+	for _, tc := range []struct {
+		name    string
+		filters []any
+		want    []api.QueryResult
+	}{
+		{"all", nil, []api.QueryResult{{Metrics: []float64{3, 50}, Dimensions: []string{"/a"}}, {Metrics: []float64{1, 100}, Dimensions: []string{"/b"}}}},
+		{"from Google", []any{[]any{"is", "visit:source", []string{"Google"}}},
+			[]api.QueryResult{{Metrics: []float64{2, 80}, Dimensions: []string{"/a"}}, {Metrics: []float64{1, 100}, Dimensions: []string{"/b"}}}},
+	} {
+		res, err := c.Query(context.Background(), api.QueryRequest{SiteID: site, DateRange: []string{"2026-10-04", "2026-10-06"},
+			Metrics: []string{"visitors", "scroll_depth"}, Dimensions: []string{"event:page"}, Filters: tc.filters})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, res.Results); diff != "" {
+			t.Errorf("v2 scroll depths, %s (-want +got):\n%s", tc.name, diff)
+		}
+	}
 
 	// the dashboard's pages card shows them as a column
 	w := newWebUser(t, h)

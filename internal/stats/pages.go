@@ -34,7 +34,11 @@ func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (Pages
 	if err != nil {
 		return res, err
 	}
-	depths, err := s.scrollDepths(ctx, sc, list.pages)
+	paths := make([]string, len(list.pages))
+	for i, f := range list.pages {
+		paths[i] = f.path
+	}
+	depths, err := s.scrollDepths(ctx, sc, paths)
 	if err != nil {
 		return res, err
 	}
@@ -57,14 +61,11 @@ func (s *Service) Pages(ctx context.Context, p auth.Principal, r Request) (Pages
 	return res, nil
 }
 
-// scrollDepths reads the scroll depths of the listed pages, by page.
-func (s *Service) scrollDepths(ctx context.Context, sc scope, pages []pageFigures) (map[string][]float64, error) {
-	if len(pages) == 0 {
+// scrollDepths reads the scroll depths of paths, by page: the mean percent
+// and the visitors who reported one.
+func (s *Service) scrollDepths(ctx context.Context, sc scope, paths []string) (map[string][]float64, error) {
+	if len(paths) == 0 {
 		return nil, nil
-	}
-	paths := make([]string, len(pages))
-	for i, f := range pages {
-		paths[i] = f.path
 	}
 	q := sc.query(Engagements, nil, nil)
 	var err error
@@ -97,22 +98,17 @@ func (s *Service) pageList(ctx context.Context, sc scope, limit, offset int) (pa
 	if ru, ok := s.planRollup(sc); ok {
 		return s.pageListFromRollup(ctx, ru, limit, offset)
 	}
-	isPageview := Eq(IsPageview, 1)
-	q := sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews, Visitors}, isPageview)
+	q := sc.query(Events, []Dimension{Pathname}, []Metric{Pageviews, Visitors}, Eq(IsPageview, 1))
 	q.Order = []Order{ByMetric(Pageviews), ByDimension(Pathname)}
 	q.Limit, q.Offset = limit, offset
-	timesQ := sc.query(Events, []Dimension{PrevPathname}, []Metric{TimeOnPrevSum, EventCount}, isPageview, NotEq(PrevPathname, ""))
-	timesQ.Order, timesQ.Limit = []Order{ByMetric(EventCount), ByDimension(PrevPathname)}, perPageRows
-	timesQ.Filters = stayFilters(timesQ)
 	var page Result
-	var times []Row
+	var spent map[string][]float64
 	err := parallel(ctx,
 		func(ctx context.Context) (err error) { page, err = s.run(ctx, q); return err },
-		func(ctx context.Context) (err error) { times, err = s.rows(ctx, timesQ); return err })
+		func(ctx context.Context) (err error) { spent, err = s.pageTimes(ctx, sc); return err })
 	if err != nil {
 		return pageList{}, err
 	}
-	spent := byDim(times)
 	list := pageList{total: page.RowsBeforeLimit, pages: make([]pageFigures, 0, len(page.Rows))}
 	for _, row := range page.Rows {
 		f := pageFigures{path: row.Dims[0], pageviews: row.Metrics[0], visitors: row.Metrics[1]}
@@ -122,6 +118,17 @@ func (s *Service) pageList(ctx context.Context, sc scope, limit, offset int) (pa
 		list.pages = append(list.pages, f)
 	}
 	return list, nil
+}
+
+// pageTimes reads, by page, the seconds spent on it and the stays they add
+// up: the time a pageview row carries for the page before it
+// (prev_pathname), of the most frequent perPageRows pages.
+func (s *Service) pageTimes(ctx context.Context, sc scope) (map[string][]float64, error) {
+	q := sc.query(Events, []Dimension{PrevPathname}, []Metric{TimeOnPrevSum, EventCount}, Eq(IsPageview, 1), NotEq(PrevPathname, ""))
+	q.Order, q.Limit = []Order{ByMetric(EventCount), ByDimension(PrevPathname)}, perPageRows
+	q.Filters = stayFilters(q)
+	times, err := s.rows(ctx, q)
+	return byDim(times), err
 }
 
 // stayFilters are the filters of q, a query of stays (the time a pageview
@@ -134,6 +141,9 @@ func stayFilters(q Query) []Filter {
 	for i, f := range q.Filters {
 		out[i] = f
 		switch {
+		case f.Visits:
+			// the visits with (or without) an event on a page: of the
+			// visit, not of the stay
 		case f.Dim.Name == Pathname.Name:
 			out[i].Dim = PrevPathname
 		case f.Dim.Name == Hostname.Name && f.Plain():

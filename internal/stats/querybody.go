@@ -147,10 +147,14 @@ var queryFilterParams = map[string]string{
 
 // queryMetrics are the v2 metrics tally answers.
 var queryMetrics = []string{"visitors", "visits", "pageviews", "views_per_visit", "bounce_rate", "visit_duration", "events",
-	"percentage", "conversion_rate"}
+	"percentage", "conversion_rate", "time_on_page", "scroll_depth"}
 
 // goalMetrics are the metrics of the goals (event:goal).
 var goalMetrics = []string{"visitors", "events", "conversion_rate"}
+
+// pageMetrics are a page's figures beside its events' (fillPageMetrics),
+// by event:page alone.
+var pageMetrics = map[string]bool{"time_on_page": true, "scroll_depth": true}
 
 // visitMetrics are counted from sessions whatever the dimensions: a
 // visit's figures are its session's.

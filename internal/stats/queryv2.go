@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +43,11 @@ type queryPart struct {
 func (q *V2Query) plan() error {
 	if err := q.planGoals(); q.goals || err != nil {
 		return err
+	}
+	for _, m := range q.Metrics {
+		if pageMetrics[m] && (len(q.dims) != 1 || q.dims[0].name != "event:page") {
+			return errs.InvalidField("metrics", "%s is a page's figure: it needs the dimension event:page, alone", m)
+		}
 	}
 	var event, visit bool
 	for _, d := range q.dims {
@@ -283,6 +289,9 @@ func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dim
 				}
 			}
 		}
+		if len(metrics) == 0 {
+			metrics = []Metric{Pageviews} // page metrics alone: the pages' rows
+		}
 		queries[i] = sc.query(part.table, dims, metrics)
 		queries[i].WithTotals = len(dims) > 0
 		if len(dims) > 0 {
@@ -307,7 +316,9 @@ func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dim
 		for _, r := range res.Rows {
 			out := row(r.Dims)
 			for _, m := range part.metrics {
-				out.Metrics[indexOf(q.Metrics, m)] = v2Metric(m, qq, r.Metrics, res.Totals)
+				if !pageMetrics[m] {
+					out.Metrics[indexOf(q.Metrics, m)] = v2Metric(m, qq, r.Metrics, res.Totals)
+				}
 			}
 		}
 	}
@@ -315,7 +326,42 @@ func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dim
 	for i, k := range keys {
 		rows[i] = *byKey[k]
 	}
-	return rows, nil
+	return rows, s.fillPageMetrics(ctx, sc, q, rows)
+}
+
+// fillPageMetrics sets the page metrics of rows by event:page as the pages
+// report has them: time_on_page the mean seconds of a stay on the page (of
+// the pages with the most stays, perPageRows), scroll_depth the mean of
+// its visitors' deepest scroll in percent; 0 where none was measured.
+func (s *Service) fillPageMetrics(ctx context.Context, sc scope, q V2Query, rows []Row) error {
+	timeAt, depthAt := indexOf(q.Metrics, "time_on_page"), indexOf(q.Metrics, "scroll_depth")
+	if (timeAt < 0 && depthAt < 0) || len(rows) == 0 {
+		return nil
+	}
+	paths := make([]string, len(rows))
+	for i, r := range rows {
+		paths[i] = r.Dims[0]
+	}
+	var times, depths map[string][]float64
+	var fns []func(context.Context) error
+	if timeAt >= 0 {
+		fns = append(fns, func(ctx context.Context) (err error) { times, err = s.pageTimes(ctx, sc); return err })
+	}
+	if depthAt >= 0 {
+		fns = append(fns, func(ctx context.Context) (err error) { depths, err = s.scrollDepths(ctx, sc, paths); return err })
+	}
+	if err := parallel(ctx, fns...); err != nil {
+		return err
+	}
+	for i, r := range rows {
+		if t, ok := times[r.Dims[0]]; ok {
+			rows[i].Metrics[timeAt] = meanSeconds(t[0], t[1])
+		}
+		if d, ok := depths[r.Dims[0]]; ok {
+			rows[i].Metrics[depthAt] = math.Round(d[0])
+		}
+	}
+	return nil
 }
 
 // goalRows are the site's goals completed in the inclusive dates

@@ -10,7 +10,7 @@ type QueryRequest struct {
 	DateRange any `json:"date_range"`
 	// Metrics: visitors, visits, pageviews, views_per_visit, bounce_rate,
 	// visit_duration, events, percentage (with dimensions), conversion_rate
-	// (by event:goal).
+	// (by event:goal), time_on_page and scroll_depth (by event:page alone).
 	Metrics []string `json:"metrics"`
 	// Dimensions: at most 3, such as event:page, visit:source, time:day;
 	// event:goal alone.
