@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tally-analytics/tally/internal/accounts"
 	"github.com/tally-analytics/tally/internal/model"
@@ -122,7 +125,7 @@ func TestQueryV2(t *testing.T) {
 	results := func(t *testing.T, q api.QueryRequest, want []row) api.QueryResponse {
 		t.Helper()
 		res := run(t, q)
-		if diff := cmp.Diff(want, res.Results); diff != "" {
+		if diff := cmp.Diff(want, res.Results, cmpopts.EquateNaNs()); diff != "" {
 			t.Errorf("results (-want +got):\n%s", diff)
 		}
 		return res
@@ -387,16 +390,29 @@ func TestQueryV2(t *testing.T) {
 
 	// time on page, as the pages report has it: / was left after 60 s
 	// (ann) and 30 s (eve), /blog/a after 180 s (cat); the last pages of
-	// visits were left at no known time
+	// visits were left at no known time, and nobody reported a scroll: no
+	// figure (null)
 	t.Run("time on page", func(t *testing.T) {
+		none := math.NaN()
 		results(t, api.QueryRequest{Metrics: []string{"pageviews", "time_on_page", "scroll_depth"}, Dimensions: []string{"event:page"}},
-			[]row{{Metrics: []float64{3, 45, 0}, Dimensions: []string{"/"}}, {Metrics: []float64{2, 180, 0}, Dimensions: []string{"/blog/a"}},
-				{Metrics: []float64{2, 0, 0}, Dimensions: []string{"/pricing"}}, {Metrics: []float64{1, 0, 0}, Dimensions: []string{"/blog/b"}}})
-		// alone, ordered by it; under a page filter its stays, as the pages
-		// report reads them
+			[]row{{Metrics: []float64{3, 45, none}, Dimensions: []string{"/"}}, {Metrics: []float64{2, 180, none}, Dimensions: []string{"/blog/a"}},
+				{Metrics: []float64{2, none, none}, Dimensions: []string{"/pricing"}}, {Metrics: []float64{1, none, none}, Dimensions: []string{"/blog/b"}}})
+		// alone, ordered by it (no figure first); under a page filter its
+		// stays, as the pages report reads them
 		results(t, api.QueryRequest{Metrics: []string{"time_on_page"}, Dimensions: []string{"event:page"},
 			Filters: []any{[]any{"contains", "event:page", []string{"blog"}}}, OrderBy: [][]string{{"time_on_page", "asc"}}},
-			[]row{{Metrics: []float64{0}, Dimensions: []string{"/blog/b"}}, {Metrics: []float64{180}, Dimensions: []string{"/blog/a"}}})
+			[]row{{Metrics: []float64{none}, Dimensions: []string{"/blog/b"}}, {Metrics: []float64{180}, Dimensions: []string{"/blog/a"}}})
+		// on the wire, null
+		var raw struct {
+			Results []struct {
+				Metrics []*float64 `json:"metrics"`
+			} `json:"results"`
+		}
+		status, body := postQueryRaw(t, h, h.key, `{"site_id":"`+site+`","date_range":["2026-06-01","2026-06-07"],"metrics":["time_on_page"],`+
+			`"dimensions":["event:page"],"filters":[["is","event:page",["/blog/b"]]]}`)
+		if err := json.Unmarshal(body, &raw); status != http.StatusOK || err != nil || len(raw.Results) != 1 || raw.Results[0].Metrics[0] != nil {
+			t.Errorf("/blog/b's time on page: %d %s, want null", status, body)
+		}
 		pages, err := c.Pages(ctx, v1)
 		if err != nil {
 			t.Fatal(err)
@@ -559,6 +575,20 @@ func TestQueryV2(t *testing.T) {
 // status and the error envelope, if any.
 func postQuery(t *testing.T, h *harness, token, body string) (int, api.Error) {
 	t.Helper()
+	status, raw := postQueryRaw(t, h, token, body)
+	var e api.Error
+	if status != http.StatusOK {
+		if err := json.Unmarshal(raw, &e); err != nil || e.Error.Code == "" {
+			t.Errorf("status %d without the error envelope", status)
+		}
+	}
+	return status, e
+}
+
+// postQueryRaw sends body to POST /api/v2/query and returns the answer's
+// status and bytes.
+func postQueryRaw(t *testing.T, h *harness, token, body string) (int, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v2/query", bytes.NewBufferString(body))
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -569,13 +599,11 @@ func postQuery(t *testing.T, h *harness, token, body string) (int, api.Error) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var e api.Error
-	if resp.StatusCode != http.StatusOK {
-		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || e.Error.Code == "" {
-			t.Errorf("status %d without the error envelope", resp.StatusCode)
-		}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return resp.StatusCode, e
+	return resp.StatusCode, raw
 }
 
 // Bad queries are 400s naming their field; access is the stats routes'.

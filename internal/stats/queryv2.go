@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -332,7 +333,8 @@ func (s *Service) queryRows(ctx context.Context, sc scope, q V2Query, dims []Dim
 // fillPageMetrics sets the page metrics of rows by event:page as the pages
 // report has them: time_on_page the mean seconds of a stay on the page (of
 // the pages with the most stays, perPageRows), scroll_depth the mean of
-// its visitors' deepest scroll in percent; 0 where none was measured.
+// its visitors' deepest scroll in percent; NaN (null) where none was
+// measured.
 func (s *Service) fillPageMetrics(ctx context.Context, sc scope, q V2Query, rows []Row) error {
 	timeAt, depthAt := indexOf(q.Metrics, "time_on_page"), indexOf(q.Metrics, "scroll_depth")
 	if (timeAt < 0 && depthAt < 0) || len(rows) == 0 {
@@ -354,11 +356,17 @@ func (s *Service) fillPageMetrics(ctx context.Context, sc scope, q V2Query, rows
 		return err
 	}
 	for i, r := range rows {
-		if t, ok := times[r.Dims[0]]; ok {
-			rows[i].Metrics[timeAt] = meanSeconds(t[0], t[1])
+		if timeAt >= 0 {
+			rows[i].Metrics[timeAt] = math.NaN()
+			if t, ok := times[r.Dims[0]]; ok {
+				rows[i].Metrics[timeAt] = meanSeconds(t[0], t[1])
+			}
 		}
-		if d, ok := depths[r.Dims[0]]; ok {
-			rows[i].Metrics[depthAt] = math.Round(d[0])
+		if depthAt >= 0 {
+			rows[i].Metrics[depthAt] = math.NaN()
+			if d, ok := depths[r.Dims[0]]; ok {
+				rows[i].Metrics[depthAt] = math.Round(d[0])
+			}
 		}
 	}
 	return nil
@@ -451,7 +459,7 @@ func (q V2Query) sortRows(rows []Row) []QueryOrder {
 		for _, o := range order {
 			c := 0
 			if i := indexOf(q.Metrics, o.Key); i >= 0 {
-				c = compare(a.Metrics[i], b.Metrics[i])
+				c = cmp.Compare(a.Metrics[i], b.Metrics[i]) // a figure not measured (NaN) first
 			} else {
 				c = q.compareDim(indexOf(q.DimNames, o.Key), a, b)
 			}
@@ -479,19 +487,9 @@ func (q V2Query) compareDim(i int, a, b Row) int {
 	if q.dims[i].interval == IntervalHour {
 		x, _ := strconv.ParseInt(a.Dims[i], 10, 64)
 		y, _ := strconv.ParseInt(b.Dims[i], 10, 64)
-		return compare(x, y)
+		return cmp.Compare(x, y)
 	}
 	return strings.Compare(a.Dims[i], b.Dims[i])
-}
-
-func compare[T int64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // labels writes a row's values as the answer has them: an hour as its

@@ -1,5 +1,10 @@
 package api
 
+import (
+	"encoding/json"
+	"math"
+)
+
 // QueryRequest is the body of POST /api/v2/query, the Plausible-compatible
 // Stats API v2 (a subset: see the README).
 type QueryRequest struct {
@@ -55,8 +60,53 @@ type QueryResponse struct {
 // QueryResult is a row: the metrics in the order asked, then the values
 // of the dimensions in theirs.
 type QueryResult struct {
-	Metrics    []float64 `json:"metrics"`
-	Dimensions []string  `json:"dimensions"`
+	Metrics    QueryMetrics `json:"metrics"`
+	Dimensions []string     `json:"dimensions"`
+}
+
+// QueryMetrics are a row's metrics. A figure that was not measured (a
+// page's time_on_page or scroll_depth without a stay or a scroll) is NaN
+// here and null in JSON.
+type QueryMetrics []float64
+
+// MarshalJSON writes NaN as null, every other figure as encoding/json does.
+func (m QueryMetrics) MarshalJSON() ([]byte, error) {
+	out := []byte{'['}
+	for i, v := range m {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if math.IsNaN(v) {
+			out = append(out, "null"...)
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return append(out, ']'), nil
+}
+
+// UnmarshalJSON reads null as NaN.
+func (m *QueryMetrics) UnmarshalJSON(b []byte) error {
+	var raw []*float64
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*m = nil
+		return nil
+	}
+	*m = make(QueryMetrics, len(raw))
+	for i, v := range raw {
+		(*m)[i] = math.NaN()
+		if v != nil {
+			(*m)[i] = *v
+		}
+	}
+	return nil
 }
 
 // QueryMeta tells how the answer was computed.
