@@ -459,6 +459,15 @@ func TestQueryV2(t *testing.T) {
 			[]any{"is", "visit:source", []string{"Hacker News"}}}}}, vp, 3, 5)
 		agg("and with a not", []any{[]any{"and", []any{[]any{"is", "visit:country", []string{"GB"}},
 			[]any{"not", []any{"contains", "event:page", []string{"pricing"}}}}}}, vp, 3, 4)
+		// across dimensions: US (ben, dan) or Google (ann, cat); Mobile (ben,
+		// cat) or a visit with /pricing (ann, eve), ben's bounce 1 of 4;
+		// not GB on a Desktop (ann, eve): ben, cat, dan
+		agg("or across dimensions", []any{[]any{"or", []any{[]any{"is", "visit:country", []string{"US"}},
+			[]any{"is", "visit:source", []string{"Google"}}}}}, vp, 4, 6)
+		agg("or of a visit's and an event's", []any{[]any{"or", []any{[]any{"is", "visit:device", []string{"Mobile"}},
+			[]any{"is", "event:page", []string{"/pricing"}}}}}, []string{"visitors", "pageviews", "visits", "bounce_rate"}, 4, 5, 4, 25)
+		agg("not of an and", []any{[]any{"not", []any{"and", []any{[]any{"is", "visit:country", []string{"GB"}},
+			[]any{"is", "visit:device", []string{"Desktop"}}}}}}, vp, 3, 4)
 		// an event's dimension selects the visits with such an event: cat's
 		// and dan's (who bounced) for a page containing blog; ann's, cat's
 		// and eve's for /pricing or /blog/b
@@ -633,7 +642,7 @@ func TestQueryV2Refusals(t *testing.T) {
 		{"time on page without pages", q(`,"metrics":["time_on_page"]`), "metrics"},
 		{"scroll depth by page and source", q(`,"metrics":["scroll_depth"],"dimensions":["event:page","visit:source"]`), "metrics"},
 		{"time labels without time", q(`,"metrics":["visitors"],"dimensions":["visit:os"],"include":{"time_labels":true}`), "include.time_labels"},
-		{"or across dimensions", q(`,"metrics":["visitors"],"filters":[["or",[["is","visit:os",["iOS"]],["is","visit:country",["DE"]]]]]`), "filters.0"},
+		{"or of an and", q(`,"metrics":["visitors"],"filters":[["or",[["and",[["is","visit:os",["iOS"]],["is","visit:country",["DE"]]]]]]]`), "filters.0"},
 		{"not a pattern", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["matches","event:page",["(?<n>x)"]]]`), "filters.1"},
 		{"a page matches_not with visits", q(`,"metrics":["visits"],"filters":[["matches_not","event:page",["^/$"]]]`), "filters.0"},
 		{"a bad country", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["is","visit:country",["Germany"]]]`), "filters.1"},

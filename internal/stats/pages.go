@@ -139,24 +139,35 @@ func (s *Service) pageTimes(ctx context.Context, sc scope) (map[string][]float64
 func stayFilters(q Query) []Filter {
 	out := make([]Filter, len(q.Filters))
 	for i, f := range q.Filters {
-		out[i] = f
-		switch {
-		case f.Visits:
-			// the visits with (or without) an event on a page: of the
-			// visit, not of the stay
-		case f.Dim.Name == Pathname.Name:
-			out[i].Dim = PrevPathname
-		case f.Dim.Name == Hostname.Name && f.Plain():
-			// a stay's page may have been viewed before the range, in a
-			// session that started up to sessionSpan before it
-			sample := 0
-			if q.sampled() {
-				sample = q.SamplePercent
-			}
-			out[i] = Eq(leftOnHost(q.Site, q.From.Add(-sessionSpan), q.To, f.Value, sample), 1)
-		}
+		out[i] = stayFilter(q, f)
 	}
 	return out
+}
+
+// stayFilter is f as stayFilters reads it (a group, its filters each).
+func stayFilter(q Query, f Filter) Filter {
+	switch {
+	case len(f.Any) > 0:
+		g := Filter{Any: make([]Filter, len(f.Any))}
+		for i, x := range f.Any {
+			g.Any[i] = stayFilter(q, x)
+		}
+		return g
+	case f.Visits:
+		// the visits with (or without) an event on a page: of the visit,
+		// not of the stay
+	case f.Dim.Name == Pathname.Name:
+		f.Dim = PrevPathname
+	case f.Dim.Name == Hostname.Name && f.Plain():
+		// a stay's page may have been viewed before the range, in a
+		// session that started up to sessionSpan before it
+		sample := 0
+		if q.sampled() {
+			sample = q.SamplePercent
+		}
+		return Eq(leftOnHost(q.Site, q.From.Add(-sessionSpan), q.To, f.Value, sample), 1)
+	}
+	return f
 }
 
 // planRollup plans reading sc from the rollups; ok is false when it cannot:

@@ -35,6 +35,21 @@ type Filter struct {
 	// keeps (of an events' dimension), or with Without of the visits with
 	// none: a visit's other events too, and for sessions the visits.
 	Visits, Without bool
+	// Any, when not empty, makes f a group: it keeps the rows any of these
+	// filters keep (each on a dimension, none a group), and has no
+	// dimension of its own.
+	Any []Filter
+}
+
+// AnyOf keeps the rows any of filters keep.
+func AnyOf(filters ...Filter) Filter { return Filter{Any: filters} }
+
+// leaves are f's filters on one dimension: f, or its group's.
+func (f Filter) leaves() []Filter {
+	if len(f.Any) > 0 {
+		return f.Any
+	}
+	return []Filter{f}
 }
 
 // Set is a list of values a dimension may take ("x IN ?"). The store sends
@@ -151,38 +166,49 @@ func (q Query) Build() (string, []any, error) {
 // theirs.
 func filterConditions(b *strings.Builder, args []any, t Table, site model.SiteID, from, to time.Time, filters []Filter) []any {
 	for _, f := range filters {
-		expr, ok := f.Dim.exprs[t]
-		if f.Visits {
-			// a visit's events are at most sessionSpan apart: of events,
-			// those of visits that started before from are read back
-			lo := from
-			if t != Sessions {
-				lo = from.Add(-sessionSpan)
-			}
-			test := f
-			test.Visits, test.Without = false, false
-			cond, condArgs := sessionsWith(site, lo, to.Add(sessionSpan), test)
-			if f.Without {
-				cond = "NOT (" + cond + ")"
-			}
-			b.WriteString(" AND " + cond)
-			args = append(args, condArgs...)
-			continue
-		}
-		if !ok || f.Dim.visit {
-			// an events-only dimension (the page) filtering sessions, or a
-			// prop filtering either: the sessions with such an event; a
-			// session's events come at most sessionSpan after it started
-			cond, condArgs := sessionsWith(site, from, to.Add(sessionSpan), f)
-			b.WriteString(" AND " + cond)
-			args = append(args, condArgs...)
-			continue
-		}
-		cond, condArgs := f.condition(expr)
+		cond, condArgs := filterCondition(t, site, from, to, f)
 		b.WriteString(" AND " + cond)
 		args = append(args, condArgs...)
 	}
 	return args
+}
+
+// filterCondition is the condition of f on the rows of table t of site in
+// [from, to), and its arguments: a group's, its filters' joined by OR.
+func filterCondition(t Table, site model.SiteID, from, to time.Time, f Filter) (string, []any) {
+	if len(f.Any) > 0 {
+		var parts []string
+		var args []any
+		for _, g := range f.Any {
+			cond, condArgs := filterCondition(t, site, from, to, g)
+			parts = append(parts, cond)
+			args = append(args, condArgs...)
+		}
+		return "(" + strings.Join(parts, " OR ") + ")", args
+	}
+	expr, ok := f.Dim.exprs[t]
+	switch {
+	case f.Visits:
+		// a visit's events are at most sessionSpan apart: of events,
+		// those of visits that started before from are read back
+		lo := from
+		if t != Sessions {
+			lo = from.Add(-sessionSpan)
+		}
+		test := f
+		test.Visits, test.Without = false, false
+		cond, args := sessionsWith(site, lo, to.Add(sessionSpan), test)
+		if f.Without {
+			cond = "NOT (" + cond + ")"
+		}
+		return cond, args
+	case !ok || f.Dim.visit:
+		// an events-only dimension (the page) filtering sessions, or a
+		// prop filtering either: the sessions with such an event; a
+		// session's events come at most sessionSpan after it started
+		return sessionsWith(site, from, to.Add(sessionSpan), f)
+	}
+	return f.condition(expr)
 }
 
 // scrollDepths is the SQL of the scroll depth of each of paths in q's site
@@ -281,6 +307,25 @@ func (f Filter) condition(expr string) (string, []any) {
 	return cond, args
 }
 
+// fits reports why f, a filter on one dimension, cannot filter the rows
+// of table t, or nil.
+func (f Filter) fits(t Table) error {
+	_, onEvents := f.Dim.exprs[Events]
+	switch _, ok := f.Dim.exprs[t]; {
+	case f.Set != nil && len(f.Set) == 0 || f.Contains != nil && len(f.Contains) == 0 || f.Matches != nil && len(f.Matches) == 0:
+		return errors.New("stats: an In, Contain or Match filter needs at least one value")
+	case f.Dim.visit && !f.Plain():
+		return fmt.Errorf("stats: %s selects visits by one value only", f.Dim.Name)
+	case f.Visits && !onEvents:
+		return fmt.Errorf("stats: %s is no event's dimension to select visits by", f.Dim.Name)
+	case ok || f.Visits:
+		return nil
+	case !onEvents || t != Sessions || f.Not:
+		return fmt.Errorf("stats: %s cannot filter %s", f.Dim.Name, t)
+	}
+	return nil
+}
+
 // sessionSpan is the longest a session lasts (the session rule's maximum).
 const sessionSpan = 24 * time.Hour
 
@@ -333,15 +378,14 @@ func (q Query) check() error {
 		}
 		mutable = mutable || d.mutable
 	}
-	for _, f := range q.Filters {
-		if _, onEvents := f.Dim.exprs[Events]; f.Visits && !onEvents {
-			return fmt.Errorf("stats: %s is no event's dimension to select visits by", f.Dim.Name)
-		}
-		if _, ok := f.Dim.exprs[q.Table]; ok || f.Visits {
-			continue
-		}
-		if _, onEvents := f.Dim.exprs[Events]; !onEvents || q.Table != Sessions || f.Not {
-			return fmt.Errorf("stats: %s cannot filter %s", f.Dim.Name, q.Table)
+	for _, g := range q.Filters {
+		for _, f := range g.leaves() {
+			if len(f.Any) > 0 {
+				return errors.New("stats: a group of filters holds a group")
+			}
+			if err := f.fits(q.Table); err != nil {
+				return err
+			}
 		}
 	}
 	for _, m := range q.Metrics {
@@ -357,14 +401,7 @@ func (q Query) check() error {
 			return errors.New("stats: can only order by a selected metric or dimension")
 		}
 	}
-	for _, f := range q.Filters {
-		if f.Set != nil && len(f.Set) == 0 || f.Contains != nil && len(f.Contains) == 0 || f.Matches != nil && len(f.Matches) == 0 {
-			return errors.New("stats: an In, Contain or Match filter needs at least one value")
-		}
-		if f.Dim.visit && !f.Plain() {
-			return fmt.Errorf("stats: %s selects visits by one value only", f.Dim.Name)
-		}
-	}
+
 	if q.WithTotals && len(q.Dimensions) == 0 {
 		return errors.New("stats: totals need dimensions to total over")
 	}

@@ -364,26 +364,40 @@ func (q *V2Query) parseFilters(raw []any) ([]queryFilter, error) {
 				q.Segment, q.segmentField = model.SegmentID(strings.TrimSpace(l.values[0])), field
 				continue
 			}
-			f, err := queryFilterOf(l.op, l.name, l.values, field)
-			if err != nil {
-				return nil, err
-			}
-			if l.visits != "" {
-				if _, ok := f.Dim.exprs[Events]; !ok || !l.ofEvent() {
-					return nil, errs.InvalidField(field, "%s takes a filter on an event's dimension (event:page, event:hostname, "+
-						"event:name, event:props:<key>), not %s", l.visits, l.name)
+			var group []Filter
+			for _, x := range l.leaves() {
+				f, err := leafFilter(x, field)
+				if err != nil {
+					return nil, err
 				}
-				f = f.OfVisits(l.visits == "has_not_done")
-			}
-			if f.Dim.visit {
-				if props++; props > MaxPropFilters {
-					return nil, errs.InvalidField(field, "at most %d prop filters", MaxPropFilters)
+				if f.Dim.visit {
+					if props++; props > MaxPropFilters {
+						return nil, errs.InvalidField(field, "at most %d prop filters", MaxPropFilters)
+					}
 				}
+				group = append(group, f)
+			}
+			f := group[0]
+			if len(l.any) > 0 {
+				f = AnyOf(group...)
 			}
 			out = append(out, queryFilter{index: i, filter: f})
 		}
 	}
 	return out, nil
+}
+
+// leafFilter is the filter of l, a filter on one dimension.
+func leafFilter(l filterLeaf, field string) (Filter, error) {
+	f, err := queryFilterOf(l.op, l.name, l.values, field)
+	if err != nil || l.visits == "" {
+		return f, err
+	}
+	if _, ok := f.Dim.exprs[Events]; !ok || !l.ofEvent() {
+		return Filter{}, errs.InvalidField(field, "%s takes a filter on an event's dimension (event:page, event:hostname, "+
+			"event:name, event:props:<key>), not %s", l.visits, l.name)
+	}
+	return f.OfVisits(l.visits == "has_not_done"), nil
 }
 
 // filterOps are the operators of a filter on a dimension, each with its
@@ -399,11 +413,37 @@ const maxFilterDepth = 8
 
 // filterLeaf is a filter on one dimension: [op, name, values], of the
 // visits with (has_done) or without (has_not_done) such an event when
-// visits says so.
+// visits says so; or, when any holds filters, a group of them (an or).
 type filterLeaf struct {
 	op, name string
 	values   []string
 	visits   string
+	any      []filterLeaf
+}
+
+// maxGroupFilters bounds the filters an or of several dimensions joins.
+const maxGroupFilters = 20
+
+// leaves are l's filters: l, or its group's.
+func (l filterLeaf) leaves() []filterLeaf {
+	if len(l.any) > 0 {
+		return l.any
+	}
+	return []filterLeaf{l}
+}
+
+// negate is l keeping what it does not: is_not for is, has_not_done for
+// has_done.
+func (l filterLeaf) negate() filterLeaf {
+	switch l.visits {
+	case "":
+		l.op = filterOps[l.op]
+	case "has_done":
+		l.visits = "has_not_done"
+	default:
+		l.visits = "has_done"
+	}
+	return l
 }
 
 // ofEvent reports whether l is on an event's own dimension.
@@ -411,17 +451,16 @@ func (l filterLeaf) ofEvent() bool {
 	return strings.HasPrefix(l.name, "event:") && l.name != "event:goal"
 }
 
-// readFilter reads a filter of the body into filters on one dimension
-// each, all of which apply: [op, dimension, [values]] is one; ["and",
-// [filters]] is its filters' together; ["or", [filters]] is one, when its
-// filters are of one dimension with one operator that selects (is,
-// contains or matches: their values together); ["not", filter] is one, the
-// negation of a filter that is one (is_not for is: not of an or is then
-// none of its values; has_not_done for has_done); ["has_done", filter] and
-// ["has_not_done", filter] are one, of an event's dimension, keeping the
-// visits with (without) such an event. What comes down to no such list —
-// an or across dimensions, a not of an and — is a 400: tally's reports
-// apply filters together, dimension by dimension.
+// readFilter reads a filter of the body into filters, all of which apply,
+// each on one dimension or an or of such (a group): [op, dimension,
+// [values]] is one; ["and", [filters]] is its filters' together; ["or",
+// [filters]] is one (orOf), of filters and ors, not of ands; ["not",
+// filter] negates (is_not for is, has_not_done for has_done): not of an or
+// is its filters negated, all of which apply, and not of an and is an or of
+// them negated; ["has_done", filter] and ["has_not_done", filter] are one,
+// of an event's dimension, keeping the visits with (without) such an event.
+// What tally cannot apply — an or of ands, a segment in an or or a not — is
+// a 400 naming field.
 func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 	f, ok := raw.([]any)
 	if !ok || len(f) == 0 {
@@ -448,7 +487,7 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 				return nil, err
 			}
 			if op == "or" && len(leaves) != 1 {
-				return nil, errs.InvalidField(field, "an or joins filters of one dimension; tally cannot join an and or a segment into it")
+				return nil, errs.InvalidField(field, "an or joins filters and ors, not an and: tally cannot apply an or of ands")
 			}
 			out = append(out, leaves...)
 		}
@@ -464,18 +503,22 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(leaves) != 1 || leaves[0].name == SegmentParam {
-			return nil, errs.InvalidField(field, "not takes a filter of one dimension; tally cannot negate an and or a segment")
+		// not of an or is none of it (an and of its filters negated), not
+		// of an and is any of them negated (an or)
+		var negated []filterLeaf
+		for _, l := range leaves {
+			if l.name == SegmentParam || (len(l.any) > 0 && len(leaves) > 1) {
+				return nil, errs.InvalidField(field, "not takes filters and ors, or an and of filters; tally cannot negate a segment, "+
+					"or an and holding an or")
+			}
+			for _, x := range l.leaves() {
+				negated = append(negated, x.negate())
+			}
 		}
-		switch l := &leaves[0]; l.visits {
-		case "":
-			l.op = filterOps[l.op]
-		case "has_done":
-			l.visits = "has_not_done"
-		default:
-			l.visits = "has_done"
+		if len(leaves) > 1 {
+			return orOf(negated, field)
 		}
-		return leaves, nil
+		return negated, nil
 	case "has_done", "has_not_done":
 		if len(f) != 2 {
 			return nil, errs.InvalidField(field, "%s is [%q, filter]", op, op)
@@ -484,7 +527,7 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(leaves) != 1 || leaves[0].visits != "" || !leaves[0].ofEvent() {
+		if len(leaves) != 1 || leaves[0].visits != "" || len(leaves[0].any) > 0 || !leaves[0].ofEvent() {
 			return nil, errs.InvalidField(field, "%s takes one filter on an event's dimension (event:page, event:hostname, "+
 				"event:name, event:props:<key>)", op)
 		}
@@ -509,25 +552,32 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 	return []filterLeaf{{op: op, name: name, values: values}}, nil
 }
 
-// orOf is the one filter an or of leaves is: one dimension, one operator
-// that selects, their values together.
+// orOf is the one filter an or of leaves is (each a filter or a group):
+// of one dimension and one operator that selects, a filter of their values
+// together; else a group of them all, at most maxGroupFilters.
 func orOf(leaves []filterLeaf, field string) ([]filterLeaf, error) {
-	out := filterLeaf{op: leaves[0].op, name: leaves[0].name, visits: leaves[0].visits}
+	var all []filterLeaf
 	for _, l := range leaves {
-		if l.name != out.name || l.op != out.op || l.visits != out.visits || l.name == SegmentParam {
-			return nil, errs.InvalidField(field, "an or joins filters of one dimension with one operator; tally cannot join %s %s and %s %s",
-				out.name, out.op, l.name, l.op)
+		if l.name == SegmentParam {
+			return nil, errs.InvalidField(field, "an or cannot hold a segment")
 		}
-		if strings.HasSuffix(l.op, "_not") {
-			return nil, errs.InvalidField(field, "an or joins filters of is, contains or matches (or matches_wildcard); "+
-				"use not of an or for none of the values")
+		all = append(all, l.leaves()...)
+	}
+	first := all[0]
+	merged := filterLeaf{op: first.op, name: first.name, visits: first.visits}
+	for _, l := range all {
+		if l.name != first.name || l.op != first.op || l.visits != first.visits || strings.HasSuffix(l.op, "_not") {
+			if len(all) > maxGroupFilters {
+				return nil, errs.InvalidField(field, "an or joins at most %d filters", maxGroupFilters)
+			}
+			return []filterLeaf{{any: all}}, nil
 		}
-		out.values = append(out.values, l.values...)
+		merged.values = append(merged.values, l.values...)
 	}
-	if len(out.values) > maxFilterValues {
-		return nil, errs.InvalidField(field, "a filter has at most %d values, an or's together", maxFilterValues)
+	if len(merged.values) > maxFilterValues {
+		return nil, errs.InvalidField(field, "a filter has at most %d values, an or's of one dimension together", maxFilterValues)
 	}
-	return []filterLeaf{out}, nil
+	return []filterLeaf{merged}, nil
 }
 
 // maxFilterValues bounds the values of a filter.

@@ -132,14 +132,15 @@ func (q *V2Query) planGoals() error {
 
 // filterFits refuses a filter the table cannot apply (Query.check's rule,
 // as a 400 naming the filter).
-func filterFits(f Filter, t Table, index int) error {
-	field := fmt.Sprintf("filters.%d", index)
-	if _, ok := f.Dim.exprs[t]; ok && !f.Dim.visit || f.Visits {
-		return nil
-	}
-	if f.Not {
-		return errs.InvalidField(field, "an event's dimension selects the visits with such an event when the query counts visits: "+
-			"it takes is, contains or matches, not their negations")
+func filterFits(g Filter, t Table, index int) error {
+	for _, f := range g.leaves() {
+		if _, ok := f.Dim.exprs[t]; ok && !f.Dim.visit || f.Visits {
+			continue
+		}
+		if f.Not {
+			return errs.InvalidField(fmt.Sprintf("filters.%d", index), "an event's dimension selects the visits with such an event "+
+				"when the query counts visits: it takes is, contains or matches, not their negations")
+		}
 	}
 	return nil
 }

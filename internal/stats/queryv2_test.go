@@ -59,20 +59,27 @@ func TestParseQueryBodyRefusals(t *testing.T) {
 		{"operator", with(func(b *QueryBody) {
 			b.Filters = []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"matches_wildcard", "visit:os", []any{"iOS*"}}}
 		}), "filters.1"},
-		{"or across dimensions", with(func(b *QueryBody) {
-			b.Filters = []any{[]any{"or", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"is", "visit:country", []any{"DE"}}}}}
-		}), "filters.0"},
-		{"or of two operators", with(func(b *QueryBody) {
-			b.Filters = []any{[]any{"or", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"contains", "visit:os", []any{"Mac"}}}}}
-		}), "filters.0"},
-		{"or of negations", with(func(b *QueryBody) {
-			b.Filters = []any{[]any{"or", []any{[]any{"is_not", "visit:os", []any{"iOS"}}, []any{"is_not", "visit:os", []any{"Linux"}}}}}
-		}), "filters.0"},
 		{"or of an and", with(func(b *QueryBody) {
 			b.Filters = []any{[]any{"or", []any{[]any{"and", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"is", "visit:os", []any{"Linux"}}}}}}}
 		}), "filters.0"},
-		{"not of an and", with(func(b *QueryBody) {
-			b.Filters = []any{[]any{"not", []any{"and", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"is", "visit:country", []any{"DE"}}}}}}
+		{"not of an and holding an or", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"not", []any{"and", []any{[]any{"is", "visit:os", []any{"iOS"}},
+				[]any{"or", []any{[]any{"is", "visit:country", []any{"DE"}}, []any{"is", "visit:os", []any{"Linux"}}}}}}}}
+		}), "filters.0"},
+		{"a segment in an or", with(func(b *QueryBody) {
+			b.Filters = []any{[]any{"or", []any{[]any{"is", "segment", []any{"x"}}, []any{"is", "visit:os", []any{"Linux"}}}}}
+		}), "filters.0"},
+		{"an or of 21 dimensions' filters", with(func(b *QueryBody) {
+			var fs []any
+			for i := range 21 {
+				dim := []string{"visit:os", "visit:browser"}[i%2]
+				fs = append(fs, []any{"is", dim, []any{fmt.Sprint("x", i)}})
+			}
+			b.Filters = []any{[]any{"or", fs}}
+		}), "filters.0"},
+		{"an or's negated page with visits", with(func(b *QueryBody) {
+			b.Metrics = []string{"visits"}
+			b.Filters = []any{[]any{"or", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"is_not", "event:page", []any{"/"}}}}}
 		}), "filters.0"},
 		{"not of a segment", with(func(b *QueryBody) { b.Filters = []any{[]any{"not", []any{"is", "segment", []any{"x"}}}} }), "filters.0"},
 		{"not of two", with(func(b *QueryBody) { b.Filters = []any{[]any{"not", []any{"is", "visit:os", []any{"iOS"}}, []any{}}} }), "filters.0"},
@@ -85,9 +92,6 @@ func TestParseQueryBodyRefusals(t *testing.T) {
 		{"has_done of an and", with(func(b *QueryBody) {
 			b.Filters = []any{[]any{"has_done", []any{"and", []any{[]any{"is", "event:name", []any{"Signup"}},
 				[]any{"is", "event:page", []any{"/"}}}}}}
-		}), "filters.0"},
-		{"or of has_done and is", with(func(b *QueryBody) {
-			b.Filters = []any{[]any{"or", []any{[]any{"has_done", []any{"is", "event:page", []any{"/a"}}}, []any{"is", "event:page", []any{"/b"}}}}}
 		}), "filters.0"},
 		{"has_done of a goal", with(func(b *QueryBody) {
 			b.Filters = []any{[]any{"has_done", []any{"is", "event:goal", []any{"Signup"}}}}
@@ -301,6 +305,27 @@ func TestNegatedAndMatchFilters(t *testing.T) {
 		t.Error("a negated page filter selected visits")
 	}
 
+	// a group: its filters joined by OR, each as it filters alone (a page
+	// of sessions as the visits with one); no rollup holds it
+	q = Query{Table: Sessions, Site: "s1", From: from, To: to, Metrics: []Metric{SessionCount}, Rollups: true,
+		Filters: []Filter{AnyOf(Eq(Country, "DE"), Contain(Pathname, []string{"/blog"}))}}
+	sql, args, err = q.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(sql, " AND (country_code = ? OR session_id IN (SELECT session_id FROM events WHERE site_key = cityHash64(?) AND "+
+		"ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND (position(pathname, ?) > 0)))") ||
+		args[len(args)-7] != "DE" || args[len(args)-1] != "/blog" {
+		t.Errorf("a group:\n%s\n%v", sql, args)
+	}
+	if _, rolled := q.rollupPlan(); rolled {
+		t.Error("a group read a rollup")
+	}
+	q.Filters = []Filter{AnyOf(Eq(Country, "DE"), NotEq(Pathname, "/"))}
+	if _, _, err := q.Build(); err == nil {
+		t.Error("a group's negated page selected visits")
+	}
+
 	// has_not_done on events: the events of visits without a Signup, read
 	// from a day before the range (a visit that started then) to a day after
 	q = Query{Table: Events, Site: "s1", From: from, To: to, Metrics: []Metric{EventCount},
@@ -367,6 +392,17 @@ func TestLogicalFilters(t *testing.T) {
 			[]Filter{In(Pathname, []string{"/a", "/b"}).OfVisits(true)}},
 		{"not of has_done", []any{"not", []any{"has_done", []any{"is_not", "event:page", []any{"/"}}}},
 			[]Filter{NotEq(Pathname, "/").OfVisits(true)}},
+		// across dimensions, an or is a group; not of an and is one too
+		{"or across dimensions", op("or", is("visit:country", "de"), []any{"contains", "event:page", []any{"blog"}}),
+			[]Filter{AnyOf(Eq(Country, "DE"), Contain(Pathname, []string{"blog"}))}},
+		{"or of ors", op("or", op("or", is("visit:os", "iOS"), is("visit:country", "de")), is("visit:os", "Linux")),
+			[]Filter{AnyOf(Eq(OS, "iOS"), Eq(Country, "DE"), Eq(OS, "Linux"))}},
+		{"or of negations", op("or", []any{"is_not", "visit:os", []any{"iOS"}}, []any{"is_not", "visit:os", []any{"Linux"}}),
+			[]Filter{AnyOf(NotEq(OS, "iOS"), NotEq(OS, "Linux"))}},
+		{"not of an and", []any{"not", op("and", is("visit:os", "iOS"), []any{"has_done", is("event:name", "Signup")})},
+			[]Filter{AnyOf(NotEq(OS, "iOS"), Eq(EventName, "Signup").OfVisits(true))}},
+		{"not of an or across dimensions: none of them", []any{"not", op("or", is("visit:os", "iOS"), is("visit:country", "de"))},
+			[]Filter{NotEq(OS, "iOS"), NotEq(Country, "DE")}},
 		{"has_done of a prop", []any{"has_done", is("event:props:plan", "pro")}, []Filter{Eq(PropFilter("plan"), "pro").OfVisits(false)}},
 	}
 	for _, tt := range tests {

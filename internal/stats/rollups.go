@@ -162,7 +162,7 @@ func (r rollup) holds(q Query) bool {
 		}
 	}
 	for _, f := range q.Filters {
-		if f.Visits || !r.hasDim(f.Dim) {
+		if f.Visits || len(f.Any) > 0 || !r.hasDim(f.Dim) {
 			return false
 		}
 	}

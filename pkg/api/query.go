@@ -23,9 +23,9 @@ type QueryRequest struct {
 	// Filters all apply: each []any{operator, dimension, []string{values}}
 	// with operator is, is_not, contains, contains_not, matches,
 	// matches_not, matches_wildcard or matches_wildcard_not; a logical
-	// filter []any{"and" or "or", []any{filters}} or []any{"not", filter},
-	// as far as each comes down to filters on one dimension (see the
-	// README); or []any{"has_done" or "has_not_done", filter}.
+	// filter []any{"and" or "or", []any{filters}} (no or of ands; see the
+	// README) or []any{"not", filter}; or []any{"has_done" or
+	// "has_not_done", filter}.
 	Filters []any `json:"filters,omitempty"`
 	// OrderBy is a list of [metric or dimension, "asc" or "desc"].
 	OrderBy    [][]string       `json:"order_by,omitempty"`
