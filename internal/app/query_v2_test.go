@@ -644,6 +644,8 @@ func TestQueryV2Refusals(t *testing.T) {
 		{"time labels without time", q(`,"metrics":["visitors"],"dimensions":["visit:os"],"include":{"time_labels":true}`), "include.time_labels"},
 		{"or of an and", q(`,"metrics":["visitors"],"filters":[["or",[["and",[["is","visit:os",["iOS"]],["is","visit:country",["DE"]]]]]]]`), "filters.0"},
 		{"not a pattern", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["matches","event:page",["(?<n>x)"]]]`), "filters.1"},
+		{"a quote without its end", q(`,"metrics":["visitors"],"filters":[["matches","visit:source",["^\\Q(a"]]]`), "filters.0"},
+		{"a class RE2 does not name", q(`,"metrics":["visitors"],"filters":[["matches","event:page",["\\p{Letter}"]]]`), "filters.0"},
 		{"a page matches_not with visits", q(`,"metrics":["visits"],"filters":[["matches_not","event:page",["^/$"]]]`), "filters.0"},
 		{"a bad country", q(`,"metrics":["visitors"],"filters":[["is","visit:os",["iOS"]],["is","visit:country",["Germany"]]]`), "filters.1"},
 		{"a page is_not with visits", q(`,"metrics":["visits"],"filters":[["is_not","event:page",["/"]]]`), "filters.0"},

@@ -428,12 +428,19 @@ func TestLogicalFilters(t *testing.T) {
 }
 
 func TestCheckPattern(t *testing.T) {
-	for _, p := range []string{`^/blog/[^/]+$`, `(?i)google|bing`, `\.html$`, `[a-z]{500}`, `\pL+`, `\Q/a.b\E`} {
+	for _, p := range []string{`^/blog/[^/]+$`, `(?i)google|bing`, `\.html$`, `[a-z]{500}`, `\pL+`, `\Q/a.b\E`,
+		`\p{Greek}`, `[\P{^Greek}\p{Han}\pN]`, `\p{Any}`, `\p{Lu}`, `\\p{greek}`, `\Q\p{greek}\E`} {
 		if err := CheckPattern(p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	for _, p := range []string{`/blog/(`, `a{1001}`, `(?<y>\d+)`, `(?P<y>\d{4})`, `\pL{40}`, `\C`, `a**`, `(?z)a`} {
+	// RE2, as ClickHouse 18.16 and current releases have it, refuses what
+	// Go reads: a \Q that runs to the end (and so past the group the
+	// pattern is sent in), the classes Cn and LC, and the names Go takes
+	// since 1.25 (aliases, ASCII, Assigned, any case)
+	for _, p := range []string{`/blog/(`, `a{1001}`, `(?<y>\d+)`, `(?P<y>\d{4})`, `\pL{40}`, `\C`, `a**`, `(?z)a`,
+		`\Q/a.b`, `x|\Q(`, `\p{Cn}`, `[\P{LC}]`, `\p{^Cn}`, `\p{ASCII}`, `\p{Assigned}`, `\p{Letter}`, `\p{greek}`,
+		`\pl`, `\p{any}`, `\p{ lu }`, `a\PL\p{Lowercase_Letter}`} {
 		if err := CheckPattern(p); err == nil {
 			t.Errorf("%s was taken", p)
 		}
