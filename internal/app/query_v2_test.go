@@ -475,6 +475,14 @@ func TestQueryV2(t *testing.T) {
 			[]string{"visitors", "visits", "bounce_rate"}, 2, 2, 50)
 		agg("pages by pattern select their visits", []any{[]any{"matches", "event:page", []string{"^/pricing$", "^/blog/b$"}}},
 			[]string{"visitors", "visits", "bounce_rate"}, 3, 3, 0)
+		// an empty value is its label to a filter, as to the rows: no visit
+		// had a UTM parameter, and all five are (none)
+		vpv := []string{"visitors", "pageviews", "visits"}
+		agg("is the label of none", []any{[]any{"is", "visit:utm_source", []string{"(none)"}}}, vpv, 5, 8, 5)
+		agg("is_not the label of none", []any{[]any{"is_not", "visit:utm_source", []string{"(none)", "x"}}}, vpv, 0, 0, 0)
+		agg("the label matches", []any{[]any{"matches", "visit:utm_medium", []string{`^\(none\)$`}}}, vpv, 5, 8, 5)
+		agg("the label contains", []any{[]any{"contains_not", "visit:utm_campaign", []string{"one"}}}, vpv, 0, 0, 0)
+		agg("the label does not match", []any{[]any{"matches", "visit:utm_content", []string{"^x", `^\($`}}}, vpv, 0, 0, 0)
 		// has_done and has_not_done keep the visits with (without) such an
 		// event, and all their events: ann signed up, on a visit of 2
 		// pageviews; the four others did not (ben and dan bounced)

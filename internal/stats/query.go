@@ -31,6 +31,10 @@ type Filter struct {
 	// Matches keeps rows whose dimension matches one of these regular
 	// expressions (RE2 syntax, anywhere in the value: CheckPattern).
 	Matches []string
+	// OrEmpty keeps, beside Contains or Matches, the rows whose dimension
+	// is empty: a v2 dimension labels an empty value (Unknown, ZZ, (none)),
+	// and its label contains (matches) one of them.
+	OrEmpty bool
 	// Visits keeps the rows of the visits with an event the rest of f
 	// keeps (of an events' dimension), or with Without of the visits with
 	// none: a visit's other events too, and for sessions the visits.
@@ -286,6 +290,10 @@ func (f Filter) condition(expr string) (string, []any) {
 		}
 		var parts []string
 		args = nil
+		if f.OrEmpty {
+			parts = append(parts, expr+" = ?")
+			args = append(append(args, f.Dim.args...), "")
+		}
 		for _, v := range texts {
 			if f.Matches != nil {
 				v = matchPattern(v)

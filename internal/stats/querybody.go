@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -616,6 +617,8 @@ func queryFilterOf(op, name string, values []string, field string) (Filter, erro
 		return Eq(PropFilter(key), values[0]), nil
 	}
 	var dim Dimension
+	// an empty value is read as its label, as the rows have it
+	label := queryDims[name].empty
 	if name == "event:name" {
 		dim = EventName
 	} else if param, ok := queryFilterParams[name]; ok {
@@ -624,9 +627,16 @@ func queryFilterOf(op, name string, values []string, field string) (Filter, erro
 				dim = p.Dim
 				if op == "is" || op == "is_not" {
 					for i, v := range values {
+						if v == label {
+							values[i] = ""
+							continue
+						}
 						clean, valid := p.parse(v)
 						if !valid {
 							return Filter{}, errs.InvalidField(field, "a value of %s must be %s", name, p.rule)
+						}
+						if clean == label {
+							clean = ""
 						}
 						values[i] = clean
 					}
@@ -661,8 +671,15 @@ func queryFilterOf(op, name string, values []string, field string) (Filter, erro
 	switch {
 	case op == "contains" || op == "contains_not":
 		f = Contain(dim, values)
+		for _, v := range values {
+			f.OrEmpty = f.OrEmpty || label != "" && strings.Contains(label, v)
+		}
 	case strings.HasPrefix(op, "matches"):
 		f = Match(dim, values)
+		for _, v := range values {
+			re, err := regexp.Compile(v)
+			f.OrEmpty = f.OrEmpty || label != "" && err == nil && re.MatchString(label)
+		}
 	case len(values) == 1:
 		f = Eq(dim, values[0])
 	default:

@@ -404,6 +404,15 @@ func TestLogicalFilters(t *testing.T) {
 		{"not of an or across dimensions: none of them", []any{"not", op("or", is("visit:os", "iOS"), is("visit:country", "de"))},
 			[]Filter{NotEq(OS, "iOS"), NotEq(Country, "DE")}},
 		{"has_done of a prop", []any{"has_done", is("event:props:plan", "pro")}, []Filter{Eq(PropFilter("plan"), "pro").OfVisits(false)}},
+		// an empty value is its dimension's label (ZZ, Unknown, (none)) to a
+		// filter, as to the rows
+		{"the label of no country", is("visit:country", "zz", "de"), []Filter{In(Country, []string{"", "DE"})}},
+		{"the label of no device", []any{"is_not", "visit:device", []any{"Unknown"}}, []Filter{NotEq(Device, "")}},
+		{"a label that matches", []any{"matches_not", "visit:browser", []any{"^Chrome", "(?i)^unk"}},
+			[]Filter{{Dim: Browser, Matches: []string{"^Chrome", "(?i)^unk"}, OrEmpty: true, Not: true}}},
+		{"a label that contains", []any{"contains", "visit:utm_source", []any{"news", "(no"}},
+			[]Filter{{Dim: UTMSource, Contains: []string{"news", "(no"}, OrEmpty: true}}},
+		{"a label that does not", []any{"contains", "visit:utm_source", []any{"news"}}, []Filter{Contain(UTMSource, []string{"news"})}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,5 +453,17 @@ func TestCheckPattern(t *testing.T) {
 		if err := CheckPattern(p); err == nil {
 			t.Errorf("%s was taken", p)
 		}
+	}
+}
+
+// A filter whose label of none matches keeps the empty values too.
+func TestEmptyLabelCondition(t *testing.T) {
+	f := Filter{Dim: Browser, Matches: []string{"^Chrome", "(?i)^unk"}, OrEmpty: true, Not: true}
+	cond, args := f.condition("browser")
+	if want := "NOT ((browser = ? OR match(browser, ?) OR match(browser, ?)))"; cond != want {
+		t.Errorf("condition %s, want %s", cond, want)
+	}
+	if diff := cmp.Diff([]any{"", "(?:^Chrome)", "(?:(?i)^unk)"}, args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
 	}
 }
