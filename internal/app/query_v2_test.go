@@ -696,3 +696,47 @@ func TestQueryV2Refusals(t *testing.T) {
 		t.Errorf("another account's site: %d %+v, want 404 site_not_found", status, e.Error)
 	}
 }
+
+// A payment's event belongs to no visit (its session is none): has_done and
+// has_not_done, which keep visits and their events, keep no such event,
+// whatever its page.
+func TestQueryV2VisitsWithoutPayments(t *testing.T) {
+	h, c, site := querySite(t)
+	ctx := context.Background()
+	// ann pays after her visit from Google (its entry page /), dan after his
+	// from Hacker News (/blog/a): two events named Paid, on those pages
+	for _, p := range []struct{ visitor, at string }{{"ann", "2026-06-01 10:05:00"}, {"dan", "2026-06-03 15:05:00"}} {
+		at, _ := time.Parse(time.DateTime, p.at)
+		h.clock.Set(at)
+		pay := payment(site, "20", "USD")
+		pay.VisitorID, pay.EventName, pay.TransactionID = p.visitor, "Paid", "t-"+p.visitor
+		if _, err := c.Payment(ctx, pay); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.waitCount(int64(11), "SELECT count() FROM events WHERE site_id = ?", site)
+	for _, tt := range []struct {
+		name   string
+		filter []any
+		want   []float64 // events, visitors
+	}{
+		// cat's visit (2 pageviews) and dan's (1)
+		{"has_done of a page", []any{"has_done", []any{"is", "event:page", []string{"/blog/a"}}}, []float64{3, 2}},
+		// ann's (3 events), ben's (1), eve's (2)
+		{"has_not_done of a page", []any{"has_not_done", []any{"is", "event:page", []string{"/blog/a"}}}, []float64{6, 3}},
+		// every visit, none of them on /nowhere
+		{"has_not_done of no page", []any{"has_not_done", []any{"is", "event:page", []string{"/nowhere"}}}, []float64{9, 5}},
+		{"has_done of the payment", []any{"has_done", []any{"is", "event:name", []string{"Paid"}}}, []float64{0, 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := c.Query(ctx, api.QueryRequest{SiteID: site, DateRange: queryWeek, Metrics: []string{"events", "visitors"},
+				Filters: []any{tt.filter}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]api.QueryResult{{Metrics: tt.want, Dimensions: []string{}}}, res.Results); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -205,6 +205,11 @@ func filterCondition(t Table, site model.SiteID, from, to time.Time, f Filter) (
 		if f.Without {
 			cond = "NOT (" + cond + ")"
 		}
+		if t != Sessions {
+			// an event of no visit (a payment's, session 0) is of neither
+			// kind: session 0 gathers them all, whatever each did
+			cond = "(session_id != 0 AND " + cond + ")"
+		}
 		return cond, args
 	case !ok || f.Dim.visit:
 		// an events-only dimension (the page) filtering sessions, or a

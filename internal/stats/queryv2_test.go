@@ -335,8 +335,8 @@ func TestNegatedAndMatchFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = "SELECT toFloat64(count()) AS m0 FROM events WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND " +
-		"toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND NOT (session_id IN (SELECT session_id FROM events " +
-		"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND name = ?))"
+		"toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND (session_id != 0 AND NOT (session_id IN (SELECT session_id FROM events " +
+		"WHERE site_key = cityHash64(?) AND ts >= ? AND ts < ? AND toDate(ts) >= toDate(?) - 1 AND toDate(ts) <= toDate(?) + 1 AND name = ?)))"
 	if sql != want {
 		t.Errorf("sql:\n%s\nwant\n%s", sql, want)
 	}
