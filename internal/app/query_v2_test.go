@@ -466,6 +466,13 @@ func TestQueryV2(t *testing.T) {
 			[]any{"is", "visit:source", []string{"Google"}}}}}, vp, 4, 6)
 		agg("or of a visit's and an event's", []any{[]any{"or", []any{[]any{"is", "visit:device", []string{"Mobile"}},
 			[]any{"is", "event:page", []string{"/pricing"}}}}}, []string{"visitors", "pageviews", "visits", "bounce_rate"}, 4, 5, 4, 25)
+		// without /pricing (ben, cat, dan) or without /blog/a (ann, ben,
+		// eve): every visit; without either (has_not_done of the or): ben's
+		// alone
+		agg("or of has_not_done", []any{[]any{"or", []any{[]any{"has_not_done", []any{"is", "event:page", []string{"/pricing"}}},
+			[]any{"has_not_done", []any{"is", "event:page", []string{"/blog/a"}}}}}}, []string{"visits"}, 5)
+		agg("has_not_done of an or", []any{[]any{"has_not_done", []any{"or", []any{[]any{"is", "event:page", []string{"/pricing"}},
+			[]any{"is", "event:page", []string{"/blog/a"}}}}}}, []string{"visits"}, 1)
 		agg("not of an and", []any{[]any{"not", []any{"and", []any{[]any{"is", "visit:country", []string{"GB"}},
 			[]any{"is", "visit:device", []string{"Desktop"}}}}}}, vp, 3, 4)
 		// an event's dimension selects the visits with such an event: cat's

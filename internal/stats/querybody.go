@@ -567,7 +567,10 @@ func orOf(leaves []filterLeaf, field string) ([]filterLeaf, error) {
 	first := all[0]
 	merged := filterLeaf{op: first.op, name: first.name, visits: first.visits}
 	for _, l := range all {
-		if l.name != first.name || l.op != first.op || l.visits != first.visits || strings.HasSuffix(l.op, "_not") {
+		// negations do not merge: without one event or without another
+		// is no one filter, nor is "not a" or "not b"
+		if l.name != first.name || l.op != first.op || l.visits != first.visits || strings.HasSuffix(l.op, "_not") ||
+			l.visits == "has_not_done" {
 			if len(all) > maxGroupFilters {
 				return nil, errs.InvalidField(field, "an or joins at most %d filters", maxGroupFilters)
 			}

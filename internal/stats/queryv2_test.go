@@ -436,6 +436,29 @@ func TestLogicalFilters(t *testing.T) {
 	}
 }
 
+// An or of has_not_done is a group: without one event or without another
+// is no one filter (merged, it would keep the visits without either).
+func TestOrOfHasNotDone(t *testing.T) {
+	without := func(page string) []any { return []any{"has_not_done", []any{"is", "event:page", []any{page}}} }
+	for _, f := range [][]any{
+		{"or", []any{without("/a"), without("/b")}},
+		{"or", []any{without("/a"), []any{"not", []any{"has_done", []any{"is", "event:page", []any{"/b"}}}}}},
+	} {
+		q, err := ParseQueryBody(QueryBody{SiteID: "s1", DateRange: "7d", Metrics: []string{"visits"}, Filters: []any{f}})
+		if err != nil {
+			t.Fatalf("%v: %v", f, err)
+		}
+		want := []Filter{AnyOf(Eq(Pathname, "/a").OfVisits(true), Eq(Pathname, "/b").OfVisits(true))}
+		var got []Filter
+		for _, qf := range q.filters {
+			got = append(got, qf.filter)
+		}
+		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b Dimension) bool { return a.Name == b.Name })); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", f, diff)
+		}
+	}
+}
+
 func TestCheckPattern(t *testing.T) {
 	for _, p := range []string{`^/blog/[^/]+$`, `(?i)google|bing`, `\.html$`, `[a-z]{500}`, `\pL+`, `\Q/a.b\E`,
 		`\p{Greek}`, `[\P{^Greek}\p{Han}\pN]`, `\p{Any}`, `\p{Lu}`, `\\p{greek}`, `\Q\p{greek}\E`} {
