@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -73,4 +74,27 @@ func sorted(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// A v2 query's filters are the document's: a filter on a dimension, and the
+// logical filters of two items.
+func TestOpenAPIQueryFilters(t *testing.T) {
+	doc, err := openapi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := doc.Components.Schemas["QueryRequest"].Value
+	for _, filters := range []string{
+		`[["is", "visit:country", ["DE"]]]`,
+		`[["not", ["is", "visit:country", ["DE"]]], ["has_done", ["is", "event:name", ["Signup"]]]]`,
+		`[["or", [["is", "visit:country", ["DE"]], ["is", "visit:country", ["FR"]]]], ["and", [["is", "visit:os", ["iOS"]]]]]`,
+	} {
+		var body map[string]any
+		if err := json.Unmarshal([]byte(`{"site_id": "s", "date_range": "7d", "metrics": ["visitors"], "filters": `+filters+`}`), &body); err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.VisitJSON(body); err != nil {
+			t.Errorf("%s: %v", filters, err)
+		}
+	}
 }
