@@ -500,6 +500,10 @@ func TestQueryV2(t *testing.T) {
 			[]string{"visitors", "pageviews", "visits"}, 3, 5, 3)
 		// cat's and dan's visits have a page that is neither / nor /pricing
 		agg("has_done of is_not", []any{[]any{"has_done", []any{"is_not", "event:page", []string{"/", "/pricing"}}}}, vp, 2, 3)
+		// a Signup (ann) or /blog/b (cat); neither (ben, dan, eve)
+		signupOrB := []any{"or", []any{signup, []any{"is", "event:page", []string{"/blog/b"}}}}
+		agg("has_done of an or across dimensions", []any{[]any{"has_done", signupOrB}}, []string{"visits"}, 2)
+		agg("has_not_done of an or across dimensions", []any{[]any{"has_not_done", signupOrB}}, []string{"visits"}, 3)
 		t.Run("has_done, by page and by source", func(t *testing.T) {
 			results(t, api.QueryRequest{Metrics: []string{"pageviews"}, Dimensions: []string{"event:page"},
 				Filters: []any{[]any{"has_done", signup}}},

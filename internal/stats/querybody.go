@@ -528,12 +528,25 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(leaves) != 1 || leaves[0].visits != "" || len(leaves[0].any) > 0 || !leaves[0].ofEvent() {
-			return nil, errs.InvalidField(field, "%s takes one filter on an event's dimension (event:page, event:hostname, "+
-				"event:name, event:props:<key>)", op)
+		bad := errs.InvalidField(field, "%s takes one filter on an event's dimension (event:page, event:hostname, "+
+			"event:name, event:props:<key>), or an or of such", op)
+		if len(leaves) != 1 {
+			return nil, bad
 		}
-		leaves[0].visits = op
-		return leaves, nil
+		// of an or: the visits with an event of one of its filters (an or
+		// of has_done), or with none of them (has_not_done of each)
+		var out []filterLeaf
+		for _, l := range leaves[0].leaves() {
+			if l.visits != "" || !l.ofEvent() {
+				return nil, bad
+			}
+			l.visits = op
+			out = append(out, l)
+		}
+		if op == "has_done" && len(out) > 1 {
+			return []filterLeaf{{any: out}}, nil
+		}
+		return out, nil
 	}
 	if _, ok := filterOps[op]; !ok {
 		return nil, errs.InvalidField(field, "the operator must be is, is_not, contains, contains_not, matches, matches_not, "+

@@ -403,6 +403,10 @@ func TestLogicalFilters(t *testing.T) {
 			[]Filter{AnyOf(NotEq(OS, "iOS"), Eq(EventName, "Signup").OfVisits(true))}},
 		{"not of an or across dimensions: none of them", []any{"not", op("or", is("visit:os", "iOS"), is("visit:country", "de"))},
 			[]Filter{NotEq(OS, "iOS"), NotEq(Country, "DE")}},
+		{"has_done of an or across dimensions: has_done of either", []any{"has_done", op("or", is("event:name", "Signup"), is("event:page", "/a"))},
+			[]Filter{AnyOf(Eq(EventName, "Signup").OfVisits(false), Eq(Pathname, "/a").OfVisits(false))}},
+		{"has_not_done of an or across dimensions: of neither", []any{"has_not_done", op("or", is("event:name", "Signup"), is("event:page", "/a"))},
+			[]Filter{Eq(EventName, "Signup").OfVisits(true), Eq(Pathname, "/a").OfVisits(true)}},
 		{"has_done of a prop", []any{"has_done", is("event:props:plan", "pro")}, []Filter{Eq(PropFilter("plan"), "pro").OfVisits(false)}},
 		// an empty value is its dimension's label (ZZ, Unknown, (none)) to a
 		// filter, as to the rows
