@@ -350,7 +350,7 @@ func parseQueryDims(names []string) ([]queryDim, error) {
 // saved segment, as segment= does in v1.
 func (q *V2Query) parseFilters(raw []any) ([]queryFilter, error) {
 	var out []queryFilter
-	props := 0
+	props, count := 0, 0
 	for i, r := range raw {
 		field := fmt.Sprintf("filters.%d", i)
 		leaves, err := readFilter(r, field, 0)
@@ -359,13 +359,16 @@ func (q *V2Query) parseFilters(raw []any) ([]queryFilter, error) {
 		}
 		for _, l := range leaves {
 			if l.name == SegmentParam {
-				if l.op != "is" || len(l.values) != 1 || q.Segment != "" {
+				if l.op != "is" || len(l.values) != 1 || q.Segment != "" || strings.TrimSpace(l.values[0]) == "" {
 					return nil, errs.InvalidField(field, "a query applies one segment: [\"is\", \"segment\", [id]]")
 				}
 				q.Segment, q.segmentField = model.SegmentID(strings.TrimSpace(l.values[0])), field
 				continue
 			}
 			var group []Filter
+			if count += len(l.leaves()); count > maxQueryFilters {
+				return nil, errs.InvalidField(field, "a query has at most %d filters, those inside and, or and not included", maxQueryFilters)
+			}
 			for _, x := range l.leaves() {
 				f, err := leafFilter(x, field)
 				if err != nil {
@@ -422,8 +425,13 @@ type filterLeaf struct {
 	any      []filterLeaf
 }
 
-// maxGroupFilters bounds the filters an or of several dimensions joins.
-const maxGroupFilters = 20
+// maxGroupFilters bounds the filters an or of several dimensions joins,
+// and maxQueryFilters those of a query: each may be a scan of the events
+// (a visit's, has_done), and a report applies a few.
+const (
+	maxGroupFilters = 20
+	maxQueryFilters = 50
+)
 
 // leaves are l's filters: l, or its group's.
 func (l filterLeaf) leaves() []filterLeaf {

@@ -81,6 +81,19 @@ func TestParseQueryBodyRefusals(t *testing.T) {
 			b.Metrics = []string{"visits"}
 			b.Filters = []any{[]any{"or", []any{[]any{"is", "visit:os", []any{"iOS"}}, []any{"is_not", "event:page", []any{"/"}}}}}
 		}), "filters.0"},
+		{"a blank segment", with(func(b *QueryBody) { b.Filters = []any{[]any{"is", "segment", []any{"  "}}} }), "filters.0"},
+		{"51 filters", with(func(b *QueryBody) {
+			for i := range 51 {
+				b.Filters = append(b.Filters, []any{"is_not", "event:page", []any{fmt.Sprint("/p", i)}})
+			}
+		}), "filters.50"},
+		{"51 filters in ors", with(func(b *QueryBody) {
+			var or []any
+			for i := range 17 {
+				or = append(or, []any{"is_not", "event:page", []any{fmt.Sprint("/p", i)}})
+			}
+			b.Filters = []any{[]any{"or", or}, []any{"or", or}, []any{"or", or}}
+		}), "filters.2"},
 		{"not of a segment", with(func(b *QueryBody) { b.Filters = []any{[]any{"not", []any{"is", "segment", []any{"x"}}}} }), "filters.0"},
 		{"not of two", with(func(b *QueryBody) { b.Filters = []any{[]any{"not", []any{"is", "visit:os", []any{"iOS"}}, []any{}}} }), "filters.0"},
 		{"has_done of a visit's dimension", with(func(b *QueryBody) {
