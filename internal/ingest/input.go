@@ -216,7 +216,7 @@ func validate(in Input) (event, error) {
 		case name == "":
 			return ev, errs.InvalidField("event_name", "event_name is required")
 		case !model.EventNameFits(name):
-			return ev, errs.InvalidField("event_name", "must be 1 to %d characters", MaxEventNameLen)
+			return ev, errs.InvalidField("event_name", "must be 1 to %d characters of UTF-8 text", MaxEventNameLen)
 		case name == PageviewName:
 			return ev, errs.InvalidField("event_name", "%q is reserved for pageviews", PageviewName)
 		}
