@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,16 +25,12 @@ type webhookAnswer struct {
 // trusts 127.0.0.1 as a proxy).
 func deliverFrom(t *testing.T, h *harness, addr, site string, body []byte, header http.Header) webhookAnswer {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/webhooks/provider_a?site_id="+site, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Forwarded-For", addr)
-	for k, v := range header {
-		req.Header[http.CanonicalHeaderKey(k)] = v
+	header = header.Clone()
+	if header == nil {
+		header = http.Header{}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	header.Set("X-Forwarded-For", addr)
+	resp := sendWebhook(t, h, "provider_a", site, body, header)
 	defer resp.Body.Close()
 	var raw json.RawMessage
 	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {

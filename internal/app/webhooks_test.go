@@ -120,6 +120,17 @@ func fixture(t *testing.T, provider, file string) []byte {
 
 func postWebhook(t *testing.T, h *harness, provider, site string, body []byte, header http.Header) (int, api.WebhookResponse) {
 	t.Helper()
+	resp := sendWebhook(t, h, provider, site, body, header)
+	defer resp.Body.Close()
+	var res api.WebhookResponse
+	json.NewDecoder(resp.Body).Decode(&res)
+	return resp.StatusCode, res
+}
+
+// sendWebhook posts body to the provider's webhook of site with header;
+// the caller closes the answer's body.
+func sendWebhook(t *testing.T, h *harness, provider, site string, body []byte, header http.Header) *http.Response {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/api/v1/webhooks/"+provider+"?site_id="+site, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
@@ -129,10 +140,7 @@ func postWebhook(t *testing.T, h *harness, provider, site string, body []byte, h
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var res api.WebhookResponse
-	json.NewDecoder(resp.Body).Decode(&res)
-	return resp.StatusCode, res
+	return resp
 }
 
 func ledgerCount(t *testing.T, h *harness, site string, where string, args ...any) int64 {
