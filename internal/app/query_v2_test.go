@@ -560,6 +560,24 @@ func TestQueryV2(t *testing.T) {
 		if e, ok := err.(*client.Error); !ok || e.Status != http.StatusBadRequest || e.Field != "filters.0" {
 			t.Errorf("a segment and a filter of the same dimension: %v, want 400 naming filters.0", err)
 		}
+		// an or naming the segment's dimension names it too
+		_, err = c.Query(ctx, api.QueryRequest{SiteID: site, DateRange: queryWeek, Metrics: []string{"visitors"},
+			Filters: []any{[]any{"or", []any{[]any{"is", "visit:source", []string{"Google"}}, []any{"is", "visit:country", []string{"US"}}}},
+				[]any{"is", "segment", []string{seg.ID}}}})
+		if e, ok := err.(*client.Error); !ok || e.Status != http.StatusBadRequest || e.Field != "filters.1" {
+			t.Errorf("a segment and an or of its dimension: %v, want 400 naming filters.1", err)
+		}
+		// a segment's prop and three in an or are four props, one more than a query may have
+		pro, err := c.CreateSegment(ctx, site, api.SegmentRequest{Name: "Pro", Filters: map[string]string{"props[plan]": "pro"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Query(ctx, api.QueryRequest{SiteID: site, DateRange: queryWeek, Metrics: []string{"visitors"},
+			Filters: []any{[]any{"is", "segment", []string{pro.ID}}, []any{"or", []any{[]any{"is", "event:props:a", []string{"1"}},
+				[]any{"is", "event:props:b", []string{"1"}}, []any{"is", "event:props:c", []string{"1"}}}}}})
+		if e, ok := err.(*client.Error); !ok || e.Status != http.StatusBadRequest || e.Field != "filters.0" {
+			t.Errorf("a segment's prop and an or of three: %v, want 400 naming filters.0", err)
+		}
 		_, err = c.Query(ctx, api.QueryRequest{SiteID: site, DateRange: queryWeek, Metrics: []string{"visitors"},
 			Filters: []any{[]any{"is", "segment", []string{"7a0c5a6e-0000-4000-8000-000000000000"}}}})
 		if e, ok := err.(*client.Error); !ok || e.Status != http.StatusNotFound || e.Code != "segment_not_found" ||

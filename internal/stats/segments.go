@@ -91,10 +91,15 @@ func filterNames() string {
 // as if all were given by hand. A dimension both filter is refused rather
 // than decided for either (the request's value would silently replace the
 // segment's, or the two would select nothing), naming segment; so are more
-// prop filters together than a request may have.
+// prop filters together than a request may have. A group's filters (an
+// or of the query API v2) count each, as they do alone.
 func CombineFilters(own, segment []Filter) ([]Filter, error) {
+	var leaves []Filter
+	for _, g := range own {
+		leaves = append(leaves, g.leaves()...)
+	}
 	props := 0
-	for _, f := range own {
+	for _, f := range leaves {
 		if IsPropFilter(f) {
 			props++
 		}
@@ -102,7 +107,7 @@ func CombineFilters(own, segment []Filter) ([]Filter, error) {
 	out := append([]Filter(nil), own...)
 	for _, f := range segment {
 		param := ParamOf(f.Dim)
-		for _, o := range own {
+		for _, o := range leaves {
 			if o.Dim.Name == f.Dim.Name {
 				return nil, errs.InvalidField(SegmentParam, "the segment already filters by %s: leave %s out, or filter without the segment", param, param)
 			}

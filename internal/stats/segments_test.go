@@ -72,6 +72,10 @@ func TestCombineFilters(t *testing.T) {
 		{Eq(Device, "Desktop")},
 		{Eq(PropFilter("plan"), "free")},
 		{Eq(PropFilter("a"), "1"), Eq(PropFilter("b"), "1"), Eq(PropFilter("c"), "1")},
+		// a group's filters count each: a dimension one of them names, or
+		// three props in an or beside the segment's
+		{AnyOf(Eq(Country, "DE"), Eq(Device, "Mobile"))},
+		{AnyOf(Eq(PropFilter("a"), "1"), Eq(PropFilter("b"), "1"), Eq(PropFilter("c"), "1"))},
 	} {
 		if _, err := CombineFilters(own, seg); field(err) != SegmentParam {
 			t.Errorf("%v with the segment: %v, want a refusal naming segment", FilterSet(own), err)
