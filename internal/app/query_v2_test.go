@@ -444,6 +444,8 @@ func TestQueryV2(t *testing.T) {
 		agg("a page selects its visits", []any{[]any{"is", "event:page", []string{"/pricing"}}},
 			[]string{"visitors", "pageviews", "visits", "bounce_rate", "visit_duration"}, 2, 2, 2, 0, 75)
 		agg("a prop", []any{[]any{"is", "event:props:plan", []string{"pro"}}}, []string{"visitors", "pageviews", "visits"}, 1, 2, 1)
+		agg("an or of a prop's values", []any{[]any{"or", []any{[]any{"is", "event:props:plan", []string{"free"}},
+			[]any{"is", "event:props:plan", []string{"pro"}}}}}, []string{"visitors", "pageviews", "visits"}, 1, 2, 1)
 		agg("an event", []any{[]any{"is", "event:name", []string{"Signup"}}}, []string{"visitors", "events"}, 1, 1)
 		agg("source contains", []any{[]any{"contains", "visit:source", []string{"oog", "News"}}}, []string{"visitors", "visits"}, 3, 3)
 		// negations, patterns and logical filters: "direct" is no Google, and

@@ -576,7 +576,8 @@ func readFilter(raw any, field string, depth int) ([]filterLeaf, error) {
 
 // orOf is the one filter an or of leaves is (each a filter or a group):
 // of one dimension and one operator that selects, a filter of their values
-// together; else a group of them all, at most maxGroupFilters.
+// together (but for a prop, which filters by one value); else a group of
+// them all, at most maxGroupFilters.
 func orOf(leaves []filterLeaf, field string) ([]filterLeaf, error) {
 	var all []filterLeaf
 	for _, l := range leaves {
@@ -589,9 +590,10 @@ func orOf(leaves []filterLeaf, field string) ([]filterLeaf, error) {
 	merged := filterLeaf{op: first.op, name: first.name, visits: first.visits}
 	for _, l := range all {
 		// negations do not merge: without one event or without another
-		// is no one filter, nor is "not a" or "not b"
+		// is no one filter, nor is "not a" or "not b"; nor do a prop's
+		// values, each of which is a filter of its own
 		if l.name != first.name || l.op != first.op || l.visits != first.visits || strings.HasSuffix(l.op, "_not") ||
-			l.visits == "has_not_done" {
+			l.visits == "has_not_done" || strings.HasPrefix(l.name, propDimPrefix) {
 			if len(all) > maxGroupFilters {
 				return nil, errs.InvalidField(field, "an or joins at most %d filters", maxGroupFilters)
 			}

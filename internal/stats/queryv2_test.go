@@ -421,6 +421,11 @@ func TestLogicalFilters(t *testing.T) {
 		{"has_not_done of an or across dimensions: of neither", []any{"has_not_done", op("or", is("event:name", "Signup"), is("event:page", "/a"))},
 			[]Filter{Eq(EventName, "Signup").OfVisits(true), Eq(Pathname, "/a").OfVisits(true)}},
 		{"has_done of a prop", []any{"has_done", is("event:props:plan", "pro")}, []Filter{Eq(PropFilter("plan"), "pro").OfVisits(false)}},
+		// a prop filters by one value: an or of its values is a group
+		{"or of a prop's values", op("or", is("event:props:plan", "pro"), is("event:props:plan", "free")),
+			[]Filter{AnyOf(Eq(PropFilter("plan"), "pro"), Eq(PropFilter("plan"), "free"))}},
+		{"has_done of an or of a prop's values", []any{"has_done", op("or", is("event:props:plan", "pro"), is("event:props:plan", "free"))},
+			[]Filter{AnyOf(Eq(PropFilter("plan"), "pro").OfVisits(false), Eq(PropFilter("plan"), "free").OfVisits(false))}},
 		// an empty value is its dimension's label (ZZ, Unknown, (none)) to a
 		// filter, as to the rows
 		{"the label of no country", is("visit:country", "zz", "de"), []Filter{In(Country, []string{"", "DE"})}},
