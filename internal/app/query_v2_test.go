@@ -771,3 +771,46 @@ func TestQueryV2VisitsWithoutPayments(t *testing.T) {
 		})
 	}
 }
+
+// A page's time_on_page under a filter on the host is that of its stays on
+// the host, whatever the filter's test, as under one host and as the pages
+// report has it (hostEvents): on the blog, /post ann's 60 s (then the
+// blog's /), / none (ann's last page, eve's bounce; ann's 60 s on / were
+// on example.com, though her next pageview is on the blog).
+func TestQueryV2TimeOnPageByHost(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	p := hostSite(t, h)
+	c := h.client(h.key)
+	none := math.NaN()
+	want := []api.QueryResult{{Metrics: []float64{60}, Dimensions: []string{"/post"}}, {Metrics: []float64{none}, Dimensions: []string{"/"}}}
+	for _, f := range []any{
+		[]any{"is", "event:hostname", []string{"blog.example.com"}},
+		[]any{"is", "event:hostname", []string{"blog.example.com", "shop.example.com"}},
+		[]any{"contains", "event:hostname", []string{"blog."}},
+		[]any{"is_not", "event:hostname", []string{"example.com"}},
+		[]any{"or", []any{[]any{"matches", "event:hostname", []string{"^blog"}}, []any{"is", "event:page", []string{"/nowhere"}}}},
+	} {
+		res, err := c.Query(ctx, api.QueryRequest{SiteID: p.SiteID, DateRange: []string{p.DateFrom, p.DateTo}, Metrics: []string{"time_on_page"},
+			Dimensions: []string{"event:page"}, Filters: []any{f}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, res.Results, cmpopts.EquateNaNs()); diff != "" {
+			t.Errorf("time on page by %v (-want +got):\n%s", f, diff)
+		}
+	}
+	blog := p
+	blog.Hostname = "blog.example.com"
+	pages, err := c.Pages(ctx, blog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, pg := range pages.Data.Pages {
+		got[pg.Pathname] = pg.AvgTimeOnPage
+	}
+	if diff := cmp.Diff(map[string]float64{"/": 0, "/post": 60}, got); diff != "" {
+		t.Errorf("the pages report's times on the blog (-want +got):\n%s", diff)
+	}
+}

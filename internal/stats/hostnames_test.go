@@ -172,6 +172,20 @@ func TestHostnameFilterStays(t *testing.T) {
 	if diff := cmp.Diff([]any{"s1", from.Add(-sessionSpan), to}, args[5:8]); diff != "" {
 		t.Errorf("the pageviews left (-want +got):\n%s\n%v", diff, args)
 	}
+	// hosts by another test (several, a part, a negation: the v2 query's)
+	// are those of the page left too
+	for _, f := range []Filter{In(Hostname, []string{"blog.example.com", "example.com"}), Contain(Hostname, []string{"blog"}),
+		NotEq(Hostname, "example.com"), AnyOf(Contain(Hostname, []string{"blog"}), Eq(Country, "DE"))} {
+		q.Filters = stayFilters(Query{Table: Events, Site: "s1", From: from, To: to, Filters: []Filter{f}})
+		sql, _, err := q.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := "(session_id, prev_pathname, ts - time_on_prev) IN (SELECT session_id, pathname, ts FROM events WHERE "
+		if !strings.Contains(sql, left) || strings.Count(sql, "hostname") != 1 {
+			t.Errorf("stays by %+v, not by the host of the page left: %s", f, sql)
+		}
+	}
 	// on a sample, the pageviews left are looked up among its visitors'
 	q.Filters, q.SamplePercent = []Filter{Eq(Hostname, "blog.example.com")}, 10
 	q.Filters = stayFilters(q)

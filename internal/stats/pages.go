@@ -158,14 +158,16 @@ func stayFilter(q Query, f Filter) Filter {
 		// not of the stay
 	case f.Dim.Name == Pathname.Name:
 		f.Dim = PrevPathname
-	case f.Dim.Name == Hostname.Name && f.Plain():
-		// a stay's page may have been viewed before the range, in a
-		// session that started up to sessionSpan before it
+	case f.Dim.Name == Hostname.Name:
+		// the host of the page left, by any test (one host or several,
+		// a part, a pattern, their negations); a stay's page may have
+		// been viewed before the range, in a session that started up to
+		// sessionSpan before it
 		sample := 0
 		if q.sampled() {
 			sample = q.SamplePercent
 		}
-		return Eq(leftOnHost(q.Site, q.From.Add(-sessionSpan), q.To, f.Value, sample), 1)
+		return Eq(leftOnHost(q.Site, q.From.Add(-sessionSpan), q.To, f, sample), 1)
 	}
 	return f
 }

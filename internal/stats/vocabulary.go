@@ -183,18 +183,20 @@ func PropFilter(key string) Dimension {
 		args: []any{key}, visit: true}
 }
 
-// leftOnHost is 1 for a pageview whose time_on_prev is of a pageview on
-// host, 0 for the others: that previous pageview is the session's pageview
-// of prev_pathname time_on_prev seconds before it, looked up among the
-// pageviews on host of [from, to) (session, page and time), of the same
-// sample of visitors as the query (sample 1..99; else all), whose visits
-// alone it can hold.
-func leftOnHost(site model.SiteID, from, to time.Time, host any, sample int) Dimension {
+// leftOnHost is 1 for a pageview whose time_on_prev is of a pageview on a
+// host that host keeps (a filter on Hostname, by any of its tests), 0 for
+// the others: that previous pageview is the session's pageview of
+// prev_pathname time_on_prev seconds before it, looked up among the
+// pageviews of such hosts of [from, to) (session, page and time), of the
+// same sample of visitors as the query (sample 1..99; else all), whose
+// visits alone it can hold.
+func leftOnHost(site model.SiteID, from, to time.Time, host Filter, sample int) Dimension {
 	events := "events" + sampleClause(sample)
+	cond, condArgs := host.condition(Hostname.exprs[Events])
 	return Dimension{Name: "left_on_host", exprs: map[Table]string{
 		Events: "((session_id, prev_pathname, ts - time_on_prev) IN (SELECT session_id, pathname, ts FROM " + events +
-			" WHERE site_key = cityHash64(?) AND " + timeRange(Events) + " AND is_pageview = 1 AND hostname = ?))",
-	}, args: append(append([]any{string(site)}, timeArgs(Events, from, to)...), host)}
+			" WHERE site_key = cityHash64(?) AND " + timeRange(Events) + " AND is_pageview = 1 AND " + cond + "))",
+	}, args: append(append([]any{string(site)}, timeArgs(Events, from, to)...), condArgs...)}
 }
 
 // ofEvent reports whether d is an event's own and may change within a visit
