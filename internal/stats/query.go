@@ -246,9 +246,9 @@ func (q Query) scrollDepths(paths []string) (string, []any) {
 }
 
 // sessionsWith is the condition that a row is of a session with an event
-// of [from, to) that f keeps (f filters an event's dimension and is not
-// negated: "a session without such an event" is not what a negation of an
-// event's dimension says), and its arguments.
+// of [from, to) that f keeps (f filters an event's dimension; negated, an
+// event off its values, which is has_done of is_not: the sessions without
+// such an event are Without's), and its arguments.
 func sessionsWith(site model.SiteID, from, to time.Time, f Filter) (string, []any) {
 	cond, condArgs := f.condition(f.Dim.exprs[Events])
 	args := append(append([]any{string(site)}, timeArgs(Events, from, to)...), condArgs...)
@@ -414,7 +414,6 @@ func (q Query) check() error {
 			return errors.New("stats: can only order by a selected metric or dimension")
 		}
 	}
-
 	if q.WithTotals && len(q.Dimensions) == 0 {
 		return errors.New("stats: totals need dimensions to total over")
 	}
