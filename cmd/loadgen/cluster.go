@@ -36,7 +36,7 @@ func clusterRuns(ctx context.Context, o options) (*clusterResult, error) {
 	co.envFile, co.workDir = o.clusterEnvFile, filepath.Join(o.workDir, "cluster")
 	co.addr, co.pprofAddr = "127.0.0.1:18082", "127.0.0.1:18083"
 	co.duration, co.batchDuration, co.queryEvents = o.clusterDuration, o.clusterDuration, o.clusterEvents
-	co.profile = false
+	co.profile, co.trace = false, false
 	co.phases = map[string]bool{"ingest": true, "batch": true, "queries": true}
 	if err := os.MkdirAll(co.workDir, 0o755); err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func clusterRuns(ctx context.Context, o options) (*clusterResult, error) {
 		return nil, err
 	}
 	no := o
-	no.queryEvents, no.profile = o.clusterEvents, false
+	no.queryEvents, no.profile, no.trace = o.clusterEvents, false, false
 	no.phases = map[string]bool{"queries": true}
 	logf("cluster: the queries on one node over %d events, beside them", o.clusterEvents)
 	nb, err := measure(ctx, no, nil)

@@ -44,7 +44,7 @@ type options struct {
 	duration, batchDuration                          time.Duration
 	queryEvents, queryRuns, rawLimit                 int
 	exportEvents                                     int
-	profile                                          bool
+	profile, trace                                   bool
 	clusterEnvFile                                   string
 	clusterDuration                                  time.Duration
 	clusterEvents                                    int
@@ -118,6 +118,8 @@ Flags:
 	fs.IntVar(&o.queryRuns, "query-runs", 20, "calls of each stats endpoint per range")
 	fs.IntVar(&o.exportEvents, "export-events", 1_000_000, "events of the export phase's site")
 	fs.BoolVar(&o.profile, "profile", false, "take a 20 s CPU profile of the server in the ingest and batch phases")
+	fs.BoolVar(&o.trace, "trace", false, "take a 3 s execution trace of the server in the ingest and batch phases, and report "+
+		"where its goroutines waited: blocked, in system calls, runnable")
 	fs.StringVar(&o.clusterEnvFile, "cluster-env", ".data/env.cluster", "environment file of the stack's cluster profile")
 	fs.DurationVar(&o.clusterDuration, "cluster-duration", 20*time.Second, "duration of the cluster's ingest and batch phases")
 	fs.IntVar(&o.clusterEvents, "cluster-events", 1_000_000, "events of the queries site on the cluster (and on one node beside it)")
@@ -411,7 +413,7 @@ func (b *bench) ingest(ctx context.Context, site string) error {
 	logf("ingest: POST /api/v1/events/pageview, %d connections, %s", b.o.conns, b.o.duration)
 	w := b.openWindow(ctx)
 	m := startMonitor(b.srv.PID())
-	prof := b.startProfile(ctx, "ingest")
+	prof, trace := b.startCapture(ctx, "ingest", cpuProfile), b.startCapture(ctx, "ingest", execTrace)
 	res := load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/pageview", header: b.header(),
 		bodies: bodies, conns: b.o.conns, duration: b.o.duration, wantStatus: http.StatusCreated}.run(ctx)
 	p := &phase{load: res, usage: m.stop(), settled: settled}
@@ -419,7 +421,7 @@ func (b *bench) ingest(ctx context.Context, site string) error {
 		res.percentile(99), res.Errors)
 	p.stored, p.drain = b.waitRows(ctx, site, res.OK)
 	p.cost = b.closeWindow(ctx, "ingest", w, res.OK)
-	p.profile = prof.wait()
+	p.profile, p.trace = prof.wait(), trace.wait()
 	b.report.ingest = p
 	return nil
 }
@@ -444,7 +446,7 @@ func (b *bench) batch(ctx context.Context) (string, error) {
 	logf("batch: POST /api/v1/events/batch, %d connections, %s", b.o.batchConns, b.o.batchDuration)
 	w := b.openWindow(ctx)
 	m := startMonitor(b.srv.PID())
-	prof := b.startProfile(ctx, "batch")
+	prof, trace := b.startCapture(ctx, "batch", cpuProfile), b.startCapture(ctx, "batch", execTrace)
 	res := load{method: http.MethodPost, url: b.srv.URL + "/api/v1/events/batch", header: b.header(), bodies: bodies,
 		conns: b.o.batchConns, duration: b.o.batchDuration, wantStatus: http.StatusOK, onBody: onBody}.run(ctx)
 	p := &phase{load: res, usage: m.stop(), accepted: accepted.Load(), rejected: rejected.Load(), settled: settled}
@@ -452,7 +454,7 @@ func (b *bench) batch(ctx context.Context) (string, error) {
 		float64(p.accepted)/res.Elapsed.Seconds(), res.percentile(50), res.percentile(99))
 	p.stored, p.drain = b.waitRows(ctx, site, p.accepted)
 	p.cost = b.closeWindow(ctx, "batch", w, p.accepted)
-	p.profile = prof.wait()
+	p.profile, p.trace = prof.wait(), trace.wait()
 	b.report.batch = p
 	return site, nil
 }
@@ -552,34 +554,74 @@ func (b *bench) compactRollups(ctx context.Context) error {
 	return nil
 }
 
-// profile is a CPU profile being taken of the server.
-type profile struct{ done chan string }
+// capture is a profile or trace being taken of the server.
+type capture struct{ done chan string }
 
-func (p *profile) wait() string {
-	if p == nil {
+func (c *capture) wait() string {
+	if c == nil {
 		return ""
 	}
-	return <-p.done
+	return <-c.done
 }
 
-// startProfile takes a 20 s CPU profile 10 s into a phase (with --profile)
-// and returns the top functions as text.
-func (b *bench) startProfile(ctx context.Context, name string) *profile {
-	if !b.o.profile {
+// captureKind is what startCapture takes of the server, and how it reads it.
+type captureKind struct {
+	on        func(options) bool
+	file, url string // the file's suffix; the server's /debug/pprof path and query
+	summarize func(bin, path string) (string, error)
+}
+
+// cpuProfile is a 20 s CPU profile (--profile), read as the top functions,
+// cumulative.
+var cpuProfile = captureKind{on: func(o options) bool { return o.profile }, file: ".cpu.pprof",
+	url: "/debug/pprof/profile?seconds=20", summarize: func(bin, path string) (string, error) {
+		out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", bin, path).Output()
+		return string(out), err
+	}}
+
+// execTrace is a 3 s execution trace (--trace), read as where the
+// goroutines waited: blocked on channels and locks, in system calls, and
+// runnable with no core free.
+var execTrace = captureKind{on: func(o options) bool { return o.trace }, file: ".trace",
+	url: "/debug/pprof/trace?seconds=3", summarize: func(_, path string) (string, error) {
+		var b strings.Builder
+		for _, kind := range []struct{ name, title string }{{"sync", "blocked (channels, locks, selects)"},
+			{"syscall", "in system calls"}, {"sched", "runnable, waiting for a core (by the stack that woke them)"}} {
+			prof := path + "." + kind.name + ".pprof"
+			out, err := exec.Command("go", "tool", "trace", "-pprof="+kind.name, path).Output()
+			if err == nil {
+				err = os.WriteFile(prof, out, 0o644)
+			}
+			if err != nil {
+				return "", err
+			}
+			top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=12", prof).Output()
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&b, "# %s\n%s\n", kind.title, strings.TrimSpace(string(top)))
+		}
+		return b.String(), nil
+	}}
+
+// startCapture takes k of the server 10 s into a phase, when its flag is
+// on, and returns its summary as text.
+func (b *bench) startCapture(ctx context.Context, name string, k captureKind) *capture {
+	if !k.on(b.o) {
 		return nil
 	}
-	p := &profile{done: make(chan string, 1)}
+	c := &capture{done: make(chan string, 1)}
 	go func() {
 		select {
 		case <-ctx.Done():
-			p.done <- ""
+			c.done <- ""
 			return
 		case <-time.After(10 * time.Second):
 		}
-		path := filepath.Join(b.o.workDir, name+".cpu.pprof")
-		resp, err := http.Get("http://" + b.o.pprofAddr + "/debug/pprof/profile?seconds=20")
+		path := filepath.Join(b.o.workDir, name+k.file)
+		resp, err := http.Get("http://" + b.o.pprofAddr + k.url)
 		if err != nil {
-			p.done <- "profile failed: " + err.Error()
+			c.done <- "capture failed: " + err.Error()
 			return
 		}
 		defer resp.Body.Close()
@@ -589,17 +631,17 @@ func (b *bench) startProfile(ctx context.Context, name string) *profile {
 			f.Close()
 		}
 		if err != nil {
-			p.done <- "profile failed: " + err.Error()
+			c.done <- "capture failed: " + err.Error()
 			return
 		}
-		out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", b.o.tally, path).Output()
+		out, err := k.summarize(b.o.tally, path)
 		if err != nil {
-			p.done <- "pprof failed: " + err.Error()
+			c.done <- "reading it failed: " + err.Error()
 			return
 		}
-		p.done <- string(out)
+		c.done <- out
 	}()
-	return p
+	return c
 }
 
 // readEnvFile reads the stack's env file (lines `export NAME='value'`).

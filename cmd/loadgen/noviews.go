@@ -50,7 +50,7 @@ func viewsRounds(ctx context.Context, o options) ([]viewsRun, error) {
 	for i, views := range viewsOrder {
 		nv := o
 		nv.phases = map[string]bool{"ingest": o.phases["ingest"], "batch": o.phases["batch"]}
-		nv.profile, nv.fresh, nv.dropViews = false, true, !views
+		nv.profile, nv.trace, nv.fresh, nv.dropViews = false, false, true, !views
 		scratch, what := base+"_noviews", "without the rollups' views"
 		if views {
 			scratch, what = base+"_views", "with the rollups' views"

@@ -11,9 +11,11 @@ import (
 
 // phase is what one load phase measured.
 type phase struct {
-	load    loadResult
-	usage   usage
-	profile string
+	load  loadResult
+	usage usage
+	// profile and trace summarise the server's CPU profile and execution
+	// trace (--profile, --trace)
+	profile, trace string
 	// stored is the number of rows (events + bot events) ClickHouse held
 	// for the phase's site once drained; drain is how long that took after
 	// the load ended.
@@ -327,6 +329,14 @@ func (b *bench) write() error {
 			p("")
 			p("```")
 			p("%s", strings.TrimSpace(ph.p.profile))
+			p("```")
+			p("")
+		}
+		if ph.p != nil && ph.p.trace != "" {
+			p("## Where the server's goroutines waited: %s (an execution trace of 3 s, summed over goroutines)", ph.name)
+			p("")
+			p("```")
+			p("%s", strings.TrimSpace(ph.p.trace))
 			p("```")
 			p("")
 		}
