@@ -324,21 +324,21 @@ func (b *bench) write() error {
 		name string
 		p    *phase
 	}{{"single-event ingest", r.ingest}, {"batch ingest", r.batch}} {
-		if ph.p != nil && ph.p.profile != "" {
-			p("## CPU profile of the server: %s (20 s, cumulative)", ph.name)
-			p("")
-			p("```")
-			p("%s", strings.TrimSpace(ph.p.profile))
-			p("```")
-			p("")
+		if ph.p == nil {
+			continue
 		}
-		if ph.p != nil && ph.p.trace != "" {
-			p("## Where the server's goroutines waited: %s (an execution trace of 3 s, summed over goroutines)", ph.name)
-			p("")
-			p("```")
-			p("%s", strings.TrimSpace(ph.p.trace))
-			p("```")
-			p("")
+		for _, c := range []struct{ title, text string }{
+			{"CPU profile of the server: %s (20 s, cumulative)", ph.p.profile},
+			{"Where the server's goroutines waited: %s (an execution trace of 3 s, summed over goroutines)", ph.p.trace},
+		} {
+			if c.text != "" {
+				p("## "+c.title, ph.name)
+				p("")
+				p("```")
+				p("%s", strings.TrimSpace(c.text))
+				p("```")
+				p("")
+			}
 		}
 	}
 	text := w.String()
